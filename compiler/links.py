@@ -1,0 +1,148 @@
+"""Stage 3, links: extract links from tokens and resolve them against the corpus.
+
+Resolution order (design): exact relative path, path without `.md`, unique file stem,
+then title or alias (case-insensitive). No fuzzy guessing: anything else is broken,
+and a name that matches several documents is ambiguous (reported, never guessed).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable
+from urllib.parse import unquote
+
+from .model import Document, Link
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:|^//", re.I)
+
+
+def _md_target(href: str) -> tuple[str, str | None] | None:
+    """A markdown href that points at a corpus document -> (path, heading)."""
+    if not href or _SCHEME.match(href) or href.startswith("#"):
+        return None
+    path, _, frag = href.partition("#")
+    path = unquote(path.split("?", 1)[0])
+    if not path.lower().endswith(".md"):
+        return None
+    return path, (unquote(frag) or None)
+
+
+def extract_links(tokens: list, body_line: int) -> list[Link]:
+    """All document links in parse order, with 1-based source lines."""
+    links: list[Link] = []
+    line = body_line
+    for tok in tokens:
+        if tok.map:
+            line = body_line + tok.map[0]
+        if tok.type != "inline" or not tok.children:
+            continue
+        for child in tok.children:
+            if child.type == "wikilink":
+                meta = child.meta
+                links.append(Link(meta["target"], meta["label"], meta["heading"], line, "wiki"))
+            elif child.type == "link_open":
+                parsed = _md_target(str(child.attrGet("href") or ""))
+                if parsed:
+                    links.append(Link(parsed[0], None, parsed[1], line, "md"))
+    return links
+
+
+@dataclass
+class Resolution:
+    path: str | None
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass
+class Resolver:
+    """Name tables for the whole corpus, built once per build."""
+
+    paths: set[str] = field(default_factory=set)
+    stems: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    names: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # title/alias, lowercased
+
+    @classmethod
+    def build(cls, docs: Iterable[Document]) -> "Resolver":
+        r = cls()
+        for d in docs:
+            r.paths.add(d.path)
+            r.stems[d.stem].append(d.path)
+            keys = {d.title.strip().lower()} | {a.strip().lower() for a in d.aliases}
+            for key in keys:
+                if key:
+                    r.names[key].append(d.path)
+        return r
+
+    def resolve_wiki(self, target: str, source: str) -> Resolution:
+        t = target.strip().replace("\\", "/")
+        if not t:
+            return Resolution(source)  # [[#heading]] is a link into the same page
+        t = t.lstrip("/")
+        for cand in (t, t + ".md"):
+            if cand in self.paths:
+                return Resolution(cand)
+        folder = posixpath.dirname(source)
+        if folder and "/" in t:
+            rel = posixpath.normpath(posixpath.join(folder, t))
+            for cand in (rel, rel + ".md"):
+                if cand in self.paths:
+                    return Resolution(cand)
+        stem = t[:-3] if t.endswith(".md") else t
+        if "/" not in stem:
+            hits = self.stems.get(stem, [])
+            if len(hits) == 1:
+                return Resolution(hits[0])
+            by_name = self.names.get(t.lower(), [])
+            if len(by_name) == 1:
+                return Resolution(by_name[0])
+            ambiguous = sorted(set(hits) | set(by_name))
+            return Resolution(None, tuple(ambiguous) if len(ambiguous) > 1 else ())
+        by_name = self.names.get(t.lower(), [])
+        if len(by_name) == 1:
+            return Resolution(by_name[0])
+        return Resolution(None, tuple(sorted(by_name)) if len(by_name) > 1 else ())
+
+    def resolve_md(self, target: str, source: str) -> Resolution:
+        if target.startswith("/"):
+            cand = posixpath.normpath(target.lstrip("/"))
+        else:
+            cand = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+        if cand.startswith("../") or cand == "..":
+            return Resolution(None)
+        return Resolution(cand if cand in self.paths else None)
+
+    def resolve(self, link: Link, source: str) -> Resolution:
+        if link.kind == "md":
+            return self.resolve_md(link.target, source)
+        return self.resolve_wiki(link.target, source)
+
+
+def resolve_all(docs: list[Document], resolver: Resolver) -> None:
+    """Fill `Link.resolved` / `Link.candidates` on every document."""
+    for d in docs:
+        for link in d.links:
+            res = resolver.resolve(link, d.path)
+            link.resolved = res.path
+            link.candidates = res.candidates
+
+
+@dataclass
+class LinkGraph:
+    outgoing: dict[str, list[str]]  # path -> resolved targets (unique, in order)
+    backlinks: dict[str, list[str]]  # path -> sources (sorted)
+
+    @classmethod
+    def build(cls, docs: list[Document]) -> "LinkGraph":
+        out: dict[str, list[str]] = {}
+        back: dict[str, set[str]] = defaultdict(set)
+        for d in docs:
+            seen: list[str] = []
+            for link in d.links:
+                if link.resolved and link.resolved != d.path and link.resolved not in seen:
+                    seen.append(link.resolved)
+                    back[link.resolved].add(d.path)
+            out[d.path] = seen
+        return cls(out, {k: sorted(v) for k, v in back.items()})

@@ -1,0 +1,144 @@
+"""Markdown: markdown-it-py configured for the corpus, plus the `[[wikilink]]` rule.
+
+Raw HTML is escaped (`html=False`): a corpus may hold text written by agents. Links are
+rewritten at render time from `env["resolve"]`, so parsing needs no knowledge of the
+rest of the corpus and its tokens can be kept between the parse and render stages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any, Callable
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
+
+_WIKI_MAX = 512  # a wikilink longer than this is text, not a link
+
+
+def slugify(text: str) -> str:
+    """GitHub-style heading slug; also used to match `[[page#Heading]]`."""
+    text = unicodedata.normalize("NFKC", text).strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
+    """`target#heading|label` -> (target, heading, label)."""
+    label = None
+    if "|" in inner:
+        inner, label = inner.split("|", 1)
+        label = label.strip() or None
+    heading = None
+    if "#" in inner:
+        inner, heading = inner.split("#", 1)
+        heading = heading.strip() or None
+    return inner.strip(), heading, label
+
+
+def _wikilink_rule(state: StateInline, silent: bool) -> bool:
+    src, pos = state.src, state.pos
+    embed = src.startswith("![[", pos)
+    start = pos + (3 if embed else 2)
+    if not (embed or src.startswith("[[", pos)):
+        return False
+    end = src.find("]]", start)
+    if end < 0 or end - start > _WIKI_MAX:
+        return False
+    inner = src[start:end]
+    if not inner.strip() or "\n" in inner or "[" in inner:
+        return False
+    if not silent:
+        target, heading, label = split_wikilink(inner)
+        token = state.push("wikilink", "a", 0)
+        token.meta = {"target": target, "heading": heading, "label": label, "embed": embed}
+        token.content = inner
+    state.pos = end + 2
+    return True
+
+
+def _render_wikilink(self: Any, tokens: list, idx: int, options: Any, env: dict) -> str:
+    meta = tokens[idx].meta
+    resolve: Callable[..., tuple[str | None, str, str]] | None = env.get("resolve_wikilink")
+    escape = self.escape if hasattr(self, "escape") else _escape
+    text = meta["label"] or (meta["target"] + (f" › {meta['heading']}" if meta["heading"] else "")) or (meta["heading"] or "")
+    if resolve is None:
+        return f'<span class="wikilink">{escape(text)}</span>'
+    href, title, css = resolve(meta["target"], meta["heading"])
+    if meta["label"] is None and href is not None and meta["target"]:
+        text = title + (f" › {meta['heading']}" if meta["heading"] else "")
+    if href is None:
+        return (
+            f'<a class="wikilink broken" title="Broken link: no page matches '
+            f'{escape(meta["target"])}">{escape(text)}</a>'
+        )
+    return f'<a class="{css}" href="{escape(href)}">{escape(text)}</a>'
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _render_link_open(self: Any, tokens: list, idx: int, options: Any, env: dict) -> str:
+    token = tokens[idx]
+    rewrite = env.get("rewrite_href")
+    href = token.attrGet("href")
+    if rewrite is not None and isinstance(href, str):
+        new_href, css = rewrite(href)
+        if new_href is None:
+            token.attrs.pop("href", None)
+        else:
+            token.attrSet("href", new_href)
+        if css:
+            token.attrSet("class", css)
+    href = token.attrGet("href")
+    if isinstance(href, str) and re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I):
+        # Outgoing links never leak the reader's page through Referer.
+        token.attrSet("rel", "noopener noreferrer")
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _heading_label(text: str) -> str:
+    return slugify(text)
+
+
+def make_markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.use(front_matter_plugin)
+    md.use(footnote_plugin)
+    md.use(tasklists_plugin)
+    md.use(dollarmath_plugin)
+    md.use(anchors_plugin, min_level=1, max_level=6, slug_func=_heading_label)
+    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.add_render_rule("wikilink", _render_wikilink)
+    md.add_render_rule("link_open", _render_link_open)
+    return md
+
+
+_MD: MarkdownIt | None = None
+
+
+def markdown() -> MarkdownIt:
+    """One shared parser per process (building it costs more than parsing a page)."""
+    global _MD
+    if _MD is None:
+        _MD = make_markdown()
+    return _MD
+
+
+def parse_tokens(body: str) -> tuple[list, dict]:
+    """Tokens plus the parse env (footnotes live there and are needed to render)."""
+    env: dict = {}
+    return markdown().parse(body, env), env
+
+
+def render_tokens(tokens: list, env: dict) -> str:
+    md = markdown()
+    return md.renderer.render(tokens, md.options, env)

@@ -1,0 +1,135 @@
+"""The document model every stage shares.
+
+A `Document` is one markdown file of the corpus after parsing. Later stages add to it
+(resolved links, rendered HTML) but never re-read the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Folder prefix -> default `type`. Longest prefix wins (logs/daily before logs).
+FOLDER_TYPES: dict[str, str] = {
+    "core/": "core",
+    "people/": "person",
+    "projects/": "project",
+    "concepts/": "concept",
+    "decisions/": "decision",
+    "logs/daily/": "daily",
+    "logs/sessions/": "session",
+    "sources/": "source",
+    "references/": "reference",
+    "inbox/": "capture",
+    "wiki/": "wiki",
+}
+
+STATUSES = ("active", "done", "paused", "pending", "raw", "superseded")
+
+# Where derived state lives inside a corpus; never scanned, rendered or served.
+STATE_DIR = ".commonplace"
+
+
+def type_for_path(path: str) -> str:
+    """Default document type from its folder (design: corpus conventions)."""
+    for prefix in sorted(FOLDER_TYPES, key=len, reverse=True):
+        if path.startswith(prefix):
+            return FOLDER_TYPES[prefix]
+    return "note"
+
+
+def is_session_path(path: str) -> bool:
+    """Raw session transcripts are kept out of durable search by default."""
+    return path.startswith("logs/sessions/")
+
+
+@dataclass
+class Warning_:
+    """A problem found while building: never fatal, always names the file."""
+
+    path: str
+    message: str
+    line: int | None = None
+    code: str = "warning"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "code": self.code, "message": self.message}
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Link:
+    """One outgoing link as written in the source, plus where it resolved."""
+
+    target: str  # as written, without `#heading` and `|label`
+    label: str | None = None
+    heading: str | None = None
+    line: int = 0  # 1-based line in the source file
+    kind: str = "wiki"  # wiki | md
+    resolved: str | None = None  # corpus-relative path of the target document
+    candidates: tuple[str, ...] = ()  # set when the target is ambiguous
+
+    @property
+    def broken(self) -> bool:
+        return self.resolved is None
+
+
+@dataclass
+class Document:
+    path: str  # corpus-relative POSIX path, e.g. "people/alex.md"
+    text: str  # whole decoded source
+    body: str  # markdown after the frontmatter
+    body_line: int  # 1-based source line where `body` starts
+    frontmatter: dict[str, Any]
+    title: str
+    type: str
+    status: str | None
+    tags: list[str]
+    aliases: list[str]
+    created: str | None
+    updated: str | None
+    date: str | None
+    hash: str  # "sha256:<hex>" of the raw bytes
+    links: list[Link] = field(default_factory=list)
+    title_from_frontmatter: bool = False
+    html: str = ""  # rendered body, filled by the render stage
+    headings: list[tuple[int, str, str]] = field(default_factory=list)  # (level, text, anchor)
+    # Parse output kept until the render stage, then dropped to free memory.
+    tokens: list | None = field(default=None, repr=False, compare=False)
+    md_env: dict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def stem(self) -> str:
+        name = self.path.rsplit("/", 1)[-1]
+        return name[:-3] if name.endswith(".md") else name
+
+    @property
+    def folder(self) -> str:
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+    @property
+    def url(self) -> str:
+        """Site-relative URL of the document page (pretty URL, file on disk)."""
+        return page_url(self.path)
+
+    @property
+    def sort_date(self) -> str | None:
+        """The date recent-changes and feeds use: updated, then date, then created."""
+        return self.updated or self.date or self.created
+
+    @property
+    def canonical(self) -> bool:
+        return bool(self.frontmatter.get("canonical"))
+
+    @property
+    def is_session(self) -> bool:
+        return is_session_path(self.path)
+
+
+def page_url(path: str) -> str:
+    """`people/alex.md` -> `people/alex/index.html` (works from disk and when served)."""
+    base = path[:-3] if path.endswith(".md") else path
+    return f"{base}/index.html"

@@ -1,0 +1,69 @@
+"""Stage 1, scan: find the corpus's documents.
+
+Every `*.md` under the root is a document except hidden paths (any part starting with
+`.`, which covers `.commonplace/`), the build output directory when it lies inside the
+corpus, and symlinks that leave the corpus.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import Warning_
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # corpus-relative POSIX path
+    abspath: Path
+
+
+def is_hidden(relpath: str) -> bool:
+    return any(part.startswith(".") for part in relpath.split("/"))
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    try:
+        child.relative_to(parent)
+        return True
+    except ValueError:
+        return False
+
+
+def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], list[Warning_]]:
+    """Return the corpus's markdown files, sorted by path, and any warnings."""
+    root = root.resolve()
+    out = out_dir.resolve() if out_dir is not None else None
+    files: list[SourceFile] = []
+    warnings: list[Warning_] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        # Prune in place so os.walk never descends into hidden or output folders.
+        keep = []
+        for d in dirnames:
+            sub = here / d
+            if d.startswith("."):
+                continue
+            if out is not None and sub.resolve() == out:
+                continue
+            if sub.is_symlink():
+                continue  # never follow folder links (loops, escapes)
+            keep.append(d)
+        dirnames[:] = sorted(keep)
+        for name in filenames:
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            full = here / name
+            rel = full.relative_to(root).as_posix()
+            if full.is_symlink():
+                real = full.resolve()
+                if not _inside(real, root) or is_hidden(real.relative_to(root).as_posix()):
+                    warnings.append(Warning_(rel, "symlink leaves the corpus; skipped", code="symlink"))
+                    continue
+            if not full.is_file():
+                continue
+            files.append(SourceFile(rel, full))
+    files.sort(key=lambda f: f.path)
+    return files, warnings

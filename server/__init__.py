@@ -1,0 +1,1 @@
+"""commonplace HTTP server: a thin Flask layer over the compiler."""
