@@ -1,0 +1,167 @@
+"""The `commonplace` command line: thin click wrappers over compiler calls.
+
+Exit codes: 0 ok, 1 problems found or refused, 2 usage error. Heavy imports
+(torch, whoosh, flask) happen inside commands, so `--help` stays instant.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from . import __version__
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Problem(click.ClickException):
+    """Refused or failed for a reason the user can act on: exit 1."""
+
+    exit_code = 1
+
+
+def corpus_option(f: Callable) -> Callable:
+    return click.option(
+        "-C", "--corpus", "corpus_opt", type=click.Path(file_okay=False, path_type=Path),
+        default=None, help="Corpus folder (default: the current directory).",
+    )(f)
+
+
+def corpus_argument(f: Callable) -> Callable:
+    """Optional first argument, equivalent to -C/--corpus."""
+    f = click.argument("corpus_arg", metavar="[CORPUS]", required=False,
+                       type=click.Path(file_okay=False, path_type=Path))(f)
+    return corpus_option(f)
+
+
+def pick_corpus(arg: Path | None, opt: Path | None, must_exist: bool = True) -> Path:
+    if arg is not None and opt is not None and arg.resolve() != opt.resolve():
+        raise click.UsageError(f"corpus given twice: {arg} and --corpus {opt}")
+    root = arg or opt or Path(".")
+    if must_exist and not root.is_dir():
+        raise click.UsageError(f"corpus folder {str(root)!r} does not exist")
+    return root
+
+
+def out_option(f: Callable) -> Callable:
+    return click.option(
+        "--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("site"),
+        show_default=True, help="Output folder for the built site.",
+    )(f)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True))
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="commonplace")
+def main() -> None:
+    """commonplace: compile a folder of markdown memory into a wiki and search indexes."""
+
+
+@main.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@corpus_option
+def init(directory: Path | None, corpus_opt: Path | None) -> None:
+    """Create a new corpus with the conventional folders and a few example notes.
+
+    Refuses, changing nothing, if any file it would write already exists.
+    """
+    from .scaffold import ScaffoldError, init_corpus
+
+    root = pick_corpus(directory, corpus_opt, must_exist=False)
+    try:
+        created = init_corpus(root)
+    except ScaffoldError as exc:
+        raise Problem(str(exc)) from None
+    click.echo(f"Created a corpus in {root} ({len(created)} files).")
+    click.echo(f"Next: commonplace build {root} --out site")
+
+
+@main.command()
+@corpus_argument
+@out_option
+@click.option("--strict", is_flag=True, help="Exit 1 when there are warnings or broken links.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--no-embed", is_flag=True, help="Skip embeddings: build the BM25 index only.")
+@click.option("--site-url", default="", help="Absolute URL the site is published at (for sitemap and feed).")
+def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: bool, as_json: bool,
+          no_embed: bool, site_url: str) -> None:
+    """Build the static wiki (and search indexes) from CORPUS."""
+    from .build import BuildOptions, build as run_build
+    from .output import OutputError
+
+    root = pick_corpus(corpus_arg, corpus_opt)
+    opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
+                        progress=not as_json)
+    try:
+        result = run_build(opts)
+    except OutputError as exc:
+        raise Problem(str(exc)) from None
+    if as_json:
+        emit_json(result.as_dict())
+    else:
+        for w in result.warnings[:50]:
+            click.echo(f"warning: {w}", err=True)
+        if len(result.warnings) > 50:
+            click.echo(f"warning: ... and {len(result.warnings) - 50} more (see commonplace lint)", err=True)
+        click.echo(
+            f"Built {result.documents} documents in {result.seconds:.2f}s: "
+            f"{result.pages_written} files written, {result.pages_unchanged} unchanged, "
+            f"{result.files_removed} removed."
+        )
+        click.echo(f"Warnings: {len(result.warnings)}. Broken links: {result.broken_links}.")
+        for key, value in sorted(result.extra.items()):
+            click.echo(f"{key}: {value}")
+        click.echo(f"Site: {(out / 'index.html').resolve()}")
+    if strict and not result.ok:
+        sys.exit(1)
+
+
+@main.command()
+@corpus_argument
+@click.option("--strict", is_flag=True, help="Exit 1 when anything is found.")
+@click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
+def lint(corpus_arg: Path | None, corpus_opt: Path | None, strict: bool, as_json: bool) -> None:
+    """Report broken or ambiguous links, self-links, bad frontmatter, missing or duplicate titles.
+
+    Exits 1 when broken links or unreadable files are found (any finding with --strict).
+    """
+    from .build import load_corpus
+    from .lint import lint as run_lint
+
+    root = pick_corpus(corpus_arg, corpus_opt)
+    findings = run_lint(load_corpus(root.resolve(), Path("site").resolve()))
+    serious = [f for f in findings if f.code in {"broken-link", "ambiguous-link", "skipped", "frontmatter"}]
+    if as_json:
+        emit_json({"findings": [f.as_dict() for f in findings], "count": len(findings)})
+    else:
+        for f in findings:
+            click.echo(str(f))
+        click.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}.")
+    if serious or (strict and findings):
+        sys.exit(1)
+
+
+def _register_optional_commands() -> None:
+    """Subcommands that live in their own modules (claims, search, server, ...)."""
+    import importlib
+
+    for module, names in _COMMAND_MODULES:
+        mod = importlib.import_module(f".{module}", __package__)
+        for name in names:
+            main.add_command(getattr(mod, name))
+
+
+# (module, command objects): each module keeps its heavy imports inside the commands.
+_COMMAND_MODULES: list[tuple[str, list[str]]] = []
+
+_register_optional_commands()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,255 @@
+"""Stage 6, emit: the site model -> output files (site-relative path -> bytes).
+
+Each emitter is a small function over the `Site`; the build collects their outputs and
+writes only the files whose bytes changed. Output never depends on the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterator
+from xml.sax.saxutils import escape as xml_escape
+
+import jinja2
+
+from ..templates import STATIC_DIR, TEMPLATE_DIR
+from .model import Document, page_url
+from .render import root_prefix
+from .site import Site, folder_url, slug, tag_url, type_label, type_url
+
+Output = tuple[str, bytes]
+
+# Frontmatter keys already shown as chips; everything else appears in the metadata table.
+_CHIP_KEYS = {"title", "type", "status", "tags", "created", "updated", "date", "canonical", "pinned"}
+_TAG_RE = re.compile(r"<[^>]+>")
+
+
+def make_env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        autoescape=True,
+        trim_blocks=False,
+        keep_trailing_newline=True,
+    )
+
+
+def _meta_value(v: Any) -> str:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False, sort_keys=True)[:2000]
+    return str(v)[:2000]
+
+
+def _entry(d: Document) -> dict:
+    return {"title": d.title, "url": d.url, "path": d.path, "status": d.status, "date": d.sort_date}
+
+
+def _common(site: Site, url: str) -> dict:
+    return {"root": root_prefix(url), "site_name": site.name, "nav_types": site.nav_types()}
+
+
+def crumbs(folder: str) -> list[dict]:
+    out = [{"label": "Home", "url": "index.html"}]
+    parts = folder.split("/") if folder else []
+    for i in range(len(parts)):
+        f = "/".join(parts[: i + 1])
+        out.append({"label": parts[i], "url": folder_url(f)})
+    return out
+
+
+def document_page(site: Site, env: jinja2.Environment, d: Document) -> Output:
+    url = d.url
+    sup = d.frontmatter.get("superseded_by")
+    superseded = None
+    if isinstance(sup, str) and sup.strip():
+        res = site.resolver.resolve_wiki(sup.strip().strip("[]"), d.path)
+        superseded = {"label": site.title_of(res.path) if res.path else sup, "url": page_url(res.path) if res.path else None}
+    html = env.get_template("page.html").render(
+        **_common(site, url),
+        title=d.title,
+        doc=d,
+        type_url=type_url(d.type),
+        tags=[{"label": t, "url": tag_url(t)} for t in d.tags],
+        meta=[(k, _meta_value(v)) for k, v in d.frontmatter.items() if k not in _CHIP_KEYS],
+        content=d.html,
+        crumbs=crumbs(d.folder),
+        superseded_by=superseded,
+        outgoing=[{"title": site.title_of(p), "url": page_url(p), "path": p} for p in site.graph.outgoing.get(d.path, [])],
+        backlinks=[{"title": site.title_of(p), "url": page_url(p), "path": p} for p in site.graph.backlinks.get(d.path, [])],
+        broken=[{"target": l.target, "line": l.line, "candidates": l.candidates} for l in d.links if l.broken],
+    )
+    return url, html.encode("utf-8")
+
+
+def home_page(site: Site, env: jinja2.Environment) -> Output:
+    url = "index.html"
+    pinned = [d for d in site.docs if d.frontmatter.get("pinned") is True or (d.type == "core" and d.canonical)]
+    html = env.get_template("home.html").render(
+        **_common(site, url), title="Home", count=len(site.docs),
+        pinned=[_entry(d) for d in pinned],
+        types=[{"label": type_label(t), "url": type_url(t), "count": len(ds)} for t, ds in site.by_type.items()],
+        recent=[_entry(d) for d in site.recent(10)],
+    )
+    return url, html.encode("utf-8")
+
+
+def _list_page(site: Site, env: jinja2.Environment, url: str, title: str, items: list[Document], **extra: Any) -> Output:
+    html = env.get_template("list.html").render(
+        **_common(site, url), title=title, items=[_entry(d) for d in items], **extra
+    )
+    return url, html.encode("utf-8")
+
+
+def _by_title(docs: list[Document]) -> list[Document]:
+    return sorted(docs, key=lambda d: (d.title.lower(), d.path))
+
+
+def type_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+    for t, docs in site.by_type.items():
+        yield _list_page(site, env, type_url(t), type_label(t), _by_title(docs))
+
+
+def tag_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+    url = "_/tags/index.html"
+    tags = [{"label": t, "url": tag_url(t), "count": len(ds)} for t, ds in site.by_tag.items()]
+    yield url, env.get_template("tags.html").render(**_common(site, url), title="Tags", tags=tags).encode("utf-8")
+    for t, docs in site.by_tag.items():
+        yield _list_page(site, env, tag_url(t), f"#{t}", _by_title(docs))
+
+
+def folder_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+    folders = site.all_folders()
+    counts: dict[str, int] = {f: 0 for f in folders}
+    for f, docs in site.by_folder.items():
+        parts = f.split("/") if f else []
+        for i in range(len(parts) + 1):
+            counts["/".join(parts[:i])] += len(docs)
+    for f in folders:
+        depth = 0 if not f else f.count("/") + 1
+        subs = [s for s in folders if s and s.count("/") + 1 == depth + 1 and (not f or s.startswith(f + "/"))]
+        yield _list_page(
+            site, env, folder_url(f), (f + "/") if f else "All folders",
+            sorted(site.by_folder.get(f, []), key=lambda d: d.path),
+            subfolders=[{"label": s.rsplit("/", 1)[-1], "url": folder_url(s), "count": counts[s]} for s in subs],
+        )
+
+
+def recent_page(site: Site, env: jinja2.Environment) -> Output:
+    return _list_page(
+        site, env, "_/recent/index.html", "Recent changes", site.recent(200),
+        intro="Documents by their updated, date or created field, newest first.",
+    )
+
+
+def broken_page(site: Site, env: jinja2.Environment) -> Output:
+    url = "_/broken/index.html"
+    html = env.get_template("broken.html").render(**_common(site, url), title="Broken links", broken=site.broken_links())
+    return url, html.encode("utf-8")
+
+
+def search_page(site: Site, env: jinja2.Environment) -> Output:
+    url = "_/search/index.html"
+    return url, env.get_template("search.html").render(**_common(site, url), title="Search").encode("utf-8")
+
+
+def not_found_page(site: Site, env: jinja2.Environment) -> Output:
+    url = "404.html"
+    return url, env.get_template("404.html").render(**_common(site, url), title="Not found").encode("utf-8")
+
+
+def _dumps(data: Any) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+def graph_json(site: Site) -> Output:
+    nodes = [{"id": d.path, "title": d.title, "type": d.type, "url": d.url, "tags": d.tags} for d in site.docs]
+    edges = [{"source": s, "target": t} for s, targets in sorted(site.graph.outgoing.items()) for t in targets]
+    broken = [{"source": b["path"], "target": b["target"], "line": b["line"]} for b in site.broken_links()]
+    return "graph.json", _dumps({"nodes": nodes, "edges": edges, "broken": broken})
+
+
+def _plain_text(html: str, limit: int) -> str:
+    text = _TAG_RE.sub(" ", html)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    return " ".join(text.split())[:limit]
+
+
+def search_data(site: Site) -> Output:
+    """Offline search data, as a script so it loads from file:// too."""
+    docs = [
+        {"path": d.path, "title": d.title, "type": d.type, "tags": d.tags,
+         "headings": [h[1] for h in d.headings][:20], "text": _plain_text(d.html, 600)}
+        for d in site.docs if not d.is_session
+    ]
+    payload = json.dumps({"docs": docs}, ensure_ascii=False, sort_keys=True)
+    # `</` would end the script element if this data were ever inlined; escape it anyway.
+    payload = payload.replace("</", "<\\/")
+    return "_/search-data.js", f"window.COMMONPLACE_SEARCH = {payload};\n".encode("utf-8")
+
+
+def _abs(site: Site, url: str) -> str:
+    return f"{site.site_url}/{url}" if site.site_url else url
+
+
+def sitemap(site: Site) -> Output:
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    for d in site.docs:
+        lines.append("  <url>")
+        lines.append(f"    <loc>{xml_escape(_abs(site, d.url))}</loc>")
+        if d.sort_date:
+            lines.append(f"    <lastmod>{xml_escape(d.sort_date[:10])}</lastmod>")
+        lines.append("  </url>")
+    lines.append("</urlset>")
+    return "sitemap.xml", ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _atom_date(value: str) -> str:
+    return value + "T00:00:00Z" if len(value) == 10 else value
+
+
+def feed(site: Site) -> Output:
+    recent = site.recent(50)
+    updated = _atom_date(recent[0].sort_date) if recent else "1970-01-01T00:00:00Z"
+    out = [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        '<feed xmlns="http://www.w3.org/2005/Atom">',
+        f"  <title>{xml_escape(site.name)}: recent changes</title>",
+        f"  <id>urn:commonplace:{xml_escape(slug(site.name))}</id>",
+        f"  <updated>{updated}</updated>",
+        f'  <link rel="alternate" href="{xml_escape(_abs(site, "index.html"))}"/>',
+    ]
+    for d in recent:
+        out += [
+            "  <entry>",
+            f"    <title>{xml_escape(d.title)}</title>",
+            f"    <id>urn:commonplace:{xml_escape(site.name)}:{xml_escape(d.path)}</id>",
+            f'    <link href="{xml_escape(_abs(site, d.url), {chr(34): "&quot;"})}"/>',
+            f"    <updated>{_atom_date(d.sort_date or '')}</updated>",
+            f"    <summary>{xml_escape(_plain_text(d.html, 300))}</summary>",
+            "  </entry>",
+        ]
+    out.append("</feed>")
+    return "feed.xml", ("\n".join(out) + "\n").encode("utf-8")
+
+
+def static_assets() -> Iterator[Output]:
+    for f in sorted(STATIC_DIR.iterdir()):
+        if f.is_file() and not f.name.startswith("."):
+            yield f"_/static/{f.name}", f.read_bytes()
+
+
+def site_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+    """Every output except the per-document pages."""
+    yield home_page(site, env)
+    yield from type_pages(site, env)
+    yield from tag_pages(site, env)
+    yield from folder_pages(site, env)
+    yield recent_page(site, env)
+    yield broken_page(site, env)
+    yield search_page(site, env)
+    yield not_found_page(site, env)
+    yield graph_json(site)
+    yield search_data(site)
+    yield sitemap(site)
+    yield feed(site)
+    yield from static_assets()

@@ -1,0 +1,59 @@
+"""Stage 5, render: a parsed document's tokens -> HTML body, with links resolved.
+
+Every href is relative to the page being rendered, so the site works opened from
+disk (file://), from any static host path, and from the server.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from urllib.parse import quote
+
+from .links import Resolver, _md_target
+from .markdown import parse_tokens, render_tokens, slugify
+from .model import Document, page_url
+
+
+def href(from_url: str, to_url: str) -> str:
+    """Relative href from one site file to another (both site-relative)."""
+    start = posixpath.dirname(from_url) or "."
+    rel = posixpath.relpath(to_url, start)
+    return quote(rel, safe="/#.-_~")
+
+
+def root_prefix(from_url: str) -> str:
+    depth = from_url.count("/")
+    return "../" * depth
+
+
+def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -> str:
+    """Render `doc` to HTML. `titles` maps paths to titles for wikilink text."""
+    tokens, env = doc.tokens, doc.md_env
+    if tokens is None:
+        tokens, env = parse_tokens(doc.body)
+    env = dict(env or {})
+    here = doc.url
+
+    def resolve_wikilink(target: str, heading: str | None) -> tuple[str | None, str, str]:
+        res = resolver.resolve_wiki(target, doc.path)
+        if res.path is None:
+            return None, "", "wikilink broken"
+        anchor = f"#{slugify(heading)}" if heading else ""
+        if res.path == doc.path:
+            return anchor or "#", titles.get(res.path, ""), "wikilink"
+        return href(here, page_url(res.path)) + anchor, titles.get(res.path, res.path), "wikilink"
+
+    def rewrite_href(raw: str) -> tuple[str | None, str | None]:
+        parsed = _md_target(raw)
+        if parsed is None:
+            return raw, None
+        target, heading = parsed
+        res = resolver.resolve_md(target, doc.path)
+        if res.path is None:
+            return None, "broken"
+        anchor = f"#{slugify(heading)}" if heading else ""
+        return href(here, page_url(res.path)) + anchor, None
+
+    env["resolve_wikilink"] = resolve_wikilink
+    env["rewrite_href"] = rewrite_href
+    return render_tokens(tokens, env)

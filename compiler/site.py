@@ -1,0 +1,117 @@
+"""The site-wide model the emitters share: URLs of generated pages, tags, folders, nav.
+
+Generated pages live under `_/` so they can never collide with a document's page
+(`<path-without-.md>/index.html`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .links import LinkGraph, Resolver
+from .model import Document
+
+_SAFE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def slug(text: str) -> str:
+    """URL-safe, collision-free slug: plain names stay, anything else gets a hash suffix."""
+    if _SAFE.match(text) and len(text) <= 80:
+        return text
+    base = re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-")[:60] or "x"
+    return f"{base}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:6]}"
+
+
+def type_url(t: str) -> str:
+    return f"_/types/{slug(t)}/index.html"
+
+
+def tag_url(t: str) -> str:
+    return f"_/tags/{slug(t)}/index.html"
+
+
+def folder_url(folder: str) -> str:
+    if not folder:
+        return "_/folders/index.html"
+    return "_/folders/" + "/".join(slug(p) for p in folder.split("/")) + "/index.html"
+
+
+TYPE_LABELS = {
+    "core": "Core", "person": "People", "project": "Projects", "concept": "Concepts",
+    "decision": "Decisions", "daily": "Daily logs", "session": "Sessions", "source": "Sources",
+    "reference": "References", "capture": "Inbox", "wiki": "Wiki", "note": "Notes",
+}
+
+
+def type_label(t: str) -> str:
+    return TYPE_LABELS.get(t, t.capitalize())
+
+
+@dataclass
+class Site:
+    """Everything about the corpus as a whole that pages need."""
+
+    docs: list[Document]
+    by_path: dict[str, Document]
+    resolver: Resolver
+    graph: LinkGraph
+    name: str
+    site_url: str = ""
+    by_type: dict[str, list[Document]] = field(default_factory=dict)
+    by_tag: dict[str, list[Document]] = field(default_factory=dict)
+    by_folder: dict[str, list[Document]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, docs: list[Document], resolver: Resolver, graph: LinkGraph, name: str, site_url: str = "") -> "Site":
+        docs = sorted(docs, key=lambda d: d.path)
+        site = cls(docs, {d.path: d for d in docs}, resolver, graph, name, site_url.rstrip("/"))
+        by_type: dict[str, list[Document]] = defaultdict(list)
+        by_tag: dict[str, list[Document]] = defaultdict(list)
+        by_folder: dict[str, list[Document]] = defaultdict(list)
+        for d in docs:
+            by_type[d.type].append(d)
+            for t in d.tags:
+                by_tag[t].append(d)
+            by_folder[d.folder].append(d)
+        site.by_type = dict(sorted(by_type.items()))
+        site.by_tag = dict(sorted(by_tag.items(), key=lambda kv: (kv[0].lower(), kv[0])))
+        site.by_folder = dict(sorted(by_folder.items()))
+        return site
+
+    def nav_types(self) -> list[dict]:
+        return [{"label": type_label(t), "url": type_url(t)} for t in self.by_type]
+
+    def title_of(self, path: str) -> str:
+        d = self.by_path.get(path)
+        return d.title if d else path
+
+    def titles(self) -> dict[str, str]:
+        return {d.path: d.title for d in self.docs}
+
+    def all_folders(self) -> list[str]:
+        """Every folder that holds a document, directly or below it (sorted)."""
+        out: set[str] = set()
+        for f in self.by_folder:
+            parts = f.split("/") if f else []
+            for i in range(len(parts) + 1):
+                out.add("/".join(parts[:i]))
+        return sorted(out)
+
+    def recent(self, limit: int) -> list[Document]:
+        dated = [d for d in self.docs if d.sort_date]
+        dated.sort(key=lambda d: (d.sort_date or "", d.path), reverse=True)
+        return dated[:limit]
+
+    def broken_links(self) -> list[dict]:
+        out = []
+        for d in self.docs:
+            for link in d.links:
+                if link.broken:
+                    out.append({
+                        "path": d.path, "url": d.url, "line": link.line, "target": link.target,
+                        "kind": link.kind, "candidates": list(link.candidates),
+                    })
+        return out
