@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
@@ -81,6 +82,58 @@ def _render_wikilink(self: Any, tokens: list, idx: int, options: Any, env: dict)
     return f'<a class="{css}" href="{escape(href)}">{escape(text)}</a>'
 
 
+_MARKER = re.compile(r"^<!-- commonplace:([a-z0-9_:-]+)(?: (.*?))? -->[ \t]*$")
+
+
+def _marker_rule(state: Any, start: int, end: int, silent: bool) -> bool:
+    """Marker comments that delimit sections commonplace manages (see claims).
+
+    Raw HTML is escaped, so without this rule the markers would show as text. A
+    `details:start Summary` / `details:end` pair becomes a collapsed <details> block.
+    """
+    pos = state.bMarks[start] + state.tShift[start]
+    line = state.src[pos : state.eMarks[start]]
+    m = _MARKER.match(line)
+    if not m or state.sCount[start] - state.blkIndent >= 4:
+        return False
+    if silent:
+        return True
+    token = state.push("cp_marker", "", 0)
+    token.meta = {"name": m.group(1), "arg": m.group(2) or ""}
+    token.map = [start, start + 1]
+    state.line = start + 1
+    return True
+
+
+def _balance_details(state: Any) -> None:
+    """Drop stray `details:end` markers and close any left open, so HTML stays well-formed."""
+    depth = 0
+    kept = []
+    for tok in state.tokens:
+        if tok.type == "cp_marker":
+            if tok.meta["name"] == "details:start":
+                depth += 1
+            elif tok.meta["name"] == "details:end":
+                if depth == 0:
+                    continue
+                depth -= 1
+        kept.append(tok)
+    for _ in range(depth):
+        closer = Token("cp_marker", "", 0)
+        closer.meta = {"name": "details:end", "arg": ""}
+        kept.append(closer)
+    state.tokens = kept
+
+
+def _render_marker(self: Any, tokens: list, idx: int, options: Any, env: dict) -> str:
+    meta = tokens[idx].meta
+    if meta["name"] == "details:start":
+        return f'<details class="managed"><summary>{_escape(meta["arg"] or "Details")}</summary>\n'
+    if meta["name"] == "details:end":
+        return "</details>\n"
+    return ""
+
+
 def _escape(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
@@ -117,6 +170,11 @@ def make_markdown() -> MarkdownIt:
     md.use(dollarmath_plugin)
     md.use(anchors_plugin, min_level=1, max_level=6, slug_func=_heading_label)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.block.ruler.before(
+        "table", "cp_marker", _marker_rule, {"alt": ["paragraph", "reference", "blockquote", "list"]}
+    )
+    md.core.ruler.push("cp_balance_details", _balance_details)
+    md.add_render_rule("cp_marker", _render_marker)
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("link_open", _render_link_open)
     return md
