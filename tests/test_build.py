@@ -1,0 +1,257 @@
+"""The static wiki build: every page kind, determinism, exclusions, bad input, escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from commonplace.compiler.build import BuildOptions, build
+
+from conftest import DOCS
+
+
+def site_files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def run(corpus: Path, out: Path, **kw):
+    return build(BuildOptions(corpus=corpus, out=out, embed=False, **kw))
+
+
+@pytest.fixture(scope="module")
+def docs_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("docs-site")
+    result = run(DOCS, out)
+    assert result.documents >= 15
+    return out
+
+
+def test_docs_corpus_builds_every_kind_of_page(docs_site: Path):
+    files = site_files(docs_site)
+    for required in ["index.html", "404.html", "graph.json", "sitemap.xml", "feed.xml",
+                     "_/recent/index.html", "_/broken/index.html", "_/tags/index.html",
+                     "_/folders/index.html", "_/search/index.html", "_/search-data.js",
+                     "_/static/style.css", "_/types/decision/index.html", "core/overview/index.html"]:
+        assert required in files, required
+    pages = [p for p in DOCS.rglob("*.md")]
+    for md in pages:
+        rel = md.relative_to(DOCS).as_posix()[:-3]
+        assert f"{rel}/index.html" in files
+    assert any(k.startswith("_/tags/") and k != "_/tags/index.html" for k in files)
+    graph = json.loads(files["graph.json"])
+    assert len(graph["nodes"]) == len(pages) and graph["edges"]
+
+
+def test_docs_corpus_has_no_broken_links(docs_site: Path):
+    graph = json.loads((docs_site / "graph.json").read_text())
+    assert graph["broken"] == []
+
+
+def test_build_is_byte_identical_across_runs(tmp_path: Path, docs_site: Path):
+    other = tmp_path / "again"
+    run(DOCS, other)
+    assert site_files(other) == site_files(docs_site)
+
+
+def test_rebuild_into_same_folder_writes_nothing(tmp_path: Path):
+    out = tmp_path / "out"
+    first = run(DOCS, out)
+    second = run(DOCS, out)
+    assert first.pages_written > 0 and second.pages_written == 0
+    assert second.pages_unchanged == first.pages_written
+
+
+def test_deleted_document_page_is_removed_on_rebuild(write_corpus, tmp_path: Path):
+    root = write_corpus({"a.md": "# A\n[[b]]\n", "b.md": "# B\n"})
+    out = tmp_path / "out"
+    run(root, out)
+    assert (out / "b/index.html").exists()
+    (root / "b.md").unlink()
+    result = run(root, out)
+    assert not (out / "b/index.html").exists()
+    assert result.broken_links == 1
+
+
+def test_hidden_state_and_output_never_appear(write_corpus, tmp_path: Path):
+    root = write_corpus({
+        "visible.md": "# Visible\n",
+        ".hidden.md": "# SECRET-HIDDEN-FILE\n",
+        ".git/notes.md": "# SECRET-GIT\n",
+        "notes/.drafts/d.md": "# SECRET-DRAFT\n",
+        ".commonplace/tokens.md": "# SECRET-STATE\n",
+    })
+    out = root / "site"  # output inside the corpus
+    run(root, out)
+    (out / "stray.md").write_text("# SECRET-OUTPUT\n")
+    run(root, out)
+    blob = b"".join(site_files(out).values())
+    for secret in (b"SECRET-HIDDEN-FILE", b"SECRET-GIT", b"SECRET-DRAFT", b"SECRET-STATE", b"SECRET-OUTPUT"):
+        assert secret not in blob
+    assert not any(k.startswith(("site/", ".")) and k != ".commonplace-site" for k in site_files(out))
+
+
+def test_bad_files_warn_and_good_documents_still_render(write_corpus, tmp_path: Path, cli):
+    root = write_corpus({
+        "good.md": "---\ntitle: Good page\n---\nFine.\n",
+        "bad-yaml.md": "---\ntitle: [oops\n---\nStill has a body GOODBODY.\n",
+        "latin1.md": "caf\xe9".encode("latin-1"),
+        "binary.md": b"\x00\x01\x02PNG",
+    })
+    result = run(root, tmp_path / "out")
+    reasons = {w.path: w.message for w in result.warnings}
+    assert set(reasons) == {"bad-yaml.md", "latin1.md", "binary.md"}
+    assert "UTF-8" in reasons["latin1.md"] and "binary" in reasons["binary.md"]
+    assert "GOODBODY" in (tmp_path / "out/bad-yaml/index.html").read_text()
+    assert (tmp_path / "out/good/index.html").exists()
+    ok = cli("build", root, "--out", tmp_path / "o2")
+    assert ok.exit_code == 0
+    strict = cli("build", root, "--out", tmp_path / "o3", "--strict")
+    assert strict.exit_code == 1
+
+
+def test_strict_fails_on_broken_links_only_when_there_are_any(write_corpus, tmp_path: Path, cli):
+    clean = write_corpus({"a.md": "# A\n[[b]]\n", "b.md": "# B\n"}, root=tmp_path / "clean")
+    assert cli("build", clean, "--out", tmp_path / "o1", "--strict").exit_code == 0
+    broken = write_corpus({"a.md": "# A\n[[nowhere]]\n"}, root=tmp_path / "broken")
+    assert cli("build", broken, "--out", tmp_path / "o2", "--strict").exit_code == 1
+
+
+def test_broken_and_ambiguous_links_are_styled_listed_and_linted(write_corpus, tmp_path: Path, cli):
+    root = write_corpus({
+        "a.md": "# A\nSee [[missing page]] and [[Twin]] and [[b|the B page]].\n",
+        "b.md": "# B\n",
+        "x/one.md": "---\ntitle: Twin\n---\n",
+        "y/two.md": "---\ntitle: twin\n---\n",
+    })
+    out = tmp_path / "out"
+    run(root, out)
+    page = (out / "a/index.html").read_text()
+    assert re.search(r'class="wikilink broken"[^>]*>missing page<', page)
+    assert re.search(r'class="wikilink broken"[^>]*>Twin<', page)
+    assert '<a class="wikilink" href="../b/index.html">the B page</a>' in page
+    broken_page = (out / "_/broken/index.html").read_text()
+    assert "missing page" in broken_page and "ambiguous: x/one.md, y/two.md" in broken_page
+    lint = cli("lint", root, "--json")
+    assert lint.exit_code == 1
+    codes = {(f["code"], f["path"]) for f in json.loads(lint.output)["findings"]}
+    assert ("broken-link", "a.md") in codes and ("ambiguous-link", "a.md") in codes
+    assert ("duplicate-name", "x/one.md") in codes
+
+
+def test_backlinks_and_outgoing_links_on_pages(write_corpus, tmp_path: Path):
+    root = write_corpus({"a.md": "# A\n[[b#Part two]]\n", "b.md": "# B\n## Part two\n"})
+    run(root, tmp_path / "out")
+    a = (tmp_path / "out/a/index.html").read_text()
+    b = (tmp_path / "out/b/index.html").read_text()
+    assert 'href="../b/index.html#part-two"' in a
+    assert "Backlinks" in b and 'href="../a/index.html"' in b
+
+
+class _ScriptFinder(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.scripts: list[str] = []
+        self.handlers: list[str] = []
+        self.js_urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self.scripts.append(dict(attrs).get("src") or "inline")
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.handlers.append(f"{tag}.{name}")
+            if name in ("href", "src", "action") and value and value.strip().lower().startswith(("javascript:", "data:", "vbscript:")):
+                self.js_urls.append(value)
+
+
+def test_raw_html_and_script_injection_is_escaped(write_corpus, tmp_path: Path):
+    root = write_corpus({
+        "evil.md": (
+            "---\ntitle: '<script>alert(1)</script>'\ntags: ['<img src=x onerror=alert(2)>']\n"
+            "note: '\"><script>alert(3)</script>'\n---\n"
+            "<script>alert(4)</script>\n\n<div onclick=\"alert(5)\">x</div>\n\n"
+            "[click](javascript:alert(6)) [[<script>alert(7)</script>]] ![i](data:text/html,<script>alert(8)</script>)\n"
+        ),
+    })
+    out = tmp_path / "out"
+    run(root, out)
+    for path in out.rglob("*.html"):
+        finder = _ScriptFinder()
+        finder.feed(path.read_text())
+        # Only our own two bundled scripts, only on the search page.
+        assert all(s.endswith(("search.js", "search-data.js")) for s in finder.scripts), (path, finder.scripts)
+        assert finder.handlers == [] and finder.js_urls == [], path
+
+
+def test_no_request_to_any_external_host(docs_site: Path):
+    for path, data in site_files(docs_site).items():
+        if path.endswith((".html", ".css", ".js")):
+            text = data.decode()
+            # Anything the browser fetches by itself: src=, <link href>, form actions.
+            assert not re.search(r'src="(https?:)?//', text), path
+            assert not re.search(r'<link[^>]+href="(https?:)?//', text), path
+            assert not re.search(r'action="(https?:)?//', text), path
+            assert "@import" not in text and "url(http" not in text
+
+
+def test_output_folder_of_someone_else_is_refused(write_corpus, tmp_path: Path, cli):
+    root = write_corpus({"a.md": "# A\n"})
+    mine = tmp_path / "precious"
+    mine.mkdir()
+    (mine / "thesis.txt").write_text("do not delete")
+    result = cli("build", root, "--out", mine)
+    assert result.exit_code == 1 and "not empty" in result.output
+    assert (mine / "thesis.txt").read_text() == "do not delete"
+    assert cli("build", root, "--out", root.parent).exit_code == 1  # would contain the corpus
+
+
+def test_build_json_summary(write_corpus, tmp_path: Path, cli):
+    root = write_corpus({"a.md": "# A\n", "b.md": "---\ntitle: [bad\n---\n"})
+    result = cli("build", root, "--out", tmp_path / "out", "--json")
+    summary = json.loads(result.output)
+    assert summary["documents"] == 2 and summary["pages_written"] > 2
+    assert summary["warnings"][0]["path"] == "b.md"
+    assert isinstance(summary["seconds"], float)
+
+
+def test_unknown_frontmatter_is_shown_on_the_page(write_corpus, tmp_path: Path):
+    root = write_corpus({"a.md": "---\ntitle: A\nmood: sunny\nsensitivity: low\n---\nx\n"})
+    run(root, tmp_path / "out")
+    page = (tmp_path / "out/a/index.html").read_text()
+    assert "<dt>mood</dt><dd>sunny</dd>" in page and "<dt>sensitivity</dt>" in page
+
+
+def test_markdown_features_render(write_corpus, tmp_path: Path):
+    root = write_corpus({"a.md": (
+        "# A\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n- [ ] todo\n\n"
+        "Math $e^{i\\pi}$ and a note.[^1]\n\n[^1]: The footnote.\n\n## Sub heading\n"
+    )})
+    run(root, tmp_path / "out")
+    page = (tmp_path / "out/a/index.html").read_text()
+    assert "<table>" in page and 'type="checkbox"' in page and 'class="math inline"' in page
+    assert "footnote" in page and 'id="sub-heading"' in page
+
+
+def test_recent_changes_and_feed_follow_document_dates(write_corpus, tmp_path: Path):
+    root = write_corpus({
+        "old.md": "---\ntitle: Old\nupdated: 2020-01-01\n---\n",
+        "new.md": "---\ntitle: New\nupdated: 2026-05-05\n---\n",
+        "undated.md": "# Undated\n",
+    })
+    run(root, tmp_path / "out")
+    recent = (tmp_path / "out/_/recent/index.html").read_text()
+    assert recent.index("New") < recent.index("Old") and "Undated" not in recent
+    feed = (tmp_path / "out/feed.xml").read_text()
+    assert "<updated>2026-05-05T00:00:00Z</updated>" in feed
+
+
+def test_paths_with_spaces_and_unicode_link_correctly(write_corpus, tmp_path: Path):
+    root = write_corpus({"my notes/Café plan.md": "# Café plan\n", "a.md": "# A\n[[Café plan]]\n"})
+    run(root, tmp_path / "out")
+    assert (tmp_path / "out/my notes/Café plan/index.html").exists()
+    assert 'href="../my%20notes/Caf%C3%A9%20plan/index.html"' in (tmp_path / "out/a/index.html").read_text()

@@ -1,0 +1,72 @@
+"""Link resolution order: path, path without .md, unique stem, title/alias; never a guess."""
+
+from __future__ import annotations
+
+from commonplace.compiler.links import Resolver
+from commonplace.compiler.parse import parse
+
+
+def corpus(files: dict[str, str]) -> Resolver:
+    return Resolver.build([parse(path, text.encode())[0] for path, text in files.items()])
+
+
+FILES = {
+    "people/alex.md": "---\ntitle: Alex Chen\naliases: [AC]\n---\n",
+    "projects/atlas/state.md": "---\ntitle: Atlas\n---\n",
+    "projects/zeus/state.md": "---\ntitle: Zeus\n---\n",
+    "notes/alex.md": "---\ntitle: Other Alex note\n---\n",
+    "notes/unique-stem.md": "# Unique\n",
+    "notes/Twin.md": "---\ntitle: Shared Title\n---\n",
+    "notes/twin2.md": "---\ntitle: shared title\n---\n",
+}
+
+
+def test_exact_path_and_path_without_extension():
+    r = corpus(FILES)
+    assert r.resolve_wiki("people/alex.md", "x.md").path == "people/alex.md"
+    assert r.resolve_wiki("people/alex", "x.md").path == "people/alex.md"
+
+
+def test_unique_stem_resolves():
+    assert corpus(FILES).resolve_wiki("unique-stem", "x.md").path == "notes/unique-stem.md"
+
+
+def test_duplicate_stem_is_ambiguous_not_guessed():
+    res = corpus(FILES).resolve_wiki("alex", "x.md")
+    assert res.path is None
+    assert set(res.candidates) == {"people/alex.md", "notes/alex.md"}
+
+
+def test_duplicate_stem_falls_through_to_unique_title():
+    r = corpus(FILES)
+    # "state" is the stem of two files; nothing is titled "state" -> broken, ambiguous.
+    assert r.resolve_wiki("state", "x.md").path is None
+    assert r.resolve_wiki("Atlas", "x.md").path == "projects/atlas/state.md"
+
+
+def test_title_and_alias_are_case_insensitive():
+    r = corpus(FILES)
+    assert r.resolve_wiki("alex chen", "x.md").path == "people/alex.md"
+    assert r.resolve_wiki("ac", "x.md").path == "people/alex.md"
+
+
+def test_ambiguous_title_is_reported_with_candidates():
+    res = corpus(FILES).resolve_wiki("Shared Title", "x.md")
+    assert res.path is None and res.candidates == ("notes/Twin.md", "notes/twin2.md")
+
+
+def test_no_fuzzy_matching():
+    r = corpus(FILES)
+    for near_miss in ("Alex Che", "atlass", "unique_stem", "people/alex.mdx"):
+        assert r.resolve_wiki(near_miss, "x.md").path is None
+
+
+def test_markdown_links_resolve_relative_to_the_source_and_stay_inside():
+    r = corpus(FILES)
+    assert r.resolve_md("../people/alex.md", "notes/x.md").path == "people/alex.md"
+    assert r.resolve_md("/people/alex.md", "notes/deep/x.md").path == "people/alex.md"
+    assert r.resolve_md("../../etc/passwd.md", "notes/x.md").path is None
+
+
+def test_same_page_heading_link():
+    assert corpus(FILES).resolve_wiki("", "notes/alex.md").path == "notes/alex.md"
