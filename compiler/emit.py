@@ -7,7 +7,6 @@ writes only the files whose bytes changed. Output never depends on the clock.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterator
 from xml.sax.saxutils import escape as xml_escape
 
@@ -16,13 +15,12 @@ import jinja2
 from ..templates import STATIC_DIR, TEMPLATE_DIR
 from .model import Document, page_url
 from .render import root_prefix
-from .site import Site, folder_url, slug, tag_url, type_label, type_url
+from .site import Site, SiteContext, folder_url, slug, tag_url, type_label, type_url
 
 Output = tuple[str, bytes]
 
 # Frontmatter keys already shown as chips; everything else appears in the metadata table.
 _CHIP_KEYS = {"title", "type", "status", "tags", "created", "updated", "date", "canonical", "pinned"}
-_TAG_RE = re.compile(r"<[^>]+>")
 
 
 def make_env() -> jinja2.Environment:
@@ -44,7 +42,7 @@ def _entry(d: Document) -> dict:
     return {"title": d.title, "url": d.url, "path": d.path, "status": d.status, "date": d.sort_date}
 
 
-def _common(site: Site, url: str) -> dict:
+def _common(site: SiteContext, url: str) -> dict:
     return {"root": root_prefix(url), "site_name": site.name, "nav_types": site.nav_types()}
 
 
@@ -57,7 +55,7 @@ def crumbs(folder: str) -> list[dict]:
     return out
 
 
-def document_page(site: Site, env: jinja2.Environment, d: Document) -> Output:
+def document_page(site: SiteContext, env: jinja2.Environment, d: Document) -> Output:
     url = d.url
     sup = d.frontmatter.get("superseded_by")
     superseded = None
@@ -168,17 +166,11 @@ def graph_json(site: Site) -> Output:
     return "graph.json", _dumps({"nodes": nodes, "edges": edges, "broken": broken})
 
 
-def _plain_text(html: str, limit: int) -> str:
-    text = _TAG_RE.sub(" ", html)
-    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
-    return " ".join(text.split())[:limit]
-
-
 def search_data(site: Site) -> Output:
     """Offline search data, as a script so it loads from file:// too."""
     docs = [
         {"path": d.path, "title": d.title, "type": d.type, "tags": d.tags,
-         "headings": [h[1] for h in d.headings][:20], "text": _plain_text(d.html, 600)}
+         "headings": [h[1] for h in d.headings][:20], "text": d.excerpt}
         for d in site.docs if not d.is_session
     ]
     payload = json.dumps({"docs": docs}, ensure_ascii=False, sort_keys=True)
@@ -225,7 +217,7 @@ def feed(site: Site) -> Output:
             f"    <id>urn:commonplace:{xml_escape(site.name)}:{xml_escape(d.path)}</id>",
             f'    <link href="{xml_escape(_abs(site, d.url), {chr(34): "&quot;"})}"/>',
             f"    <updated>{_atom_date(d.sort_date or '')}</updated>",
-            f"    <summary>{xml_escape(_plain_text(d.html, 300))}</summary>",
+            f"    <summary>{xml_escape(d.excerpt[:300])}</summary>",
             "  </entry>",
         ]
     out.append("</feed>")

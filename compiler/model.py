@@ -96,6 +96,7 @@ class Document:
     links: list[Link] = field(default_factory=list)
     title_from_frontmatter: bool = False
     html: str = ""  # rendered body, filled by the render stage
+    excerpt: str = ""  # plain text of the rendered body (first 600 characters)
     headings: list[tuple[int, str, str]] = field(default_factory=list)  # (level, text, anchor)
     # Parse output kept until the render stage, then dropped to free memory.
     tokens: list | None = field(default=None, repr=False, compare=False)

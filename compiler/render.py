@@ -6,7 +6,9 @@ disk (file://), from any static host path, and from the server.
 
 from __future__ import annotations
 
+import html as html_lib
 import posixpath
+import re
 from urllib.parse import quote
 
 from .links import Resolver, _md_target
@@ -19,6 +21,14 @@ def href(from_url: str, to_url: str) -> str:
     start = posixpath.dirname(from_url) or "."
     rel = posixpath.relpath(to_url, start)
     return quote(rel, safe="/#.-_~")
+
+
+_TAG_RE = re.compile(r"<[^>]+>")
+
+
+def plain_text(html: str, limit: int) -> str:
+    """Visible text of rendered HTML, whitespace folded, cut at `limit` characters."""
+    return " ".join(html_lib.unescape(_TAG_RE.sub(" ", html)).split())[:limit]
 
 
 def root_prefix(from_url: str) -> str:

@@ -51,15 +51,32 @@ def type_label(t: str) -> str:
 
 
 @dataclass
-class Site:
-    """Everything about the corpus as a whole that pages need."""
+class SiteContext:
+    """What one document page needs to know about the rest of the corpus.
 
-    docs: list[Document]
-    by_path: dict[str, Document]
+    Small enough to send to build workers; `Site` adds the full document lists.
+    """
+
     resolver: Resolver
     graph: LinkGraph
+    titles: dict[str, str]
+    types: list[str]
     name: str
     site_url: str = ""
+
+    def nav_types(self) -> list[dict]:
+        return [{"label": type_label(t), "url": type_url(t)} for t in self.types]
+
+    def title_of(self, path: str) -> str:
+        return self.titles.get(path, path)
+
+
+@dataclass
+class Site(SiteContext):
+    """Everything about the corpus as a whole that the generated pages need."""
+
+    docs: list[Document] = field(default_factory=list)
+    by_path: dict[str, Document] = field(default_factory=dict)
     by_type: dict[str, list[Document]] = field(default_factory=dict)
     by_tag: dict[str, list[Document]] = field(default_factory=dict)
     by_folder: dict[str, list[Document]] = field(default_factory=dict)
@@ -67,7 +84,6 @@ class Site:
     @classmethod
     def build(cls, docs: list[Document], resolver: Resolver, graph: LinkGraph, name: str, site_url: str = "") -> "Site":
         docs = sorted(docs, key=lambda d: d.path)
-        site = cls(docs, {d.path: d for d in docs}, resolver, graph, name, site_url.rstrip("/"))
         by_type: dict[str, list[Document]] = defaultdict(list)
         by_tag: dict[str, list[Document]] = defaultdict(list)
         by_folder: dict[str, list[Document]] = defaultdict(list)
@@ -76,21 +92,17 @@ class Site:
             for t in d.tags:
                 by_tag[t].append(d)
             by_folder[d.folder].append(d)
-        site.by_type = dict(sorted(by_type.items()))
-        site.by_tag = dict(sorted(by_tag.items(), key=lambda kv: (kv[0].lower(), kv[0])))
-        site.by_folder = dict(sorted(by_folder.items()))
-        return site
+        return cls(
+            resolver=resolver, graph=graph, titles={d.path: d.title for d in docs},
+            types=sorted(by_type), name=name, site_url=site_url.rstrip("/"),
+            docs=docs, by_path={d.path: d for d in docs},
+            by_type=dict(sorted(by_type.items())),
+            by_tag=dict(sorted(by_tag.items(), key=lambda kv: (kv[0].lower(), kv[0]))),
+            by_folder=dict(sorted(by_folder.items())),
+        )
 
-    def nav_types(self) -> list[dict]:
-        return [{"label": type_label(t), "url": type_url(t)} for t in self.by_type]
-
-    def title_of(self, path: str) -> str:
-        d = self.by_path.get(path)
-        return d.title if d else path
-
-    def titles(self) -> dict[str, str]:
-        return {d.path: d.title for d in self.docs}
-
+    def context(self) -> SiteContext:
+        return SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
     def all_folders(self) -> list[str]:
         """Every folder that holds a document, directly or below it (sorted)."""
         out: set[str] = set()

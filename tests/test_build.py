@@ -255,3 +255,10 @@ def test_paths_with_spaces_and_unicode_link_correctly(write_corpus, tmp_path: Pa
     run(root, tmp_path / "out")
     assert (tmp_path / "out/my notes/Café plan/index.html").exists()
     assert 'href="../my%20notes/Caf%C3%A9%20plan/index.html"' in (tmp_path / "out/a/index.html").read_text()
+
+
+def test_parallel_build_equals_in_process_build(tmp_path: Path, monkeypatch, docs_site: Path):
+    monkeypatch.setenv("COMMONPLACE_WORKERS", "2")
+    result = run(DOCS, tmp_path / "parallel")
+    assert result.extra["workers"] == 2
+    assert site_files(tmp_path / "parallel") == site_files(docs_site)

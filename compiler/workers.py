@@ -1,0 +1,165 @@
+"""Running the per-document stages on every core.
+
+Parsing and rendering are pure Python and CPU bound, so a full build splits the
+documents between forked worker processes. Each worker keeps the parse trees of its
+own documents between the two rounds (parse, then render once links are resolved),
+so trees are never pickled; only light `Document`s and page names cross the pipe.
+Small corpora and platforms without `fork` use the same functions in-process.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import os
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .model import Document, Warning_
+from .scan import SourceFile
+
+PARALLEL_MIN_DOCS = 400
+
+
+@dataclass
+class Rendered:
+    path: str
+    url: str
+    written: bool
+    excerpt: str
+
+
+ParseFn = Callable[[SourceFile], tuple[Document | None, list[Warning_]]]
+RenderFn = Callable[[Any, Document], Rendered]
+
+
+def worker_count(n_docs: int) -> int:
+    """Workers for a full build; COMMONPLACE_WORKERS overrides (tests, benchmarks)."""
+    if "fork" not in mp.get_all_start_methods():
+        return 1
+    forced = os.environ.get("COMMONPLACE_WORKERS", "")
+    if forced.isdigit() and int(forced) > 0:
+        return int(forced)
+    if n_docs < PARALLEL_MIN_DOCS:
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)), 8))
+
+
+def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
+    gc.disable()  # see build.gc_paused
+    docs: list[Document] = []
+    try:
+        while True:
+            cmd, arg = conn.recv()
+            if cmd == "parse":
+                out = []
+                for sf in arg:
+                    doc, warnings = parse_fn(sf)
+                    if doc is not None:
+                        docs.append(doc)
+                        out.append((_light(doc), warnings))
+                    else:
+                        out.append((None, warnings))
+                conn.send(("ok", out))
+            elif cmd == "render":
+                ctx, resolved_links = arg
+                results = []
+                for d in docs:
+                    d.links = resolved_links[d.path]  # resolution happened in the parent
+                    results.append(render_fn(ctx, d))
+                conn.send(("ok", results))
+            else:
+                conn.send(("ok", None))
+                return
+    except BaseException:  # report, so the parent can fail loudly instead of hanging
+        conn.send(("error", traceback.format_exc()))
+
+
+def _light(doc: Document) -> Document:
+    """The document without its parse tree, for sending to the parent."""
+    light = Document(**{k: v for k, v in doc.__dict__.items() if k not in ("tokens", "md_env")})
+    return light
+
+
+class InProcess:
+    """The same interface as `Pool`, run in this process (small corpora)."""
+
+    def __init__(self, parse_fn: ParseFn, render_fn: RenderFn):
+        self.parse_fn, self.render_fn = parse_fn, render_fn
+
+    def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:
+        return [self.parse_fn(sf) for sf in files]
+
+    def render(self, ctx: Any, docs: list[Document]) -> list[Rendered]:
+        return [self.render_fn(ctx, d) for d in docs]
+
+    def __enter__(self) -> "InProcess":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+class Pool:
+    """N forked workers; each owns the documents it parsed."""
+
+    def __init__(self, n: int, parse_fn: ParseFn, render_fn: RenderFn):
+        ctx = mp.get_context("fork")
+        self.conns = []
+        self.procs = []
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, parse_fn, render_fn), daemon=True)
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def _round(self, payloads: list[tuple[str, Any]]) -> list[Any]:
+        for conn, payload in zip(self.conns, payloads):
+            conn.send(payload)
+        results = []
+        for conn in self.conns:
+            try:
+                status, value = conn.recv()
+            except EOFError:
+                raise WorkerError("a build worker died (out of memory or killed)") from None
+            if status != "ok":
+                raise WorkerError(f"a build worker failed:\n{value}")
+            results.append(value)
+        return results
+
+    def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:
+        n = len(self.conns)
+        # Interleave so each worker gets a similar mix of folders (sizes differ by folder).
+        parts = self._round([("parse", files[i::n]) for i in range(n)])
+        self.owned = [[doc.path for doc, _ in part if doc is not None] for part in parts]
+        return [item for part in parts for item in part]
+
+    def render(self, ctx: Any, docs: list[Document]) -> list[Rendered]:
+        links = {d.path: d.links for d in docs}
+        payloads = [("render", (ctx, {p: links[p] for p in owned})) for owned in self.owned]
+        return [r for part in self._round(payloads) for r in part]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("stop", None))
+                conn.recv()
+            except (OSError, EOFError):
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
