@@ -119,9 +119,24 @@ class Commonplace:
             if proc.returncode != 0 and not (proc.returncode == 1 and report is not None):
                 tail = "\n".join(err.strip().splitlines()[-15:])
                 raise BenchError(f"`{' '.join(cmd)}` failed with exit code {proc.returncode}:\n{tail}")
-            scalars = {k: v for k, v in (report or {}).items()
-                       if isinstance(v, (int, float, str, bool)) or v is None} if isinstance(report, dict) else {}
-            return secs, proc.returncode, scalars
+            return secs, proc.returncode, _summary(report)
+
+
+def _is_scalar(v: object) -> bool:
+    return v is None or isinstance(v, (int, float, str, bool))
+
+
+def _summary(report: object) -> dict:
+    """Scalar fields of the build's JSON report, plus flat dicts of scalars (e.g. `stages`)."""
+    if not isinstance(report, dict):
+        return {}
+    out = {}
+    for k, v in report.items():
+        if _is_scalar(v):
+            out[k] = v
+        elif isinstance(v, dict) and v and all(_is_scalar(x) for x in v.values()):
+            out[k] = v
+    return out
 
 
 def _parse_report(stdout: str) -> dict | list | None:
@@ -207,6 +222,14 @@ def render_table(result: dict) -> str:
     full = next((r for r in rows if r.label == "full"), None)
     if full is not None and full.commonplace_seconds is not None:
         out += ["", f"{full.n:,}-document build: {full.commonplace_seconds:.2f} s ({full.docs_per_second:,.0f} docs/s)"]
+    stage_lines = []
+    for r in rows:
+        stages = r.build_report.get("stages") if isinstance(r.build_report, dict) else None
+        if isinstance(stages, dict) and stages:
+            parts = ", ".join(f"{k} {v:.2f}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in stages.items())
+            stage_lines.append(f"  {r.label} ({r.n:,}): {parts}")
+    if stage_lines:
+        out += ["", "build stages reported by commonplace (seconds):", *stage_lines]
     return "\n".join(out)
 
 
@@ -224,7 +247,9 @@ def run(args: argparse.Namespace) -> dict:
         log("mkdocs is not installed; skipping the mkdocs comparison (pip install '.[bench]')")
     else:
         mk_status = f"mkdocs {mk_ver} (theme mkdocs, plugins: search)"
-    use_mkdocs = not args.no_mkdocs and mk_ver is not None
+    use_mkdocs = not args.no_mkdocs and mk_ver is not None and args.compare_n > 0
+    if mk_ver is not None and not args.no_mkdocs and args.compare_n == 0:
+        mk_status = "not run (--compare-n 0)"
 
     if args.workdir:
         base = Path(args.workdir).resolve()
