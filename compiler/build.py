@@ -14,17 +14,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
-import jinja2
-
-from . import emit
+from . import manifest
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_
-from .output import check_out_dir, mark_output, write_file, write_site
-from .parse import SkipFile, parse
-from .render import plain_text, render_document
+from .output import check_out_dir, existing_files, mark_output, remove_unlisted
+from .parse import content_hash
 from .scan import SourceFile, scan
-from .site import Site, SiteContext
-from .workers import InProcess, Pool, Rendered, worker_count
+from .stages import parse_file
+from .state import SiteState, StaleState
 
 T = TypeVar("T")
 
@@ -38,11 +35,14 @@ class BuildOptions:
     site_url: str = ""
     name: str | None = None
     progress: bool = False  # show a progress bar (only on a terminal)
+    clean: bool = False  # ignore the manifest: rebuild everything
 
 
 @dataclass
 class BuildResult:
     documents: int = 0
+    documents_changed: int = 0
+    documents_removed: int = 0
     pages_written: int = 0
     pages_unchanged: int = 0
     files_removed: int = 0
@@ -85,16 +85,6 @@ def _progress(items: list[T], label: str, enabled: bool) -> Iterator[T]:
         yield from bar
 
 
-def parse_file(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
-    """Read and parse one file; a file that cannot be a document becomes a warning."""
-    try:
-        return parse(f.path, f.abspath.read_bytes())
-    except SkipFile as exc:
-        return None, [Warning_(f.path, str(exc), code="skipped")]
-    except OSError as exc:
-        return None, [Warning_(f.path, f"cannot read: {exc.strerror or exc}", code="unreadable")]
-
-
 def make_corpus(root: Path, parsed: Iterable[tuple[Document | None, list[Warning_]]],
                 warnings: list[Warning_]) -> Corpus:
     """Collect parsed documents and resolve every link against the whole corpus."""
@@ -112,27 +102,6 @@ def load_corpus(root: Path, out: Path | None = None, progress: bool = False) -> 
     """Scan, parse and resolve links. Bad files become warnings, never exceptions."""
     files, warnings = scan(root, out)
     return make_corpus(root, (parse_file(f) for f in _progress(files, "Parsing", progress)), warnings)
-
-
-@dataclass
-class PageContext:
-    site: SiteContext
-    out: Path
-
-
-_ENV: jinja2.Environment | None = None
-
-
-def render_page(ctx: PageContext, d: Document) -> Rendered:
-    """Render one document's body and page and write it if its bytes changed."""
-    global _ENV
-    if _ENV is None:
-        _ENV = emit.make_env()
-    d.html = render_document(d, ctx.site.resolver, ctx.site.titles)
-    d.tokens = d.md_env = None  # free the parse tree
-    d.excerpt = plain_text(d.html, 600)
-    url, data = emit.document_page(ctx.site, _ENV, d)
-    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt)
 
 
 @contextmanager
@@ -166,41 +135,70 @@ def build(opts: BuildOptions) -> BuildResult:
 def _build(opts: BuildOptions) -> BuildResult:
     t0 = time.perf_counter()
     result = BuildResult()
-    corpus_root = opts.corpus.resolve()
+    root = opts.corpus.resolve()
     out = opts.out.resolve()
-    check_out_dir(corpus_root, out)
+    check_out_dir(root, out)
     out.mkdir(parents=True, exist_ok=True)
     mark_output(out)
+    name = opts.name or root.name
+
+    # Stage: claims (the claim log compiles into canonical pages before the scan).
+    with _timed(result.stages, "claims"):
+        from .claims.stage import run_stage
+
+        claims = run_stage(root)
+        result.extra.update(claims.extra())  # claims_pages_updated, claims_forgotten, ...
 
     with _timed(result.stages, "scan"):
-        files, warnings = scan(corpus_root, out)
-    n_workers = worker_count(len(files))
-    runner = Pool(n_workers, parse_file, render_page) if n_workers > 1 else InProcess(parse_file, render_page)
-    with runner:
-        with _timed(result.stages, "parse"):
-            parsed = runner.parse(list(_progress(files, "Parsing", opts.progress and n_workers == 1)))
-        with _timed(result.stages, "links"):
-            corpus = make_corpus(corpus_root, parsed, warnings)
-            site = Site.build(corpus.docs, corpus.resolver, corpus.graph, opts.name or corpus_root.name, opts.site_url)
-        with _timed(result.stages, "render"):
-            rendered = runner.render(PageContext(site.context(), out), site.docs)
-    by_path = {d.path: d for d in site.docs}
-    for r in rendered:
-        by_path[r.path].excerpt = r.excerpt
-    written = sum(1 for r in rendered if r.written)
-    keep = {r.url for r in rendered}
+        files, scan_warnings = scan(root, out)
+        fp = manifest.fingerprint(name, opts.site_url, out)
+        state = None if opts.clean else manifest.load(root, out, name, opts.site_url, fp)
+        if state is not None and not state.outputs <= existing_files(out):
+            state = None  # someone deleted part of the site: rebuild it whole
+        if state is None:
+            state = SiteState(root, out, name, opts.site_url)
+        upserts, deletes = _changes(state, files)
+    with _timed(result.stages, "update"):
+        try:
+            stats = state.update(upserts, deletes)
+        except StaleState:
+            # A file changed under us; start over from a clean state (rare).
+            state = SiteState(root, out, name, opts.site_url)
+            files, scan_warnings = scan(root, out)
+            stats = state.update(files, [])
+    with _timed(result.stages, "manifest"):
+        manifest.save(state, fp)
+        # Files someone else left in the output folder go, as a clean build would do.
+        result.files_removed = remove_unlisted(out, state.outputs)
 
-    with _timed(result.stages, "emit"):
-        outputs = {url: data for url, data in emit.site_pages(site, emit.make_env()) if url not in keep}
-    with _timed(result.stages, "write"):
-        stats = write_site(out, outputs, keep=keep)
+    # Stage: index (search indexes for the documents that changed).
 
-    result.documents = len(corpus.docs)
-    result.pages_written = stats.written + written
-    result.pages_unchanged = stats.unchanged + len(rendered) - written
-    result.files_removed = stats.removed
-    result.broken_links = sum(1 for d in corpus.docs for l in d.links if l.broken)
-    result.warnings = corpus.warnings
-    result.extra["workers"] = n_workers
+    result.documents = len(state.docs)
+    result.documents_changed = len(stats.changed)
+    result.documents_removed = len(stats.removed)
+    result.pages_written = stats.pages_written
+    result.pages_unchanged = stats.pages_unchanged
+    result.files_removed += stats.files_removed
+    result.broken_links = state.broken_links
+    result.warnings = claims.warnings + scan_warnings + state.warnings
+    result.extra["workers"] = stats.workers
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _changes(state: SiteState, files: list[SourceFile]) -> tuple[list[SourceFile], list[str]]:
+    """Files whose bytes differ from what the state holds, and documents that vanished."""
+    if not state.docs:
+        return files, []
+    upserts = []
+    for f in files:
+        known = state.docs.get(f.path)
+        try:
+            data = f.abspath.read_bytes()
+        except OSError:
+            upserts.append(f)  # parse_file reports why
+            continue
+        if known is None or known.hash != content_hash(data):
+            upserts.append(f)
+    present = {f.path for f in files}
+    return upserts, sorted(p for p in state.docs if p not in present)

@@ -89,16 +89,21 @@ def init(directory: Path | None, corpus_opt: Path | None) -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 when there are warnings or broken links.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-embed", is_flag=True, help="Skip embeddings: build the BM25 index only.")
+@click.option("--clean", is_flag=True, help="Ignore what the last build left: rebuild everything.")
 @click.option("--site-url", default="", help="Absolute URL the site is published at (for sitemap and feed).")
 def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: bool, as_json: bool,
-          no_embed: bool, site_url: str) -> None:
-    """Build the static wiki (and search indexes) from CORPUS."""
+          no_embed: bool, clean: bool, site_url: str) -> None:
+    """Build the static wiki (and search indexes) from CORPUS.
+
+    Incremental by default: only documents whose bytes changed since the last build,
+    and the pages that show them, are redone. The result equals a clean build.
+    """
     from .build import BuildOptions, build as run_build
     from .output import OutputError
 
     root = pick_corpus(corpus_arg, corpus_opt)
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
-                        progress=not as_json)
+                        progress=not as_json, clean=clean)
     try:
         result = run_build(opts)
     except OutputError as exc:
@@ -111,7 +116,8 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
         if len(result.warnings) > 50:
             click.echo(f"warning: ... and {len(result.warnings) - 50} more (see commonplace lint)", err=True)
         click.echo(
-            f"Built {result.documents} documents in {result.seconds:.2f}s: "
+            f"Built {result.documents} documents ({result.documents_changed} changed, "
+            f"{result.documents_removed} removed) in {result.seconds:.2f}s: "
             f"{result.pages_written} files written, {result.pages_unchanged} unchanged, "
             f"{result.files_removed} removed."
         )
@@ -159,7 +165,9 @@ def _register_optional_commands() -> None:
 
 
 # (module, command objects): each module keeps its heavy imports inside the commands.
-_COMMAND_MODULES: list[tuple[str, list[str]]] = []
+_COMMAND_MODULES: list[tuple[str, list[str]]] = [
+    ("claims_cli", ["claim"]),
+]
 
 _register_optional_commands()
 

@@ -7,6 +7,7 @@ writes only the files whose bytes changed. Output never depends on the clock.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Iterator
 from xml.sax.saxutils import escape as xml_escape
 
@@ -57,11 +58,11 @@ def crumbs(folder: str) -> list[dict]:
 
 def document_page(site: SiteContext, env: jinja2.Environment, d: Document) -> Output:
     url = d.url
-    sup = d.frontmatter.get("superseded_by")
     superseded = None
-    if isinstance(sup, str) and sup.strip():
-        res = site.resolver.resolve_wiki(sup.strip().strip("[]"), d.path)
-        superseded = {"label": site.title_of(res.path) if res.path else sup, "url": page_url(res.path) if res.path else None}
+    for link in d.links:
+        if link.kind == "meta":
+            superseded = {"label": site.title_of(link.resolved) if link.resolved else link.target,
+                          "url": page_url(link.resolved) if link.resolved else None}
     html = env.get_template("page.html").render(
         **_common(site, url),
         title=d.title,
@@ -102,20 +103,22 @@ def _by_title(docs: list[Document]) -> list[Document]:
     return sorted(docs, key=lambda d: (d.title.lower(), d.path))
 
 
-def type_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+def type_pages(site: Site, env: jinja2.Environment, only: set[str] | None = None) -> Iterator[Output]:
     for t, docs in site.by_type.items():
-        yield _list_page(site, env, type_url(t), type_label(t), _by_title(docs))
+        if only is None or t in only:
+            yield _list_page(site, env, type_url(t), type_label(t), _by_title(docs))
 
 
-def tag_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+def tag_pages(site: Site, env: jinja2.Environment, only: set[str] | None = None) -> Iterator[Output]:
     url = "_/tags/index.html"
     tags = [{"label": t, "url": tag_url(t), "count": len(ds)} for t, ds in site.by_tag.items()]
     yield url, env.get_template("tags.html").render(**_common(site, url), title="Tags", tags=tags).encode("utf-8")
     for t, docs in site.by_tag.items():
-        yield _list_page(site, env, tag_url(t), f"#{t}", _by_title(docs))
+        if only is None or t in only:
+            yield _list_page(site, env, tag_url(t), f"#{t}", _by_title(docs))
 
 
-def folder_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
+def folder_pages(site: Site, env: jinja2.Environment, only: set[str] | None = None) -> Iterator[Output]:
     folders = site.all_folders()
     counts: dict[str, int] = {f: 0 for f in folders}
     for f, docs in site.by_folder.items():
@@ -123,6 +126,8 @@ def folder_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
         for i in range(len(parts) + 1):
             counts["/".join(parts[:i])] += len(docs)
     for f in folders:
+        if only is not None and f not in only:
+            continue
         depth = 0 if not f else f.count("/") + 1
         subs = [s for s in folders if s and s.count("/") + 1 == depth + 1 and (not f or s.startswith(f + "/"))]
         yield _list_page(
@@ -230,18 +235,56 @@ def static_assets() -> Iterator[Output]:
             yield f"_/static/{f.name}", f.read_bytes()
 
 
-def site_pages(site: Site, env: jinja2.Environment) -> Iterator[Output]:
-    """Every output except the per-document pages."""
-    yield home_page(site, env)
-    yield from type_pages(site, env)
-    yield from tag_pages(site, env)
-    yield from folder_pages(site, env)
-    yield recent_page(site, env)
-    yield broken_page(site, env)
-    yield search_page(site, env)
-    yield not_found_page(site, env)
-    yield graph_json(site)
-    yield search_data(site)
-    yield sitemap(site)
-    yield feed(site)
-    yield from static_assets()
+@dataclass
+class Selection:
+    """Which generated pages to emit; None everywhere means all of them."""
+
+    emitters: set[str] | None = None  # names from deps.EMITTER_FACETS; None = all + fixed pages
+    types: set[str] | None = None
+    tags: set[str] | None = None
+    folders: set[str] | None = None
+
+
+def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None) -> Iterator[Output]:
+    """The generated pages (everything but document pages) that `sel` asks for."""
+    sel = sel or Selection()
+    run = sel.emitters
+
+    def want(name: str) -> bool:
+        return run is None or name in run
+
+    if want("home"):
+        yield home_page(site, env)
+    if want("types"):
+        yield from type_pages(site, env, sel.types)
+    if want("tags"):
+        yield from tag_pages(site, env, sel.tags)
+    if want("folders"):
+        yield from folder_pages(site, env, sel.folders)
+    if want("recent"):
+        yield recent_page(site, env)
+    if want("broken"):
+        yield broken_page(site, env)
+    if want("graph"):
+        yield graph_json(site)
+    if want("search_data"):
+        yield search_data(site)
+    if want("sitemap"):
+        yield sitemap(site)
+    if want("feed"):
+        yield feed(site)
+    if run is None:  # pages that only change with the navigation or the templates
+        yield search_page(site, env)
+        yield not_found_page(site, env)
+        yield from static_assets()
+
+
+def site_urls(site: Site) -> set[str]:
+    """Every generated page's path, without rendering any of them."""
+    urls = {"index.html", "_/recent/index.html", "_/broken/index.html", "_/search/index.html", "404.html",
+            "graph.json", "_/search-data.js", "sitemap.xml", "feed.xml", "_/tags/index.html"}
+    urls |= {type_url(t) for t in site.by_type}
+    urls |= {tag_url(t) for t in site.by_tag}
+    urls |= {folder_url(f) for f in site.all_folders()}
+    urls |= {f"_/static/{f.name}" for f in STATIC_DIR.iterdir() if f.is_file() and not f.name.startswith(".")}
+    return urls

@@ -7,6 +7,7 @@ and a name that matches several documents is ambiguous (reported, never guessed)
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections import defaultdict
@@ -132,20 +133,41 @@ def resolve_all(docs: list[Document], resolver: Resolver) -> None:
             link.candidates = res.candidates
 
 
+def outgoing_targets(d: Document) -> list[str]:
+    """Resolved targets of a document's links: unique, in order, no self-links."""
+    seen: list[str] = []
+    for link in d.links:
+        if link.resolved and link.resolved != d.path and link.resolved not in seen:
+            seen.append(link.resolved)
+    return seen
+
+
 @dataclass
 class LinkGraph:
     outgoing: dict[str, list[str]]  # path -> resolved targets (unique, in order)
     backlinks: dict[str, list[str]]  # path -> sources (sorted)
 
     @classmethod
-    def build(cls, docs: list[Document]) -> "LinkGraph":
-        out: dict[str, list[str]] = {}
-        back: dict[str, set[str]] = defaultdict(set)
+    def build(cls, docs: Iterable[Document]) -> "LinkGraph":
+        graph = cls({}, {})
         for d in docs:
-            seen: list[str] = []
-            for link in d.links:
-                if link.resolved and link.resolved != d.path and link.resolved not in seen:
-                    seen.append(link.resolved)
-                    back[link.resolved].add(d.path)
-            out[d.path] = seen
-        return cls(out, {k: sorted(v) for k, v in back.items()})
+            graph.set_outgoing(d.path, d)
+        return graph
+
+    def set_outgoing(self, path: str, doc: Document | None) -> tuple[set[str], set[str]]:
+        """Replace one document's edges; returns (old targets, new targets)."""
+        old = set(self.outgoing.pop(path, ()))
+        targets = outgoing_targets(doc) if doc is not None else []
+        if doc is not None:
+            self.outgoing[path] = targets
+        new = set(targets)
+        for t in old - new:
+            sources = self.backlinks.get(t, [])
+            if path in sources:
+                sources.remove(path)
+            if not sources:
+                self.backlinks.pop(t, None)
+        for t in new - old:
+            sources = self.backlinks.setdefault(t, [])
+            bisect.insort(sources, path)
+        return old, new

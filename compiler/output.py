@@ -82,6 +82,15 @@ def write_site(out: Path, outputs: dict[str, bytes], keep: set[str] = frozenset(
     return stats
 
 
+def existing_files(out: Path) -> set[str]:
+    found: set[str] = set()
+    for dirpath, _, filenames in os.walk(out):
+        base = Path(dirpath).relative_to(out).as_posix()
+        prefix = "" if base == "." else base + "/"
+        found.update(prefix + name for name in filenames)
+    return found
+
+
 def remove_unlisted(out: Path, keep: set[str]) -> int:
     removed = 0
     for dirpath, dirnames, filenames in os.walk(out, topdown=False):
@@ -98,4 +107,24 @@ def remove_unlisted(out: Path, keep: set[str]) -> int:
                 here.rmdir()  # only succeeds when empty
             except OSError:
                 pass
+    return removed
+
+
+def remove_files(out: Path, rels: set[str]) -> int:
+    """Delete these site files (and folders left empty); returns how many existed."""
+    removed = 0
+    for rel in sorted(rels):
+        path = out / rel
+        try:
+            path.unlink()
+            removed += 1
+        except FileNotFoundError:
+            continue
+        parent = path.parent
+        while parent != out:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
     return removed

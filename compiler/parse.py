@@ -13,8 +13,8 @@ from typing import Any
 
 from . import frontmatter as fm
 from .links import extract_links
-from .markdown import parse_tokens
-from .model import STATUSES, Document, Warning_, type_for_path
+from .markdown import parse_tokens, split_wikilink
+from .model import STATUSES, Document, Link, Warning_, type_for_path
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _DAILY = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -138,6 +138,11 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
     )
     tokens, env = parse_tokens(body)
     doc.links = extract_links(tokens, body_line)
+    sup = meta.get("superseded_by")
+    if isinstance(sup, str) and sup.strip():
+        # A supersession is a link: resolved, graphed and linted like any other.
+        target, heading, label = split_wikilink(sup.strip().removeprefix("[[").removesuffix("]]"))
+        doc.links.insert(0, Link(target, label, heading, 1, "meta"))
     doc.headings = headings(tokens)
     doc.tokens, doc.md_env = tokens, env
     return doc, warnings

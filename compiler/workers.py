@@ -48,7 +48,7 @@ def worker_count(n_docs: int) -> int:
 
 def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
     gc.disable()  # see build.gc_paused
-    docs: list[Document] = []
+    held: dict[str, Document] = {}  # parsed documents, with their parse trees
     try:
         while True:
             cmd, arg = conn.recv()
@@ -57,16 +57,17 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
                 for sf in arg:
                     doc, warnings = parse_fn(sf)
                     if doc is not None:
-                        docs.append(doc)
+                        held[doc.path] = doc
                         out.append((_light(doc), warnings))
                     else:
                         out.append((None, warnings))
                 conn.send(("ok", out))
             elif cmd == "render":
-                ctx, resolved_links = arg
+                ctx, jobs = arg
                 results = []
-                for d in docs:
-                    d.links = resolved_links[d.path]  # resolution happened in the parent
+                for path, links in jobs:
+                    d = held.pop(path)
+                    d.links = links  # resolution happened in the parent
                     results.append(render_fn(ctx, d))
                 conn.send(("ok", results))
             else:
@@ -84,6 +85,8 @@ def _light(doc: Document) -> Document:
 
 class InProcess:
     """The same interface as `Pool`, run in this process (small corpora)."""
+
+    n = 1
 
     def __init__(self, parse_fn: ParseFn, render_fn: RenderFn):
         self.parse_fn, self.render_fn = parse_fn, render_fn
@@ -110,6 +113,8 @@ class Pool:
 
     def __init__(self, n: int, parse_fn: ParseFn, render_fn: RenderFn):
         ctx = mp.get_context("fork")
+        self.n = n
+        self.owner: dict[str, int] = {}  # document path -> worker holding its parse tree
         self.conns = []
         self.procs = []
         for _ in range(n):
@@ -138,13 +143,19 @@ class Pool:
         n = len(self.conns)
         # Interleave so each worker gets a similar mix of folders (sizes differ by folder).
         parts = self._round([("parse", files[i::n]) for i in range(n)])
-        self.owned = [[doc.path for doc, _ in part if doc is not None] for part in parts]
-        return [item for part in parts for item in part]
+        results: list[Any] = [None] * len(files)
+        for w, part in enumerate(parts):
+            for j, item in enumerate(part):
+                results[w + j * n] = item
+                if item[0] is not None:
+                    self.owner[item[0].path] = w
+        return results
 
     def render(self, ctx: Any, docs: list[Document]) -> list[Rendered]:
-        links = {d.path: d.links for d in docs}
-        payloads = [("render", (ctx, {p: links[p] for p in owned})) for owned in self.owned]
-        return [r for part in self._round(payloads) for r in part]
+        jobs: list[list[tuple[str, Any]]] = [[] for _ in self.conns]
+        for d in docs:
+            jobs[self.owner.pop(d.path)].append((d.path, d.links))
+        return [r for part in self._round([("render", (ctx, j)) for j in jobs]) for r in part]
 
     def close(self) -> None:
         for conn in self.conns:

@@ -61,9 +61,11 @@ def test_build_is_byte_identical_across_runs(tmp_path: Path, docs_site: Path):
 def test_rebuild_into_same_folder_writes_nothing(tmp_path: Path):
     out = tmp_path / "out"
     first = run(DOCS, out)
-    second = run(DOCS, out)
+    second = run(DOCS, out)  # incremental: nothing changed, nothing redone
     assert first.pages_written > 0 and second.pages_written == 0
-    assert second.pages_unchanged == first.pages_written
+    assert second.documents_changed == 0 and second.pages_unchanged == 0
+    clean = run(DOCS, out, clean=True)  # clean: everything redone, same bytes
+    assert clean.pages_written == 0 and clean.pages_unchanged == first.pages_written
 
 
 def test_deleted_document_page_is_removed_on_rebuild(write_corpus, tmp_path: Path):

@@ -1,0 +1,60 @@
+"""What depends on what: the facts about a document that other outputs show.
+
+Each document is summarised as *facets* (title, type, tags, links, ...). After an
+update, the facets that changed decide which pages must be re-emitted: a body edit
+touches the document's own page and the search data; a title change also touches
+every page that shows that title; a new type touches the navigation of every page.
+Getting these rules wrong shows up as an incremental build that differs from a clean
+one, which the property tests check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import Document
+
+FACETS = ("content", "title", "type", "status", "date", "tags", "meta", "links", "headings", "excerpt", "folder")
+
+# Site emitter -> the facets it shows. "exists" (a document appeared or vanished)
+# triggers every emitter.
+EMITTER_FACETS: dict[str, set[str]] = {
+    "home": {"title", "type", "date", "meta"},
+    "types": {"title", "type", "status", "date"},
+    "tags": {"title", "tags", "status", "date"},
+    "folders": {"title", "status", "date", "folder"},
+    "recent": {"title", "status", "date"},
+    "broken": {"links"},
+    "graph": {"title", "type", "tags", "links"},
+    "search_data": {"title", "type", "tags", "headings", "excerpt"},
+    "sitemap": {"date"},
+    "feed": {"title", "date", "excerpt"},
+}
+
+
+def facets(d: Document) -> dict[str, Any]:
+    return {
+        "content": d.hash,
+        "title": d.title,
+        "type": d.type,
+        "status": d.status,
+        "date": d.sort_date,
+        "tags": list(d.tags),
+        "meta": [bool(d.frontmatter.get("pinned") is True), d.canonical],
+        "links": [[l.target, l.heading, l.line, l.kind, l.resolved, list(l.candidates)] for l in d.links],
+        "headings": [list(h) for h in d.headings],
+        "excerpt": d.excerpt,
+        "folder": d.folder,
+    }
+
+
+def changed_facets(old: dict[str, Any] | None, new: dict[str, Any] | None) -> set[str]:
+    if old is None or new is None:
+        return set(FACETS) | {"exists"} if (old is None) != (new is None) else set()
+    return {k for k in FACETS if old.get(k) != new.get(k)}
+
+
+def emitters_to_run(changed: set[str]) -> set[str]:
+    if "exists" in changed:
+        return set(EMITTER_FACETS)
+    return {name for name, needs in EMITTER_FACETS.items() if needs & changed}

@@ -1,0 +1,93 @@
+"""The build manifest: what the last build saw and wrote, so the next one redoes only
+what changed. It is a cache: deleting it (or `--clean`) only costs a full build.
+
+Stored as JSON in `.commonplace/manifest.json`, written atomically (temp file, fsync,
+rename), so a build killed at any point leaves the previous manifest intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..templates import TEMPLATE_DIR
+from . import __version__
+from .deps import facets
+from .links import LinkGraph, Resolver
+from .model import STATE_DIR, Document, Link, Warning_
+from .state import SiteState
+
+FORMAT = 1
+_SKIP = {"text", "body", "html", "tokens", "md_env", "links"}
+
+
+def manifest_path(root: Path, out: Path) -> Path:
+    """One manifest per output folder, so building to two places never thrashes."""
+    key = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
+    return root / STATE_DIR / "builds" / key / "manifest.json"
+
+
+def fingerprint(name: str, site_url: str, out: Path) -> str:
+    """Anything that changes every page: code version, templates, site name and URL."""
+    h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{name}\0{site_url}\0{out}".encode())
+    for f in sorted(TEMPLATE_DIR.rglob("*")):
+        if f.is_file() and f.suffix in {".html", ".css", ".js", ".xml"}:
+            h.update(f.relative_to(TEMPLATE_DIR).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _doc_to_json(d: Document) -> dict[str, Any]:
+    data = {k: v for k, v in d.__dict__.items() if k not in _SKIP}
+    data["links"] = [[l.target, l.label, l.heading, l.line, l.kind, l.resolved, list(l.candidates)] for l in d.links]
+    return data
+
+
+def _doc_from_json(data: dict[str, Any]) -> Document:
+    links = [Link(t, lab, h, line, kind, res, tuple(c)) for t, lab, h, line, kind, res, c in data.pop("links")]
+    data["headings"] = [tuple(h) for h in data["headings"]]
+    return Document(text="", body="", links=links, **data)
+
+
+def save(state: SiteState, fp: str) -> None:
+    path = manifest_path(state.root, state.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT,
+        "fingerprint": fp,
+        "docs": [_doc_to_json(state.docs[p]) for p in sorted(state.docs)],
+        "warnings": {p: [w.as_dict() for w in ws] for p, ws in sorted(state.doc_warnings.items()) if ws},
+        "outputs": sorted(state.outputs),
+    }
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, ensure_ascii=False, separators=(",", ":"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def load(root: Path, out: Path, name: str, site_url: str, fp: str) -> SiteState | None:
+    """The state the last build left, or None when there is none we can trust."""
+    path = manifest_path(root, out)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            payload = json.load(fh)
+        if payload.get("format") != FORMAT or payload.get("fingerprint") != fp:
+            return None
+        state = SiteState(root, out, name, site_url)
+        for item in payload["docs"]:
+            doc = _doc_from_json(item)
+            state._put(doc)
+        for p, ws in payload["warnings"].items():
+            state.doc_warnings[p] = [Warning_(w["path"], w["message"], w.get("line"), w.get("code", "warning")) for w in ws]
+        state.outputs = set(payload["outputs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing or damaged: a full build recreates it
+    state.resolver = Resolver.build(state.docs.values())
+    state.graph = LinkGraph.build(state.docs.values())
+    state.facets = {p: facets(d) for p, d in state.docs.items()}
+    state.types = sorted({d.type for d in state.docs.values()})
+    return state

@@ -1,0 +1,52 @@
+"""The per-document stages, as plain functions a worker process can run.
+
+`parse_file`: read + parse one file (stage 2); `render_page`: render its body with
+resolved links and write its page (stages 5 and 6 for one document).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import emit
+from .model import Document, Warning_
+from .output import write_file
+from .parse import SkipFile, parse
+from .render import plain_text, render_document
+from .scan import SourceFile
+from .site import SiteContext
+from .workers import Rendered
+
+
+def parse_file(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
+    """Read and parse one file; a file that cannot be a document becomes a warning."""
+    try:
+        return parse(f.path, f.abspath.read_bytes())
+    except SkipFile as exc:
+        return None, [Warning_(f.path, str(exc), code="skipped")]
+    except OSError as exc:
+        return None, [Warning_(f.path, f"cannot read: {exc.strerror or exc}", code="unreadable")]
+
+
+@dataclass
+class PageContext:
+    site: SiteContext
+    out: Path
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def render_page(ctx: PageContext, d: Document) -> Rendered:
+    """Render one document's body and page, and write the page if its bytes changed."""
+    global _ENV
+    if _ENV is None:
+        _ENV = emit.make_env()
+    d.html = render_document(d, ctx.site.resolver, ctx.site.titles)
+    d.tokens = d.md_env = None  # free the parse tree
+    d.excerpt = plain_text(d.html, 600)
+    url, data = emit.document_page(ctx.site, _ENV, d)
+    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt)

@@ -1,0 +1,237 @@
+"""The site as a whole, kept up to date one change at a time.
+
+`SiteState` holds every document (without its parse tree), the link resolver and
+graph, each document's facets and the set of files the site consists of. `update()`
+takes files that changed or vanished and re-emits exactly the pages that depend on
+them (see `deps`). A clean build is the same update applied to an empty state, so
+both paths run the same code and must produce the same bytes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import emit
+from .stages import PageContext, parse_file, render_page
+from .deps import changed_facets, emitters_to_run, facets
+from .links import LinkGraph, Resolver
+from .model import Document, Warning_
+from .output import remove_files, remove_unlisted, write_file
+from .scan import SourceFile
+from .site import Site
+from .workers import InProcess, Pool, worker_count
+
+RunnerFactory = Callable[[int], Any]
+
+
+def default_runner(n_docs: int) -> Any:
+    n = worker_count(n_docs)
+    return Pool(n, parse_file, render_page) if n > 1 else InProcess(parse_file, render_page)
+
+
+def _link_keys(target: str) -> set[str]:
+    """Names under which a link could match a document (an over-approximation)."""
+    t = target.strip().lower()
+    base = posixpath.basename(t)
+    return {t.removesuffix(".md"), base.removesuffix(".md")}
+
+
+def _doc_names(d: Document) -> set[str]:
+    names = {d.stem.lower(), d.title.strip().lower(), d.path.lower().removesuffix(".md")}
+    names |= {a.strip().lower() for a in d.aliases}
+    return names
+
+
+@dataclass
+class UpdateStats:
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    pages_rendered: int = 0
+    pages_written: int = 0
+    pages_unchanged: int = 0
+    files_removed: int = 0
+    workers: int = 1
+
+
+class SiteState:
+    def __init__(self, root: Path, out: Path, name: str, site_url: str = ""):
+        self.root, self.out, self.name, self.site_url = root, out, name, site_url
+        self.docs: dict[str, Document] = {}
+        self.doc_warnings: dict[str, list[Warning_]] = {}
+        self.facets: dict[str, dict[str, Any]] = {}
+        self.resolver = Resolver()
+        self.graph = LinkGraph({}, {})
+        self.link_index: dict[str, set[str]] = {}  # link key -> documents with such a link
+        self.types: list[str] = []
+        self.outputs: set[str] = set()
+        self.site: Site | None = None
+
+    # ----- queries -------------------------------------------------------------
+    @property
+    def warnings(self) -> list[Warning_]:
+        return [w for path in sorted(self.doc_warnings) for w in self.doc_warnings[path]]
+
+    @property
+    def broken_links(self) -> int:
+        return sum(1 for d in self.docs.values() for l in d.links if l.broken)
+
+    # ----- the update ------------------------------------------------------------
+    def update(self, upserts: list[SourceFile], deletes: list[str],
+               runner_factory: RunnerFactory = default_runner) -> UpdateStats:
+        stats = UpdateStats()
+        full = was_empty = not self.docs
+        with runner_factory(len(upserts)) as runner:
+            stats.workers = getattr(runner, "n", 1)
+            parsed = runner.parse(upserts)
+            old_docs: dict[str, Document | None] = {}
+            for sf, (doc, warnings) in zip(upserts, parsed):
+                old_docs.setdefault(sf.path, self.docs.get(sf.path))
+                self.doc_warnings[sf.path] = warnings
+                if doc is None:
+                    self._remove(sf.path)
+                else:
+                    self._put(doc)
+            for path in deletes:
+                old_docs.setdefault(path, self.docs.get(path))
+                self.doc_warnings.pop(path, None)
+                self._remove(path)
+            changed = {p for p in old_docs if p in self.docs}
+            removed = {p for p, d in old_docs.items() if d is not None and p not in self.docs}
+            stats.changed, stats.removed = sorted(changed), sorted(removed)
+
+            self.resolver = Resolver.build(self.docs.values())
+            # Which documents' links might resolve differently now?
+            if full:
+                reresolve = set(self.docs)
+            else:
+                names: set[str] = set()
+                for p, old in old_docs.items():
+                    if old is not None:
+                        names |= _doc_names(old)
+                    if p in self.docs:
+                        names |= _doc_names(self.docs[p])
+                reresolve = set(changed)
+                for n in names:
+                    reresolve |= self.link_index.get(n, set())
+                reresolve &= set(self.docs)
+            render: set[str] = set(changed)
+            for p in sorted(reresolve):
+                d = self.docs[p]
+                before = [(l.resolved, l.candidates) for l in d.links]
+                for link in d.links:
+                    res = self.resolver.resolve(link, p)
+                    link.resolved, link.candidates = res.path, res.candidates
+                if before != [(l.resolved, l.candidates) for l in d.links]:
+                    render.add(p)
+            # Graph: outgoing lists of re-resolved and removed documents.
+            for p in sorted(reresolve | removed):
+                old_targets, new_targets = self.graph.set_outgoing(p, self.docs.get(p))
+                for t in old_targets ^ new_targets:
+                    render.add(t)  # its backlinks changed
+            # Title changes show on every page that links to or from the document.
+            for p, old in old_docs.items():
+                new = self.docs.get(p)
+                if old is None or new is None or old.title != new.title:
+                    render |= set(self.graph.backlinks.get(p, ())) | set(self.graph.outgoing.get(p, ()))
+            types = sorted({d.type for d in self.docs.values()})
+            if types != self.types:
+                self.types = types
+                render = set(self.docs)  # the navigation on every page changed
+                full = True
+            render &= set(self.docs)
+
+            self.site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
+            # Pages to re-render whose documents were not parsed in this round.
+            reparse = sorted(render - changed)
+            if reparse:
+                again = runner.parse([SourceFile(p, self.root / p) for p in reparse])
+                for p, (doc, _) in zip(reparse, again):
+                    if doc is None or doc.hash != self.docs[p].hash:
+                        raise StaleState(p)
+                    doc.links = self.docs[p].links
+                    self.docs[p].tokens, self.docs[p].md_env = doc.tokens, doc.md_env
+            ordered = [self.site.by_path[p] for p in sorted(render)]
+            rendered = runner.render(PageContext(self.site.context(), self.out), ordered)
+        stats.pages_rendered = len(rendered)
+        stats.pages_written = sum(1 for r in rendered if r.written)
+        stats.pages_unchanged = len(rendered) - stats.pages_written
+        for r in rendered:
+            self.docs[r.path].excerpt = r.excerpt
+
+        # Which generated pages show something that changed?
+        touched: set[str] = set()
+        sel_types: set[str] = set()
+        sel_tags: set[str] = set()
+        sel_folders: set[str] = set()
+        for p in sorted(render | removed):
+            old_f = self.facets.get(p)
+            new_f = facets(self.docs[p]) if p in self.docs else None
+            diff = changed_facets(old_f, new_f)
+            if not diff:
+                continue
+            touched |= diff
+            for f in (old_f, new_f):
+                if f is None:
+                    continue
+                sel_types.add(f["type"])
+                sel_tags.update(f["tags"])
+                parts = f["folder"].split("/") if f["folder"] else []
+                sel_folders.update("/".join(parts[:i]) for i in range(len(parts) + 1))
+            if new_f is None:
+                self.facets.pop(p, None)
+            else:
+                self.facets[p] = new_f
+        if full:
+            selection = emit.Selection()
+        else:
+            selection = emit.Selection(emitters_to_run(touched), sel_types, sel_tags, sel_folders)
+        outputs: dict[str, bytes] = {}
+        if selection.emitters is None or selection.emitters:
+            doc_urls = {d.url for d in self.site.docs}
+            for url, data in emit.site_pages(self.site, emit.make_env(), selection):
+                if url not in doc_urls:  # a document page always wins its path
+                    outputs[url] = data
+        for url, data in outputs.items():
+            if write_file(self.out / url, data):
+                stats.pages_written += 1
+            else:
+                stats.pages_unchanged += 1
+
+        new_outputs = {d.url for d in self.site.docs} | emit.site_urls(self.site)
+        if was_empty:  # a clean build also clears whatever an older build left behind
+            stats.files_removed = remove_unlisted(self.out, new_outputs)
+        else:
+            stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
+        self.outputs = new_outputs
+        return stats
+
+    # ----- bookkeeping -----------------------------------------------------------
+    def _put(self, doc: Document) -> None:
+        self._unindex_links(doc.path)
+        self.docs[doc.path] = doc
+        for link in doc.links:
+            for key in _link_keys(link.target):
+                self.link_index.setdefault(key, set()).add(doc.path)
+
+    def _remove(self, path: str) -> None:
+        self._unindex_links(path)
+        self.docs.pop(path, None)
+
+    def _unindex_links(self, path: str) -> None:
+        old = self.docs.get(path)
+        if old is None:
+            return
+        for link in old.links:
+            for key in _link_keys(link.target):
+                holders = self.link_index.get(key)
+                if holders:
+                    holders.discard(path)
+                    if not holders:
+                        del self.link_index[key]
+
+
+class StaleState(RuntimeError):
+    """A page's source changed on disk while we re-rendered it; the caller rescans."""
