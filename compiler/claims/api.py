@@ -1,0 +1,600 @@
+"""`ClaimStore`: the one entry point for recording and reading claims.
+
+Used by `commonplace claim ...` and by the server's `/v1/memory-write`. Every mutation
+runs under the corpus claims lock and does, in order: validate the input, resolve the
+subject to one entity, write the evidence artifact (or tombstone), append the events to
+the log, recompile the entity's canonical page. `dry_run=True` does everything in memory
+and returns the page it would write, touching nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import times
+from .canonical import PageChange, compile_page, find_sections, plan_page, read_page, set_frontmatter_fields
+from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry
+from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
+from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
+from .fold import Claim, State, conflict_groups, fold, select_claims
+from .forget import redact_artifacts, remaining, secrets_of
+from .fsutil import atomic_write, corpus_lock, inside
+from .log import KINDS, ClaimLog, Event, actor_label, new_id
+from .text import MAX_RAW_INPUT, MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
+
+CONFIDENCE_WORDS = ("low", "medium", "high")
+_LINES = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")
+
+
+def default_actor() -> str:
+    env = os.environ.get("COMMONPLACE_ACTOR")
+    if env and env.strip():
+        return env
+    try:
+        return getpass.getuser() or "unknown"
+    except Exception:  # no passwd entry (containers)
+        return "unknown"
+
+
+@dataclass
+class WriteResult:
+    """What a mutation did (or, with dry_run, would do)."""
+
+    action: str  # add | replace | retire | invalidate | forget | noop
+    entity: Entity
+    dry_run: bool = False
+    claim_ids: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    evidence_path: str | None = None  # artifact, or the tombstone for forget
+    page: PageChange | None = None
+    created: bool = False  # the entity's page was created
+    contradictions: list[dict[str, Any]] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)  # artifacts the forgotten text was cut from
+    still_present: list[str] = field(default_factory=list)  # markdown that still holds it (hand-written)
+    warnings: list[str] = field(default_factory=list)
+    message: str = ""
+
+    @property
+    def target_path(self) -> str:
+        return self.entity.path
+
+    @property
+    def page_changed(self) -> bool:
+        return bool(self.page and self.page.changed)
+
+    def as_dict(self, preview: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "action": self.action,
+            "entity": self.entity.id,
+            "title": self.entity.title,
+            "target_path": self.target_path,
+            "dry_run": self.dry_run,
+            "created": self.created,
+            "claim_ids": self.claim_ids,
+            "events": self.events,
+            "evidence_path": self.evidence_path,
+            "page_changed": self.page_changed,
+            "page_summary": self.page.summary() if self.page else None,
+            "contradictions": self.contradictions,
+            "redacted": self.redacted,
+            "still_present": self.still_present,
+            "warnings": self.warnings,
+            "message": self.message,
+        }
+        if preview and self.page is not None:
+            d["preview"] = self.page.new.decode("utf-8")
+            d["diff"] = self.page.diff()
+        return d
+
+
+class ClaimStore:
+    """Claims of one corpus.
+
+    `actor` is recorded on every event (and names the log file); `now` replaces the
+    clock (tests); `fsync=False` skips fsync on log appends (bulk imports, tests).
+    """
+
+    def __init__(self, corpus: Path | str, actor: str | None = None, *, fsync: bool = True,
+                 now: Callable[[], dt.datetime] | None = None) -> None:
+        self.root = Path(corpus).resolve()
+        self.actor = actor_label(actor if actor is not None else default_actor())
+        self.log = ClaimLog(self.root, fsync=fsync)
+        self._now = now
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def now(self) -> dt.datetime:
+        return self._now() if self._now else times.utcnow()
+
+    def registry(self) -> Registry:
+        return Registry.load(self.root)
+
+    def load(self, known_at: Any = None) -> State:
+        """Fold the whole log (optionally only events recorded by `known_at`)."""
+        read = self.log.read()
+        state = fold(read.events, _instant(known_at, "known_at") if known_at is not None else None)
+        state.warnings = read.warnings + state.warnings
+        return state
+
+    def resolve(self, subject: str, *, create: bool = False) -> Entity:
+        """The entity `subject` names. Unknown `project:`/`concept:`/`decision:` subjects
+        (and `person:`/`core:` with create=True) come back with `exists=False`."""
+        return self._resolve(self.registry(), subject, create)
+
+    def current(self, subject: str | None = None) -> list[dict[str, Any]]:
+        return self.as_of(subject, self.now())
+
+    def as_of(self, subject: str | None, when: Any, known_at: Any = None) -> list[dict[str, Any]]:
+        """Claims holding at `when` (date: end of that day), as dicts, oldest first."""
+        t = _instant(when, "as_of")
+        state = self.load(known_at)
+        eid = self._entity_id(subject)
+        return [c.as_dict(t, version=v) for c, v in state.at(eid, t)]
+
+    def history(self, subject: str | None = None, claim: str | None = None,
+                include_forgotten: bool = False) -> list[dict[str, Any]]:
+        """Every claim (any state) with its versions and events. Forgotten text is
+        shown as null unless `include_forgotten` (the log keeps it for audits)."""
+        state = self.load()
+        eid = self._entity_id(subject)
+        claims = state.for_entity(eid) if eid else sorted(state.claims.values(), key=lambda c: (c.entity, c.created_at))
+        if claim:
+            claims = select_claims(claims, claim, many=True)
+        now = self.now()
+        return [c.as_dict(now, history=True, include_forgotten=include_forgotten) for c in claims]
+
+    def contradictions(self, subject: str | None = None) -> list[dict[str, Any]]:
+        state = self.load()
+        eid = self._entity_id(subject)
+        now = self.now()
+        out = []
+        for entity in ([eid] if eid else state.entities()):
+            for rule, name, ids in conflict_groups(state.at(entity, now)):
+                out.append({"entity": entity, "rule": rule, "name": name, "claim_ids": ids})
+        return out
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def add(self, subject: str, statement: str, kind: str = "fact", *, confidence: Any = None,
+            valid_from: Any = None, valid_to: Any = None, evidence: Any = None, key: str | None = None,
+            reason: str | None = None, actor: str | None = None, create: bool = False,
+            dry_run: bool = False, raw_input: str | None = None) -> WriteResult:
+        """Record a new claim about `subject`. Repeating a current claim is a no-op."""
+        statement = check_text(statement, "statement", MAX_STATEMENT)
+        kind = _kind(kind)
+        conf = _confidence(confidence)
+        vf, vt = _bounds(valid_from, valid_to)
+        key = _key(key)
+        reason = check_text(reason, "reason", MAX_REASON, required=False)
+        raw = _raw(raw_input)
+        actor = actor_label(actor) if actor is not None else self.actor
+        with corpus_lock(self.root):
+            reg = self.registry()
+            entity = self._resolve(reg, subject, create)
+            ev_dict, warnings = self._evidence(evidence)
+            warnings += self._check_page(entity)
+            read = self.log.read()
+            state = fold(read.events)
+            now = self.now()
+            for c, v in state.at(entity.id, now):
+                if v.kind == kind and normalize(v.statement) == normalize(statement) and (v.key or None) == key:
+                    return WriteResult("noop", entity, dry_run, [c.claim_id], warnings=warnings,
+                                       message=f"{entity.id} already has this {kind} claim ({c.claim_id}); nothing recorded")
+            at = self._clock(None)
+            event = _event(entity, new_id("c"), "added", at, actor, kind=kind, statement=statement,
+                           valid_from=vf, valid_to=vt, confidence=conf, evidence=ev_dict, reason=reason)
+            if key:
+                event["key"] = key
+            if not entity.exists:
+                event["entity_title"] = one_line(entity.title)
+            return self._commit(entity, [event], read.events, "add", at, kind=kind, reason=reason,
+                                raw_input=raw if raw is not None else statement, evidence=ev_dict,
+                                dry_run=dry_run, warnings=warnings)
+
+    def replace(self, subject: str, statement: str, *, claim: str | None = None, kind: str | None = None,
+                key: str | None = None, confidence: Any = None, valid_from: Any = None, valid_to: Any = None,
+                evidence: Any = None, reason: str | None = None, actor: str | None = None,
+                dry_run: bool = False, raw_input: str | None = None) -> WriteResult:
+        """Give an existing claim a new statement (its old one goes to the history).
+
+        `claim` names it (id, whole statement, or a unique part of it). Without `claim`,
+        the entity's single current claim of `kind` (and `key`) is replaced.
+        """
+        statement = check_text(statement, "statement", MAX_STATEMENT)
+        kind = _kind(kind) if kind is not None else None
+        conf = _confidence(confidence)
+        vf, vt = _bounds(valid_from, valid_to)
+        key = _key(key)
+        reason = check_text(reason, "reason", MAX_REASON, required=False)
+        raw = _raw(raw_input)
+        actor = actor_label(actor) if actor is not None else self.actor
+        with corpus_lock(self.root):
+            entity = self._resolve(self.registry(), subject, False)
+            ev_dict, warnings = self._evidence(evidence)
+            warnings += self._check_page(entity)
+            read = self.log.read()
+            state = fold(read.events)
+            now = self.now()
+            active = [c for c in state.for_entity(entity.id) if c.status == "active" and not c.forgotten]
+            target = self._pick_one(entity, active, claim, kind, key, now, "replace")
+            last = target.last
+            new_kind = kind or last.kind
+            if (normalize(statement) == normalize(last.statement) and new_kind == last.kind
+                    and (conf is None or conf == last.confidence) and vf is None and vt is None
+                    and (key is None or key == last.key) and ev_dict is None):
+                return WriteResult("noop", entity, dry_run, [target.claim_id], warnings=warnings,
+                                   message=f"{target.claim_id} already says that; nothing recorded")
+            at = self._clock(target.updated_at)
+            event = _event(entity, target.claim_id, "replaced", at, actor, kind=new_kind, statement=statement,
+                           valid_from=vf, valid_to=vt, confidence=conf, evidence=ev_dict, reason=reason)
+            if key is not None:
+                event["key"] = key
+            return self._commit(entity, [event], read.events, "replace", at, kind=new_kind, reason=reason,
+                                raw_input=raw if raw is not None else statement, evidence=ev_dict,
+                                dry_run=dry_run, warnings=warnings)
+
+    def retire(self, subject: str, claim: str, *, reason: str, valid_to: Any = None,
+               actor: str | None = None, dry_run: bool = False) -> WriteResult:
+        """The claim held but no longer does (as of `valid_to`, default now). Kept in history."""
+        return self._close("retired", subject, claim, reason, valid_to, actor, dry_run)
+
+    def invalidate(self, subject: str, claim: str, *, reason: str, actor: str | None = None,
+                   dry_run: bool = False) -> WriteResult:
+        """The claim was never true: it leaves every view, past ones included."""
+        return self._close("invalidated", subject, claim, reason, None, actor, dry_run)
+
+    def forget(self, subject: str, statement: str | None = None, *, reason: str, all: bool = False,
+               actor: str | None = None, dry_run: bool = False) -> WriteResult:
+        """Forget claims for good: matching ones (a claim id, the statement, or a unique part
+        of it; every match with `all`), or every claim of the entity (`all` alone).
+
+        Writes a tombstone with the reason, appends retire events marked forgotten,
+        recompiles the page without the text, redacts it from evidence artifacts, and,
+        when the whole entity is forgotten, marks its page `status: superseded`.
+        """
+        reason = check_text(reason, "reason", MAX_REASON)
+        pattern = check_text(statement, "statement", MAX_STATEMENT, required=False)
+        if pattern is None and not all:
+            raise InvalidClaim("say what to forget: a statement or claim id, or all=True / --all for every claim")
+        actor = actor_label(actor) if actor is not None else self.actor
+        with corpus_lock(self.root):
+            entity = self._resolve(self.registry(), subject, False)
+            if not entity.exists:
+                raise UnknownSubject(f"no entity {entity.id}; nothing to forget")
+            read = self.log.read()
+            state = fold(read.events)
+            pool = [c for c in state.for_entity(entity.id) if not c.forgotten]
+            if pattern is not None:
+                targets = select_claims(pool, pattern, many=all)
+            else:
+                targets = pool
+            if not targets:
+                raise ClaimNotFound(f"{entity.id} has no claims to forget")
+            whole = pattern is None and len(targets) == len(pool)
+            secrets = secrets_of(targets) + ([pattern] if pattern and len(pattern) >= 3 else [])
+            safe_reason = redact_text(reason, secrets)
+            at = self._clock(max(c.updated_at for c in targets))
+            events = [_event(entity, c.claim_id, "retired", at, actor, kind=c.kind, reason=safe_reason) for c in targets]
+            for e in events:
+                e["forgotten"] = True
+            ids = [c.claim_id for c in targets]
+            result = WriteResult("forget", entity, dry_run, ids, events)
+            if dry_run:
+                for e in events:
+                    e["source"] = artifact_path(entity, at, "forget")
+                result.page = self._preview(entity, read.events, events)
+                result.evidence_path = events[0]["source"]
+                result.message = f"would forget {len(ids)} claim{'s' if len(ids) != 1 else ''} of {entity.id}"
+                return result
+            tomb = write_tombstone(
+                self.root, entity, at, actor=actor, reason=safe_reason, whole_entity=whole,
+                claims=[{"claim_id": c.claim_id, "kind": c.kind, "recorded": c.events[0].data["at"],
+                         "actor": c.events[0].actor} for c in targets],
+                event_ids=[e["id"] for e in events],
+            )
+            for e in events:
+                e["source"] = tomb
+            self.log.append_many(events)
+            state = self.load()
+            result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now())
+            if whole:
+                self._mark_superseded(entity, tomb, result)
+            forgotten = [state.claims[i] for i in ids]
+            result.evidence_path = tomb
+            result.redacted = redact_artifacts(self.root, forgotten, full_scan=True)
+            result.still_present = [p for p in remaining(self.root, secrets_of(targets)) if p != tomb]
+            if result.still_present:
+                result.warnings.append(
+                    "the forgotten text still appears in files written by hand or in other claims: "
+                    + ", ".join(result.still_present[:20]) + " (edit them, or forget those claims too)")
+            result.message = (f"forgot {len(ids)} claim{'s' if len(ids) != 1 else ''} of {entity.id}; "
+                              f"tombstone {tomb}")
+            return result
+
+    def compile(self, subject: str | None = None) -> list[PageChange]:
+        """Recompile canonical pages from the log (all entities with claims, or one)."""
+        from .stage import run_stage
+
+        if subject is None:
+            res = run_stage(self.root, now=self.now())
+            return res.changes
+        with corpus_lock(self.root):
+            entity = self._resolve(self.registry(), subject, False)
+            state = self.load()
+            return [compile_page(self.root, entity, state.for_entity(entity.id), self.now())]
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _close(self, event_name: str, subject: str, claim: str, reason: str, valid_to: Any,
+               actor: str | None, dry_run: bool) -> WriteResult:
+        reason = check_text(reason, "reason", MAX_REASON)
+        if not isinstance(claim, str) or not claim.strip():
+            raise InvalidClaim("say which claim: its id, its statement, or a unique part of it")
+        _, vt = _bounds(None, valid_to)
+        actor = actor_label(actor) if actor is not None else self.actor
+        action = "retire" if event_name == "retired" else "invalidate"
+        with corpus_lock(self.root):
+            entity = self._resolve(self.registry(), subject, False)
+            warnings = self._check_page(entity)
+            read = self.log.read()
+            state = fold(read.events)
+            if event_name == "retired":
+                pool = [c for c in state.for_entity(entity.id) if c.status == "active" and not c.forgotten]
+            else:
+                pool = [c for c in state.for_entity(entity.id) if c.status != "invalidated" and not c.forgotten]
+            if not pool:
+                raise ClaimNotFound(f"{entity.id} has no claims that can be {event_name}")
+            targets = select_claims(pool, claim)
+            at = self._clock(max(c.updated_at for c in targets))
+            events = [_event(entity, c.claim_id, event_name, at, actor, kind=c.kind, reason=reason, valid_to=vt)
+                      for c in targets]
+            return self._commit(entity, events, read.events, action, at, kind=targets[0].kind, reason=reason,
+                                raw_input=None, evidence=None, dry_run=dry_run, warnings=warnings)
+
+    def _commit(self, entity: Entity, events: list[dict[str, Any]], old_events: list[Event], action: str,
+                at: dt.datetime, *, kind: str | None, reason: str | None, raw_input: str | None,
+                evidence: dict | None, dry_run: bool, warnings: list[str]) -> WriteResult:
+        ids = list(dict.fromkeys(e["claim_id"] for e in events))
+        result = WriteResult(action, entity, dry_run, ids, events, created=not entity.exists, warnings=warnings)
+        if dry_run:
+            for e in events:
+                e["source"] = artifact_path(entity, at, action)
+            result.evidence_path = events[0]["source"]
+            result.page = self._preview(entity, old_events, events)
+        else:
+            source = write_artifact(
+                self.root, entity, action, at, actor=events[0]["actor"], kind=kind, reason=reason,
+                claim_ids=ids, event_ids=[e["id"] for e in events], raw_input=raw_input, evidence=evidence,
+            )
+            for e in events:
+                e["source"] = source
+            result.evidence_path = source
+            self.log.append_many(events)
+            state = self.load()
+            result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now())
+        state = fold(sorted(old_events + [_as_event(e) for e in events], key=Event.sort_key)) if dry_run else state
+        for rule, name, group in conflict_groups(state.at(entity.id, self.now())):
+            if set(group) & set(ids):
+                result.contradictions.append({"rule": rule, "name": name, "claim_ids": group})
+                others = [g for g in group if g not in ids]
+                result.warnings.append(f"contradicts {', '.join(others)} ({'kind state' if rule == 'kind' else 'key ' + name}); "
+                                       "flagged on the page — use replace or retire to settle it")
+        verb = {"add": "added", "replace": "replaced", "retire": "retired", "invalidate": "invalidated"}[action]
+        what = f"{kind} claim" if action == "add" else "claim"
+        result.message = f"{'would have ' if dry_run else ''}{verb} {what} {', '.join(ids)} of {entity.id}"
+        return result
+
+    def _preview(self, entity: Entity, old_events: list[Event], new_events: list[dict[str, Any]]) -> PageChange:
+        state = fold(sorted(old_events + [_as_event(e) for e in new_events], key=Event.sort_key))
+        return plan_page(self.root, entity, state.for_entity(entity.id), self.now())
+
+    def _mark_superseded(self, entity: Entity, tomb: str, result: WriteResult) -> None:
+        full = inside(self.root, entity.path)
+        old = read_page(self.root, entity.path)
+        if old is None:
+            return
+        text = old.decode("utf-8")
+        new = set_frontmatter_fields(text, {"status": "superseded", "superseded_by": f"[[{tomb}]]"})
+        if new == text:
+            if "status: superseded" not in text:
+                result.warnings.append(f"could not mark {entity.path} superseded (its frontmatter does not parse)")
+            return
+        atomic_write(full, new.encode("utf-8"))
+        assert result.page is not None
+        result.page = PageChange(entity.path, result.page.old, new.encode("utf-8"))
+
+    def _clock(self, after: dt.datetime | None) -> dt.datetime:
+        t = self.now()
+        if after is not None and t <= after:
+            t = after + dt.timedelta(microseconds=1)  # keep event order even if clocks disagree
+        return t
+
+    def _resolve(self, reg: Registry, subject: str, create: bool) -> Entity:
+        try:
+            return reg.resolve(subject)
+        except UnknownSubject:
+            s = one_line(subject) if isinstance(subject, str) else ""
+            prefix = s.split(":", 1)[0].strip().lower() if ":" in s else ""
+            family = FAMILY_NAMES.get(prefix)
+            if family and (family in CREATABLE or create):
+                return reg.plan(s)
+            raise
+
+    def _entity_id(self, subject: str | None) -> str | None:
+        if subject is None:
+            return None
+        try:
+            return self.resolve(subject).id
+        except UnknownSubject:
+            # Claims may outlive their page (or the page was never written): exact ids still work.
+            s = one_line(subject)
+            if self.load().for_entity(s):
+                return s
+            raise
+
+    def _check_page(self, entity: Entity) -> list[str]:
+        """Refuse before writing anything if the page cannot be compiled safely."""
+        data = read_page(self.root, entity.path)
+        if data is None:
+            return []
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PageConflict(f"{entity.path} is not valid UTF-8 (byte {exc.start}); fix it first") from None
+        find_sections(text, entity.path)
+        if re.search(r"(?m)^status:\s*['\"]?superseded", text.split("\n---", 1)[0] if text.startswith("---") else ""):
+            return [f"{entity.path} is marked superseded; change its status if {entity.id} is current again"]
+        return []
+
+    def _evidence(self, value: Any) -> tuple[dict[str, Any] | None, list[str]]:
+        if value is None or value == "":
+            return None, []
+        if isinstance(value, dict):
+            target, lines = value.get("url") or value.get("path"), value.get("lines")
+        elif isinstance(value, str):
+            target, lines = value.strip(), None
+            m = re.match(r"^(.*?)(?::|#L?)(\d{1,7}(?:-L?\d{1,7})?)$", target)
+            if m and not target.startswith(("http://", "https://")):
+                target, lines = m.group(1), m.group(2).replace("L", "")
+        else:
+            raise InvalidClaim("evidence must be a corpus path (optionally path:START-END) or a URL")
+        target = check_text(target, "evidence", 1000)
+        assert target is not None
+        if re.match(r"^https?://", target):
+            if re.search(r"[\s<>\"]", target):
+                raise InvalidClaim("evidence URL contains spaces or <>\"")
+            return {"url": target}, []
+        if lines is not None:
+            lines = str(lines).strip()
+            m = _LINES.match(lines)
+            if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))) or int(m.group(1)) < 1:
+                raise InvalidClaim(f"evidence line range {lines[:20]!r} is not START or START-END (1-based)")
+        rel = target.replace("\\", "/")
+        if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
+            abs_path = Path(target).resolve()
+            if not abs_path.is_relative_to(self.root):
+                raise InvalidClaim(f"evidence {target[:80]!r} is outside the corpus")
+            rel = abs_path.relative_to(self.root).as_posix()
+        rel = posixpath.normpath(rel)
+        parts = rel.split("/")
+        if rel in (".", "") or ".." in parts or any(p.startswith(".") for p in parts):
+            raise InvalidClaim(f"evidence {target[:80]!r} must be a path inside the corpus (no .., no hidden folders)")
+        warnings = []
+        try:
+            full = inside(self.root, rel)
+        except ValueError:
+            raise InvalidClaim(f"evidence {target[:80]!r} resolves outside the corpus") from None
+        if not full.exists():
+            warnings.append(f"evidence {rel} does not exist (yet); it will show as a broken link")
+        out: dict[str, Any] = {"path": rel}
+        if lines:
+            out["lines"] = lines
+        return out, warnings
+
+    def _pick_one(self, entity: Entity, active: list[Claim], claim: str | None, kind: str | None,
+                  key: str | None, now: dt.datetime, verb: str) -> Claim:
+        if claim is not None and claim.strip():
+            hits = select_claims(active, claim)
+            if len(hits) > 1:
+                raise AmbiguousClaim(f"{len(hits)} claims match; give the claim id: "
+                                     + ", ".join(c.claim_id for c in hits), [c.claim_id for c in hits])
+            return hits[0]
+        if kind is None:
+            raise InvalidClaim(f"say which claim to {verb}: its id or statement, or a kind with exactly one current claim")
+        pool = [c for c in active if c.kind == kind and (key is None or (c.key or "").casefold() == key.casefold())]
+        live = [c for c in pool if c.version_at(now) is not None] or pool
+        if len(live) == 1:
+            return live[0]
+        what = f"{kind} claims" + (f" with key {key}" if key else "")
+        if not live:
+            raise ClaimNotFound(f"{entity.id} has no active {what} to {verb}; use add")
+        raise AmbiguousClaim(f"{entity.id} has {len(live)} active {what}; name one: "
+                             + "; ".join(f"{c.claim_id}: {c.statement[:60]}" for c in live), [c.claim_id for c in live])
+
+
+def _event(entity: Entity, claim_id: str, event: str, at: dt.datetime, actor: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "id": new_id("e"),
+        "claim_id": claim_id,
+        "entity": entity.id,
+        "kind": fields.get("kind"),
+        "statement": fields.get("statement"),
+        "event": event,
+        "valid_from": fields.get("valid_from"),
+        "valid_to": fields.get("valid_to"),
+        "confidence": fields.get("confidence"),
+        "evidence": fields.get("evidence"),
+        "reason": fields.get("reason"),
+        "actor": actor,
+        "at": times.format_at(at),
+    }
+
+
+def _as_event(data: dict[str, Any]) -> Event:
+    return Event(dict(data), "(dry run)", 0, times.parse_at(data["at"]))
+
+
+def _instant(value: Any, what: str) -> dt.datetime:
+    try:
+        return times.as_of_instant(value)
+    except ValueError as exc:
+        raise InvalidClaim(f"{what}: {exc}") from None
+
+
+def _kind(kind: Any) -> str:
+    k = str(kind or "").strip().lower()
+    if k not in KINDS:
+        raise InvalidClaim(f"kind must be one of {', '.join(KINDS)} (got {str(kind)[:40]!r})")
+    return k
+
+
+def _key(key: Any) -> str | None:
+    k = check_text(key, "key", 100, required=False)
+    return one_line(k) if k else None
+
+
+def _confidence(value: Any) -> float | str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().lower() in CONFIDENCE_WORDS:
+        return value.strip().lower()
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        raise InvalidClaim(f"confidence must be a number from 0 to 1 or low/medium/high (got {str(value)[:40]!r})") from None
+    if not 0.0 <= num <= 1.0 or num != num:
+        raise InvalidClaim(f"confidence must be between 0 and 1 (got {value})")
+    return round(num, 4)
+
+
+def _bounds(valid_from: Any, valid_to: Any) -> tuple[str | None, str | None]:
+    try:
+        vf = times.normalize_bound(valid_from)
+        vt = times.normalize_bound(valid_to)
+    except ValueError as exc:
+        raise InvalidClaim(str(exc)) from None
+    if vf and vt:
+        start, end = times.bound_start(vf), times.bound_end(vt)
+        assert start is not None and end is not None
+        if end <= start:
+            raise InvalidClaim(f"valid_to ({vt}) is before valid_from ({vf})")
+    return vf, vt
+
+
+def _raw(raw_input: Any) -> str | None:
+    if raw_input is None:
+        return None
+    if not isinstance(raw_input, str):
+        raise InvalidClaim("raw input must be text")
+    if len(raw_input) > MAX_RAW_INPUT:
+        raise InvalidClaim(f"raw input is {len(raw_input):,} characters; the limit is {MAX_RAW_INPUT:,}")
+    if "\x00" in raw_input:
+        raise InvalidClaim("raw input contains NUL")
+    return raw_input

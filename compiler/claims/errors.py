@@ -1,0 +1,54 @@
+"""Errors of the claim store. Every message is meant for the person (or agent) who asked.
+
+The server maps them to HTTP statuses: `InvalidClaim` -> 400 (or 422 for refused
+content), `UnknownSubject`/`ClaimNotFound` -> 404, `AmbiguousSubject`/`AmbiguousClaim`
+-> 409, `PageConflict` -> 409.
+"""
+
+from __future__ import annotations
+
+
+class ClaimError(Exception):
+    """Base class: the request was refused and nothing was written."""
+
+    code = "claim_error"
+
+    def __init__(self, message: str, candidates: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.candidates = list(candidates or [])
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "candidates": self.candidates}
+
+
+class InvalidClaim(ClaimError):
+    """Bad input: empty or oversized statement, unknown kind, bad date, unsafe path..."""
+
+    code = "invalid"
+
+
+class UnknownSubject(ClaimError):
+    """No entity matches the subject. `candidates` holds near matches, if any."""
+
+    code = "unknown_subject"
+
+
+class AmbiguousSubject(ClaimError):
+    """Several entities match the subject; `candidates` names them all."""
+
+    code = "ambiguous_subject"
+
+
+class ClaimNotFound(ClaimError):
+    code = "claim_not_found"
+
+
+class AmbiguousClaim(ClaimError):
+    code = "ambiguous_claim"
+
+
+class PageConflict(ClaimError):
+    """The canonical page cannot be compiled safely (malformed markers, symlink, not UTF-8)."""
+
+    code = "page_conflict"

@@ -1,0 +1,74 @@
+"""Forgetting: retire claims for good and purge their text from everything derived.
+
+The log keeps the events (history stays auditable), but a forgotten claim's text is
+never compiled into a page again, is cut out of every evidence artifact that quoted
+it, and — because pages are rebuilt from markdown — disappears from the site and the
+search indexes at the next build (the build stage reports `forgotten` so the search
+stage can purge caches). Text a person wrote by hand is never edited; where the text
+still appears, `remaining()` names the files so the person can decide.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..scan import scan
+from .evidence import ARTIFACT_DIR, artifact_files, contains, redact_file
+from .fold import Claim
+
+# Secrets shorter than this are only redacted from the claim's own artifacts, not from
+# every artifact that happens to contain the same short phrase.
+MIN_SCAN_LENGTH = 8
+
+
+def secrets_of(claims: list[Claim]) -> list[str]:
+    out: list[str] = []
+    for c in claims:
+        for s in c.statements:
+            if s not in out:
+                out.append(s)
+    return out
+
+
+def linked_artifacts(claims: list[Claim]) -> list[str]:
+    out: list[str] = []
+    for c in claims:
+        for ev in c.events:
+            src = ev.source
+            if isinstance(src, str) and src.startswith(ARTIFACT_DIR + "/") and ev.forgotten is not True and src not in out:
+                out.append(src)
+    return out
+
+
+def redact_artifacts(root: Path, claims: list[Claim], full_scan: bool = True) -> list[str]:
+    """Cut the claims' texts out of their artifacts (and, with `full_scan`, out of any
+    other artifact quoting them). Returns the files changed."""
+    changed: list[str] = []
+    by_tomb: dict[str | None, list[Claim]] = {}
+    for c in claims:
+        by_tomb.setdefault(c.forgotten_by.source if c.forgotten_by else None, []).append(c)
+    for tomb, group in by_tomb.items():
+        secrets = secrets_of(group)
+        for rel in linked_artifacts(group):
+            if redact_file(root, rel, secrets, tomb):
+                changed.append(rel)
+        long = [s for s in secrets if len(s.strip()) >= MIN_SCAN_LENGTH]
+        if full_scan and long:
+            for rel in artifact_files(root):
+                if rel not in changed and rel != tomb and redact_file(root, rel, long, tomb):
+                    changed.append(rel)
+    return sorted(set(changed))
+
+
+def remaining(root: Path, secrets: list[str], out_dir: Path | None = None) -> list[str]:
+    """Corpus markdown files that still contain any of `secrets` (whole words, any case)."""
+    files, _ = scan(root, out_dir)
+    hits = []
+    for f in files:
+        try:
+            text = f.abspath.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if contains(text, secrets):
+            hits.append(f.path)
+    return hits

@@ -1,0 +1,157 @@
+"""Durable file operations: atomic replace, exclusive create, directory fsync, and
+the corpus-wide claims lock that serializes page compilation."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import stat
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ..model import STATE_DIR
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def makedirs(path: Path) -> None:
+    """mkdir -p that fsyncs the parent of every folder it creates."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        fsync_dir(d.parent)
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, rename over `path`, fsync the folder."""
+    makedirs(path.parent)
+    tmp = _tmp_name(path)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)  # keep the page's permissions
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Write `path` only if it does not exist (never overwrites, even in a race).
+
+    The content is complete on disk before the name appears. Returns False when the
+    name is taken.
+    """
+    makedirs(path.parent)
+    tmp = _tmp_name(path)
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+    fsync_dir(path.parent)
+    return True
+
+
+class _CorpusLock:
+    """Re-entrant within a thread, exclusive across threads and processes."""
+
+    def __init__(self, lock_path: Path) -> None:
+        self.lock_path = lock_path
+        self.rlock = threading.RLock()
+        self.depth = 0
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        self.rlock.acquire()
+        if self.depth == 0:
+            try:
+                makedirs(self.lock_path.parent)
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                self.rlock.release()
+                raise
+            self.fd = fd
+        self.depth += 1
+
+    def release(self) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.fd is not None:
+            os.close(self.fd)  # closing drops the flock
+            self.fd = None
+        self.rlock.release()
+
+
+_locks: dict[str, _CorpusLock] = {}
+_locks_guard = threading.Lock()
+
+
+@contextmanager
+def corpus_lock(root: Path) -> Iterator[None]:
+    """One claims writer per corpus at a time (CLI, server and build stage alike)."""
+    key = str(root.resolve())
+    with _locks_guard:
+        lock = _locks.get(key)
+        if lock is None:
+            lock = _locks[key] = _CorpusLock(Path(key) / STATE_DIR / "claims.lock")
+    lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def inside(root: Path, rel: str) -> Path:
+    """`root/rel`, refusing anything that resolves outside the corpus (symlinked folders)."""
+    root = root.resolve()
+    full = root / rel
+    real = full.resolve()
+    if not real.is_relative_to(root):
+        raise ValueError(f"{rel} resolves outside the corpus")
+    return full

@@ -1,0 +1,277 @@
+"""The durable claim log: append-only JSON Lines, `claims/YYYY/MM/DD/<actor>.jsonl`.
+
+One file per actor per UTC day, so two writers never append to the same file and git
+merges never conflict. Appending one event is a single `os.write` of one complete line
+under an exclusive `flock` on the file (plus a per-file thread lock), so lines from
+threads and processes never interleave. Lines are never rewritten; unknown fields in
+existing lines are kept as they are and passed through to readers. A corrupt line is
+reported with file and line number and skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+import re
+import secrets
+import threading
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..model import Warning_
+from . import times
+from .fsutil import fsync_dir, makedirs
+
+LOG_DIR = "claims"
+
+# Field order of a written line (the design's list); extra fields follow.
+FIELDS = (
+    "id", "claim_id", "entity", "kind", "statement", "event", "valid_from", "valid_to",
+    "confidence", "evidence", "reason", "actor", "at",
+)
+EVENTS = ("added", "replaced", "retired", "invalidated")
+KINDS = ("fact", "preference", "state", "decision", "note")
+REQUIRED = ("id", "claim_id", "entity", "event", "at")
+
+_ENTITY = re.compile(r"^(person|project|concept|decision|core):([^/\\\x00-\x1f]{1,200})$")
+_ACTOR_UNSAFE = re.compile(r"[^\w.-]+")
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+MAX_LINE = 1024 * 1024  # a longer line is reported, not parsed
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+def valid_entity_id(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    m = _ENTITY.match(value)
+    if not m:
+        return False
+    slug = m.group(2)
+    return not slug.startswith(".") and slug.strip() == slug and ".." not in slug
+
+
+def actor_label(actor: object) -> str:
+    """The actor as recorded in events: one line, trimmed, at most 100 characters."""
+    text = unicodedata.normalize("NFC", str(actor or "")).strip()
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", "", text)
+    text = re.sub(r"\s+", " ", text)[:100].strip()
+    return text or "unknown"
+
+
+def actor_file_stem(actor: object) -> str:
+    """A safe, distinct file name for an actor.
+
+    Plain names (`alex`, `agent-7`, `José`) are used as they are. Anything else is
+    reduced to word characters, dots and dashes, and gets a short hash of the original
+    so two different actors never share a file: `../x` -> `x-2c3d9f1a`.
+    """
+    label = actor_label(actor)
+    stem = _ACTOR_UNSAFE.sub("-", label).strip(".-_")[:64].strip(".-_")
+    if stem != label or not stem or stem.lower() in _RESERVED:
+        digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]
+        stem = f"{stem}-{digest}" if stem else f"actor-{digest}"
+    return stem
+
+
+def log_relpath(at: dt.datetime, actor: object) -> str:
+    at = at.astimezone(times.UTC)
+    return f"{LOG_DIR}/{at:%Y/%m/%d}/{actor_file_stem(actor)}.jsonl"
+
+
+def encode_event(event: dict[str, Any]) -> bytes:
+    ordered = {k: event[k] for k in FIELDS if k in event}
+    ordered.update((k, v) for k, v in event.items() if k not in ordered)
+    line = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return line.encode("utf-8") + b"\n"
+
+
+@dataclass
+class Event:
+    """One line of the log, as read. `data` holds every field, known or not."""
+
+    data: dict[str, Any]
+    path: str  # corpus-relative log file
+    line: int  # 1-based
+    at: dt.datetime
+
+    def __getattr__(self, name: str) -> Any:  # event.statement, event.kind, ...
+        if name in FIELDS or name in ("key", "source", "forgotten", "entity_title"):
+            return self.data.get(name)
+        raise AttributeError(name)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        known = set(FIELDS) | {"key", "source", "forgotten", "entity_title"}
+        return {k: v for k, v in self.data.items() if k not in known}
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def sort_key(self) -> tuple:
+        return (self.at, self.path, self.line)
+
+
+@dataclass
+class ReadResult:
+    events: list[Event] = field(default_factory=list)
+    warnings: list[Warning_] = field(default_factory=list)
+    files: int = 0
+
+
+_thread_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+_thread_locks_guard = threading.Lock()
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    with _thread_locks_guard:
+        return _thread_locks[str(path)]
+
+
+class ClaimLog:
+    """Append to and read the event log of one corpus."""
+
+    def __init__(self, root: Path, fsync: bool = True) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+
+    @property
+    def dir(self) -> Path:
+        return self.root / LOG_DIR
+
+    # -- writing -----------------------------------------------------------------------
+
+    def append(self, event: dict[str, Any]) -> str:
+        """Append one event to its actor's file for the event's day. Returns the file."""
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Iterable[dict[str, Any]]) -> list[str]:
+        """Append events; each file gets one write holding all of its new lines."""
+        batches: dict[str, list[bytes]] = {}
+        files = []
+        for ev in events:
+            rel = log_relpath(times.parse_at(ev["at"]), ev.get("actor"))
+            batches.setdefault(rel, []).append(encode_event(ev))
+            files.append(rel)
+        for rel, lines in batches.items():
+            self._append_bytes(self.root / rel, b"".join(lines))
+        return files
+
+    def _append_bytes(self, path: Path, data: bytes) -> None:
+        if path.is_symlink():
+            raise OSError(f"refusing to append to symlink {path}")
+        makedirs(path.parent)
+        with _thread_lock(path):
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    data = b"\n" + data  # a crash left a partial line: never glue onto it
+                written = os.write(fd, data)
+                while written < len(data):  # only after a short write (disk full); still locked
+                    written += os.write(fd, data[written:])
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)  # releases the flock
+        if size == 0 and self.fsync:
+            fsync_dir(path.parent)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def files(self) -> list[Path]:
+        if not self.dir.is_dir() or self.dir.is_symlink():
+            return []
+        out = []
+        for dirpath, dirnames, filenames in os.walk(self.dir):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d)))
+            for name in filenames:
+                if name.endswith(".jsonl") and not name.startswith("."):
+                    full = Path(dirpath) / name
+                    if not full.is_symlink():
+                        out.append(full)
+        return sorted(out)
+
+    def read(self) -> ReadResult:
+        """Every well-formed event, in log order (time, then file, then line)."""
+        result = ReadResult()
+        seen: dict[str, str] = {}
+        for full in self.files():
+            rel = full.relative_to(self.root).as_posix()
+            try:
+                data = _read_shared(full)
+            except OSError as exc:
+                result.warnings.append(Warning_(rel, f"cannot read claim log: {exc.strerror or exc}", code="claims-log"))
+                continue
+            result.files += 1
+            lines = data.split(b"\n")
+            for i, raw in enumerate(lines, 1):
+                if not raw.strip():
+                    continue
+                ev, problem = _parse_line(raw, rel, i)
+                if problem:
+                    if i == len(lines):
+                        problem += " (last line, no newline: an interrupted write?)"
+                    result.warnings.append(Warning_(rel, f"corrupt claim event skipped: {problem}", line=i, code="claims-corrupt"))
+                    continue
+                assert ev is not None
+                if ev.id in seen:
+                    result.warnings.append(Warning_(rel, f"duplicate event id {ev.id} (first at {seen[ev.id]}); skipped", line=i, code="claims-duplicate"))
+                    continue
+                seen[ev.id] = ev.where
+                result.events.append(ev)
+        result.events.sort(key=Event.sort_key)
+        return result
+
+
+def _read_shared(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+        return fh.read()
+
+
+def _parse_line(raw: bytes, rel: str, line: int) -> tuple[Event | None, str]:
+    if len(raw) > MAX_LINE:
+        return None, f"line longer than {MAX_LINE // 1024} KiB"
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not valid UTF-8"
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, f"not JSON ({getattr(exc, 'msg', type(exc).__name__)})"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object ({type(data).__name__})"
+    missing = [k for k in REQUIRED if not isinstance(data.get(k), str) or not data.get(k)]
+    if missing:
+        return None, f"missing or empty {', '.join(missing)}"
+    if data["event"] not in EVENTS:
+        return None, f"unknown event {str(data['event'])[:40]!r} (expected {', '.join(EVENTS)})"
+    if not valid_entity_id(data["entity"]):
+        return None, f"bad entity {str(data['entity'])[:80]!r} (expected family:slug)"
+    if data["event"] in ("added", "replaced"):
+        if not isinstance(data.get("statement"), str) or not data["statement"].strip():
+            return None, f"{data['event']} event without a statement"
+    for bound in ("valid_from", "valid_to"):
+        value = data.get(bound)
+        if value is not None:
+            try:
+                if not isinstance(value, str):
+                    raise ValueError(value)
+                times.bound_start(value)
+            except (ValueError, TypeError):
+                return None, f"bad {bound} {str(value)[:40]!r}"
+    try:
+        at = times.parse_at(data["at"])
+    except (ValueError, TypeError):
+        return None, f"bad timestamp {str(data['at'])[:40]!r}"
+    return Event(data, rel, line, at), ""
