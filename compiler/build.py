@@ -128,11 +128,16 @@ def gc_paused() -> Iterator[None]:
 
 
 def build(opts: BuildOptions) -> BuildResult:
+    return build_state(opts)[0]
+
+
+def build_state(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
+    """Build, and also return the in-memory state (the server keeps it for live updates)."""
     with gc_paused():
         return _build(opts)
 
 
-def _build(opts: BuildOptions) -> BuildResult:
+def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     t0 = time.perf_counter()
     result = BuildResult()
     root = opts.corpus.resolve()
@@ -183,7 +188,7 @@ def _build(opts: BuildOptions) -> BuildResult:
     result.warnings = claims.warnings + scan_warnings + state.warnings
     result.extra["workers"] = stats.workers
     result.seconds = time.perf_counter() - t0
-    return result
+    return result, state
 
 
 def _changes(state: SiteState, files: list[SourceFile]) -> tuple[list[SourceFile], list[str]]:

@@ -154,6 +154,39 @@ def lint(corpus_arg: Path | None, corpus_opt: Path | None, strict: bool, as_json
         sys.exit(1)
 
 
+@main.command()
+@corpus_argument
+@out_option
+@click.option("--no-embed", is_flag=True, help="Keep the BM25 index only (no embeddings).")
+def watch(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, no_embed: bool) -> None:
+    """Build CORPUS, then rebuild what changed every time a file is saved (Ctrl-C stops)."""
+    import signal
+    import threading
+
+    from .live import LiveCorpus
+    from .output import OutputError
+
+    root = pick_corpus(corpus_arg, corpus_opt)
+    live = LiveCorpus(root, out, embed=not no_embed)
+    try:
+        result = live.open()
+    except OutputError as exc:
+        raise Problem(str(exc)) from None
+    click.echo(f"Built {result.documents} documents in {result.seconds:.2f}s; watching {root.resolve()} "
+               f"(site: {(out / 'index.html').resolve()}). Ctrl-C stops.")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    live.watch(echo=lambda line: click.echo(line))
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        live.close()
+        click.echo("Stopped watching.")
+
+
 def _register_optional_commands() -> None:
     """Subcommands that live in their own modules (claims, search, server, ...)."""
     import importlib

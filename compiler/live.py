@@ -1,0 +1,184 @@
+"""A corpus kept built while a process runs: the server's and the watcher's view.
+
+`LiveCorpus.open()` builds (incrementally) and keeps the in-memory `SiteState`;
+`refresh(paths)` applies a few changed files in well under a second: the claims they
+touch, their pages, the pages that depend on them, and their search-index entries.
+The manifest is saved shortly after the last refresh (it is only a cache: a crash
+before that costs the next build a re-hash, never a wrong page).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import manifest
+from .build import BuildOptions, BuildResult, build_state, gc_paused
+from .model import Document
+from .scan import SourceFile, is_hidden, scan
+from .stages import parse_file, render_page
+from .state import SiteState, StaleState
+from .workers import InProcess
+
+SAVE_DELAY_SECONDS = 2.0
+
+
+@dataclass
+class RefreshResult:
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    pages_written: int = 0
+    indexed: bool = True
+    index: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 4)
+        return d
+
+    def summary(self) -> str:
+        what = ", ".join(self.changed[:3] + [f"-{p}" for p in self.removed[:3]]) or "nothing"
+        more = len(self.changed) + len(self.removed) - min(3, len(self.changed)) - min(3, len(self.removed))
+        if more > 0:
+            what += f" (+{more} more)"
+        return f"rebuilt {what}: {self.pages_written} files written in {self.seconds * 1000:.0f} ms"
+
+
+def _in_process(_: int) -> InProcess:
+    # Never fork from a process that runs server threads: a child could inherit a
+    # lock some other thread held. A refresh is a handful of documents anyway.
+    return InProcess(parse_file, render_page)
+
+
+class LiveCorpus:
+    def __init__(self, corpus: Path, out: Path, embed: bool = True, name: str | None = None, site_url: str = ""):
+        self.root = Path(corpus).resolve()
+        self.out = Path(out).resolve()
+        self.embed = embed
+        self.opts = BuildOptions(corpus=self.root, out=self.out, embed=embed, name=name, site_url=site_url)
+        self.write_lock = threading.RLock()
+        self.state: SiteState | None = None
+        self.ready = False
+        self.last_build: BuildResult | None = None
+        self.last_refresh: RefreshResult | None = None
+        self._save_timer: threading.Timer | None = None
+        self._watcher: Any = None
+
+    # ----- lifecycle ---------------------------------------------------------------
+    def open(self) -> BuildResult:
+        with self.write_lock:
+            result, self.state = build_state(self.opts)
+            self.last_build = result
+            self.ready = True
+            return result
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        with self.write_lock:
+            if self._save_timer is not None:
+                self._save_timer.cancel()
+                self._save_timer = None
+            self._save()
+
+    def __enter__(self) -> "LiveCorpus":
+        self.open()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ----- read-only views -------------------------------------------------------
+    @property
+    def docs(self) -> dict[str, Document]:
+        return self._state().docs
+
+    @property
+    def graph(self):  # noqa: ANN201 - LinkGraph
+        return self._state().graph
+
+    @property
+    def resolver(self):  # noqa: ANN201 - Resolver
+        return self._state().resolver
+
+    def _state(self) -> SiteState:
+        if self.state is None:
+            raise RuntimeError("LiveCorpus.open() has not run")
+        return self.state
+
+    # ----- updates -----------------------------------------------------------------
+    def refresh(self, paths: Iterable[str], rescan: bool = False) -> RefreshResult:
+        """Apply changes to these corpus-relative paths (created, modified or deleted)."""
+        t0 = time.perf_counter()
+        with self.write_lock, gc_paused():
+            state = self._state()
+            wanted = {p for p in paths if p and not is_hidden(p)}
+            upserts, deletes = self._classify(state, wanted, rescan)
+            try:
+                stats = state.update(upserts, deletes, runner_factory=_in_process)
+            except StaleState:
+                upserts, deletes = self._classify(state, set(), True)
+                stats = state.update(upserts, deletes, runner_factory=_in_process)
+            result = RefreshResult(stats.changed, stats.removed, stats.pages_written)
+            result.warnings = [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]
+            self._schedule_save()
+        result.seconds = time.perf_counter() - t0
+        self.last_refresh = result
+        return result
+
+    def _classify(self, state: SiteState, wanted: set[str], rescan: bool) -> tuple[list[SourceFile], list[str]]:
+        if rescan:
+            from .build import _changes
+
+            files, _ = scan(self.root, self.out)
+            return _changes(state, files)
+        upserts: list[SourceFile] = []
+        deletes: list[str] = []
+        for rel in sorted(wanted):
+            if not rel.endswith(".md"):
+                continue
+            full = self.root / rel
+            if full.is_file() and not full.is_symlink():
+                upserts.append(SourceFile(rel, full))
+            elif rel in state.docs:
+                deletes.append(rel)
+        return upserts, deletes
+
+    # ----- watching ----------------------------------------------------------------
+    def watch(self, echo: Any = print) -> None:
+        """Refresh on every save until `close()`; prints one line per refresh."""
+        from .watch import Watcher
+
+        def on_change(paths: set[str], rescan: bool) -> None:
+            result = self.refresh(paths, rescan=rescan)
+            if result.changed or result.removed:
+                echo(result.summary())
+            for w in result.warnings:
+                echo(f"warning: {w}")
+
+        self._watcher = Watcher(self.root, self.out, on_change)
+        self._watcher.start()
+
+    # ----- the manifest ----------------------------------------------------------
+    def _schedule_save(self) -> None:
+        if self._save_timer is not None:
+            self._save_timer.cancel()
+        self._save_timer = threading.Timer(SAVE_DELAY_SECONDS, self._save_locked)
+        self._save_timer.daemon = True
+        self._save_timer.start()
+
+    def _save_locked(self) -> None:
+        with self.write_lock:
+            self._save()
+
+    def _save(self) -> None:
+        if self.state is None:
+            return
+        fp = manifest.fingerprint(self.state.name, self.state.site_url, self.out)
+        manifest.save(self.state, fp)
