@@ -177,6 +177,12 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
         result.files_removed = remove_unlisted(out, state.outputs)
 
     # Stage: index (search indexes for the documents that changed).
+    with _timed(result.stages, "index"):
+        from .search.index_stage import run_index_stage
+
+        result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
+                                            progress=opts.progress,
+                                            purge=bool(result.extra.get("claims_forgotten"))))
 
     result.documents = len(state.docs)
     result.documents_changed = len(stats.changed)
@@ -187,6 +193,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     result.broken_links = state.broken_links
     result.warnings = claims.warnings + scan_warnings + state.warnings
     result.extra["workers"] = stats.workers
+    result.stages.update({f"update.{k}": v for k, v in stats.stages.items()})
     result.seconds = time.perf_counter() - t0
     return result, state
 

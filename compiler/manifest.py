@@ -62,8 +62,9 @@ def save(state: SiteState, fp: str) -> None:
         "outputs": sorted(state.outputs),
     }
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))  # C encoder; dump() is not
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, ensure_ascii=False, separators=(",", ":"))
+        fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -10,6 +10,7 @@ both paths run the same code and must produce the same bytes.
 from __future__ import annotations
 
 import posixpath
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -54,6 +55,7 @@ class UpdateStats:
     pages_unchanged: int = 0
     files_removed: int = 0
     workers: int = 1
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per step
 
 
 class SiteState:
@@ -83,9 +85,11 @@ class SiteState:
                runner_factory: RunnerFactory = default_runner) -> UpdateStats:
         stats = UpdateStats()
         full = was_empty = not self.docs
+        clock = _Clock(stats.stages)
         with runner_factory(len(upserts)) as runner:
             stats.workers = getattr(runner, "n", 1)
             parsed = runner.parse(upserts)
+            clock("parse")
             old_docs: dict[str, Document | None] = {}
             for sf, (doc, warnings) in zip(upserts, parsed):
                 old_docs.setdefault(sf.path, self.docs.get(sf.path))
@@ -143,6 +147,7 @@ class SiteState:
                 full = True
             render &= set(self.docs)
 
+            clock("links")
             self.site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
             # Pages to re-render whose documents were not parsed in this round.
             reparse = sorted(render - changed)
@@ -155,6 +160,7 @@ class SiteState:
                     self.docs[p].tokens, self.docs[p].md_env = doc.tokens, doc.md_env
             ordered = [self.site.by_path[p] for p in sorted(render)]
             rendered = runner.render(PageContext(self.site.context(), self.out), ordered)
+            clock("render")
         stats.pages_rendered = len(rendered)
         stats.pages_written = sum(1 for r in rendered if r.written)
         stats.pages_unchanged = len(rendered) - stats.pages_written
@@ -194,6 +200,7 @@ class SiteState:
             for url, data in emit.site_pages(self.site, emit.make_env(), selection):
                 if url not in doc_urls:  # a document page always wins its path
                     outputs[url] = data
+        clock("emit")
         for url, data in outputs.items():
             if write_file(self.out / url, data):
                 stats.pages_written += 1
@@ -206,6 +213,7 @@ class SiteState:
         else:
             stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
         self.outputs = new_outputs
+        clock("write")
         return stats
 
     # ----- bookkeeping -----------------------------------------------------------
@@ -231,6 +239,18 @@ class SiteState:
                     holders.discard(path)
                     if not holders:
                         del self.link_index[key]
+
+
+class _Clock:
+    """Adds the time since the previous call to `stages[name]`."""
+
+    def __init__(self, stages: dict[str, float]):
+        self.stages, self.t = stages, time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.stages[name] = self.stages.get(name, 0.0) + now - self.t
+        self.t = now
 
 
 class StaleState(RuntimeError):
