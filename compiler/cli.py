@@ -200,6 +200,7 @@ def _register_optional_commands() -> None:
 # (module, command objects): each module keeps its heavy imports inside the commands.
 _COMMAND_MODULES: list[tuple[str, list[str]]] = [
     ("claims_cli", ["claim"]),
+    ("server_cli", ["serve", "token", "get", "write"]),
     ("search_cli", ["search", "status"]),
 ]
 
