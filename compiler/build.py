@@ -36,6 +36,7 @@ class BuildOptions:
     name: str | None = None
     progress: bool = False  # show a progress bar (only on a terminal)
     clean: bool = False  # ignore the manifest: rebuild everything
+    index: bool = True  # write the search indexes (False: the site only)
 
 
 @dataclass
@@ -73,6 +74,34 @@ class Corpus:
     resolver: Resolver
     graph: LinkGraph
     warnings: list[Warning_]
+
+
+class TerminalProgress:
+    """Progress bars on stderr, one per stage; nothing at all when not a terminal."""
+
+    def __init__(self) -> None:
+        import click
+
+        self.click = click
+
+    def __call__(self, label: str, total: int) -> Any:
+        if total < 50:
+            return lambda n: None
+        bar = self.click.progressbar(length=total, label=f"{label:<10}", file=sys.stderr)
+        bar.__enter__()
+        done = [0]
+
+        def tick(n: int) -> None:
+            bar.update(n)
+            done[0] += n
+            if done[0] >= total:
+                bar.__exit__(None, None, None)
+
+        return tick
+
+
+def make_progress(enabled: bool) -> Any:
+    return TerminalProgress() if enabled and sys.stderr.isatty() else None
 
 
 def _progress(items: list[T], label: str, enabled: bool) -> Iterator[T]:
@@ -163,26 +192,28 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
         if state is None:
             state = SiteState(root, out, name, opts.site_url)
         upserts, deletes = _changes(state, files)
+    progress = make_progress(opts.progress)
     with _timed(result.stages, "update"):
         try:
-            stats = state.update(upserts, deletes)
+            stats = state.update(upserts, deletes, progress=progress)
         except StaleState:
             # A file changed under us; start over from a clean state (rare).
             state = SiteState(root, out, name, opts.site_url)
             files, scan_warnings = scan(root, out)
-            stats = state.update(files, [])
+            stats = state.update(files, [], progress=progress)
     with _timed(result.stages, "manifest"):
         manifest.save(state, fp)
         # Files someone else left in the output folder go, as a clean build would do.
         result.files_removed = remove_unlisted(out, state.outputs)
 
     # Stage: index (search indexes for the documents that changed).
-    with _timed(result.stages, "index"):
-        from .search.index_stage import run_index_stage
+    if opts.index:
+        with _timed(result.stages, "index"):
+            from .search.index_stage import run_index_stage
 
-        result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
-                                            progress=opts.progress,
-                                            purge=bool(result.extra.get("claims_forgotten"))))
+            result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
+                                                progress=opts.progress,
+                                                purge=bool(result.extra.get("claims_forgotten"))))
 
     result.documents = len(state.docs)
     result.documents_changed = len(stats.changed)

@@ -89,10 +89,11 @@ def init(directory: Path | None, corpus_opt: Path | None) -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 when there are warnings or broken links.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--no-embed", is_flag=True, help="Skip embeddings: build the BM25 index only.")
+@click.option("--no-index", is_flag=True, help="Skip the search indexes: build the site only.")
 @click.option("--clean", is_flag=True, help="Ignore what the last build left: rebuild everything.")
 @click.option("--site-url", default="", help="Absolute URL the site is published at (for sitemap and feed).")
 def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: bool, as_json: bool,
-          no_embed: bool, clean: bool, site_url: str) -> None:
+          no_embed: bool, no_index: bool, clean: bool, site_url: str) -> None:
     """Build the static wiki (and search indexes) from CORPUS.
 
     Incremental by default: only documents whose bytes changed since the last build,
@@ -103,7 +104,7 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
 
     root = pick_corpus(corpus_arg, corpus_opt)
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
-                        progress=not as_json, clean=clean)
+                        progress=not as_json, clean=clean, index=not no_index)
     try:
         result = run_build(opts)
     except OutputError as exc:

@@ -82,12 +82,14 @@ class SiteState:
 
     # ----- the update ------------------------------------------------------------
     def update(self, upserts: list[SourceFile], deletes: list[str],
-               runner_factory: RunnerFactory = default_runner) -> UpdateStats:
+               runner_factory: RunnerFactory = default_runner, progress: Any = None) -> UpdateStats:
         stats = UpdateStats()
         full = was_empty = not self.docs
         clock = _Clock(stats.stages)
         with runner_factory(len(upserts)) as runner:
             stats.workers = getattr(runner, "n", 1)
+            if progress is not None:
+                runner.progress = progress
             parsed = runner.parse(upserts)
             clock("parse")
             old_docs: dict[str, Document | None] = {}

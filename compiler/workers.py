@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import os
 import traceback
 from dataclasses import dataclass
@@ -20,6 +21,11 @@ from .model import Document, Warning_
 from .scan import SourceFile
 
 PARALLEL_MIN_DOCS = 400
+TICK = 100  # workers report progress every TICK documents
+
+
+def _no_progress(label: str, total: int) -> Callable[[int], None]:
+    return lambda n: None
 
 
 @dataclass
@@ -54,7 +60,9 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
             cmd, arg = conn.recv()
             if cmd == "parse":
                 out = []
-                for sf in arg:
+                for i, sf in enumerate(arg, 1):
+                    if i % TICK == 0:
+                        conn.send(("tick", TICK))
                     doc, warnings = parse_fn(sf)
                     if doc is not None:
                         held[doc.path] = doc
@@ -65,7 +73,9 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
             elif cmd == "render":
                 ctx, jobs = arg
                 results = []
-                for path, links in jobs:
+                for i, (path, links) in enumerate(jobs, 1):
+                    if i % TICK == 0:
+                        conn.send(("tick", TICK))
                     d = held.pop(path)
                     d.links = links  # resolution happened in the parent
                     results.append(render_fn(ctx, d))
@@ -87,15 +97,26 @@ class InProcess:
     """The same interface as `Pool`, run in this process (small corpora)."""
 
     n = 1
+    progress: Callable[[str, int], Callable[[int], None]] = staticmethod(_no_progress)
 
     def __init__(self, parse_fn: ParseFn, render_fn: RenderFn):
         self.parse_fn, self.render_fn = parse_fn, render_fn
 
     def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:
-        return [self.parse_fn(sf) for sf in files]
+        tick = self.progress("Parsing", len(files))
+        out = []
+        for sf in files:
+            out.append(self.parse_fn(sf))
+            tick(1)
+        return out
 
     def render(self, ctx: Any, docs: list[Document]) -> list[Rendered]:
-        return [self.render_fn(ctx, d) for d in docs]
+        tick = self.progress("Rendering", len(docs))
+        out = []
+        for d in docs:
+            out.append(self.render_fn(ctx, d))
+            tick(1)
+        return out
 
     def __enter__(self) -> "InProcess":
         return self
@@ -111,6 +132,8 @@ class WorkerError(RuntimeError):
 class Pool:
     """N forked workers; each owns the documents it parsed."""
 
+    progress: Callable[[str, int], Callable[[int], None]] = staticmethod(_no_progress)
+
     def __init__(self, n: int, parse_fn: ParseFn, render_fn: RenderFn):
         ctx = mp.get_context("fork")
         self.n = n
@@ -125,24 +148,31 @@ class Pool:
             self.conns.append(parent)
             self.procs.append(proc)
 
-    def _round(self, payloads: list[tuple[str, Any]]) -> list[Any]:
+    def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None]) -> list[Any]:
         for conn, payload in zip(self.conns, payloads):
             conn.send(payload)
-        results = []
-        for conn in self.conns:
-            try:
-                status, value = conn.recv()
-            except EOFError:
-                raise WorkerError("a build worker died (out of memory or killed)") from None
-            if status != "ok":
-                raise WorkerError(f"a build worker failed:\n{value}")
-            results.append(value)
-        return results
+        results: dict[int, Any] = {}
+        waiting = dict(enumerate(self.conns))
+        while waiting:
+            for conn in mp_connection.wait(list(waiting.values())):
+                i = next(k for k, c in waiting.items() if c is conn)
+                try:
+                    status, value = conn.recv()
+                except EOFError:
+                    raise WorkerError("a build worker died (out of memory or killed)") from None
+                if status == "tick":
+                    tick(value)
+                    continue
+                if status != "ok":
+                    raise WorkerError(f"a build worker failed:\n{value}")
+                results[i] = value
+                del waiting[i]
+        return [results[i] for i in range(len(self.conns))]
 
     def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:
         n = len(self.conns)
         # Interleave so each worker gets a similar mix of folders (sizes differ by folder).
-        parts = self._round([("parse", files[i::n]) for i in range(n)])
+        parts = self._round([("parse", files[i::n]) for i in range(n)], self.progress("Parsing", len(files)))
         results: list[Any] = [None] * len(files)
         for w, part in enumerate(parts):
             for j, item in enumerate(part):
@@ -155,7 +185,8 @@ class Pool:
         jobs: list[list[tuple[str, Any]]] = [[] for _ in self.conns]
         for d in docs:
             jobs[self.owner.pop(d.path)].append((d.path, d.links))
-        return [r for part in self._round([("render", (ctx, j)) for j in jobs]) for r in part]
+        tick = self.progress("Rendering", len(docs))
+        return [r for part in self._round([("render", (ctx, j)) for j in jobs], tick) for r in part]
 
     def close(self) -> None:
         for conn in self.conns:

@@ -7,7 +7,8 @@ Generates two corpora with `corpus_gen` (in a temporary directory unless --workd
 given, in which case everything is kept there), then times, as subprocesses and in wall
 clock seconds including interpreter start-up:
 
-* `commonplace build CORPUS --out OUT --no-embed --json` on the compare-size corpus and
+* `commonplace build CORPUS --out OUT --no-embed --no-index --json` (rendering only;
+  `--with-index` keeps the BM25 index in) on the compare-size corpus and
   on the full-size corpus (clean builds: the output and `CORPUS/.commonplace` are removed
   before every run). If this `commonplace` does not know `--no-embed` yet, the flag is
   dropped once and the report says embeddings were on;
@@ -83,15 +84,19 @@ class Row:
 
 
 class Commonplace:
-    def __init__(self, exe: str, timeout: float | None) -> None:
+    def __init__(self, exe: str, timeout: float | None, with_index: bool = False) -> None:
         self.exe = exe
         self.timeout = timeout
         self.no_embed = True  # until the CLI says it does not know the flag
+        # The comparison is rendering only: the site, without search indexes.
+        self.with_index = with_index
 
     def cmd(self, corpus: Path, out: Path) -> list[str]:
         cmd = [self.exe, "build", str(corpus), "--out", str(out)]
         if self.no_embed:
             cmd.append("--no-embed")
+        if not self.with_index:
+            cmd.append("--no-index")
         return cmd + ["--json"]
 
     def build(self, corpus: Path, out: Path) -> tuple[float, int, dict]:
@@ -210,7 +215,7 @@ def render_table(result: dict) -> str:
 
     out = [
         f"commonplace: {result['commonplace']}",
-        f"command:     commonplace build CORPUS --out OUT{' --no-embed' if result['no_embed'] else ''} --json"
+        f"command:     commonplace build CORPUS --out OUT{' --no-embed' if result['no_embed'] else ''}{'' if result.get('with_index') else ' --no-index'} --json"
         + ("" if result["no_embed"] else "   (this commonplace has no --no-embed: the time may include embedding)"),
         f"mkdocs:      {result['mkdocs']['status']}",
         f"timing:      wall clock incl. process start, best of {result['repeat']}, clean builds, seed {result['seed']}",
@@ -237,7 +242,7 @@ def run(args: argparse.Namespace) -> dict:
     exe = args.commonplace or find_commonplace()
     if exe is None:
         raise BenchError("no `commonplace` executable next to this Python or on PATH; install the project first")
-    cp = Commonplace(exe, args.timeout)
+    cp = Commonplace(exe, args.timeout, args.with_index)
 
     mk_ver = mkdocs_version()
     if args.no_mkdocs:
@@ -304,6 +309,7 @@ def run(args: argparse.Namespace) -> dict:
     result = {
         "commonplace": exe,
         "no_embed": cp.no_embed,
+        "with_index": cp.with_index,
         "mkdocs": {"available": mk_ver is not None, "used": use_mkdocs, "version": mk_ver, "status": mk_status},
         "seed": args.seed,
         "repeat": args.repeat,
@@ -323,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-n", type=int, default=2_000,
                     help="corpus size also built with mkdocs (default 2000; 0 skips)")
     ap.add_argument("--no-mkdocs", action="store_true", help="do not run mkdocs")
+    ap.add_argument("--with-index", action="store_true",
+                    help="also build the BM25 index (default: rendering only, --no-index)")
     ap.add_argument("--workdir", type=Path, help="keep corpora and sites here instead of a temp dir")
     ap.add_argument("--seed", type=int, default=0, help="corpus generator seed (default 0)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; the best is reported")
