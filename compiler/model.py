@@ -97,6 +97,7 @@ class Document:
     title_from_frontmatter: bool = False
     html: str = ""  # rendered body, filled by the render stage
     excerpt: str = ""  # plain text of the rendered body (first 600 characters)
+    title_anchor: str = ""  # anchor of a leading `# Title` the page shows as its title
     headings: list[tuple[int, str, str]] = field(default_factory=list)  # (level, text, anchor)
     # Parse output kept until the render stage, then dropped to free memory.
     tokens: list | None = field(default=None, repr=False, compare=False)

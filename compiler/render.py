@@ -66,4 +66,16 @@ def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -
 
     env["resolve_wikilink"] = resolve_wikilink
     env["rewrite_href"] = rewrite_href
+    tokens = _drop_title_heading(doc, tokens)
     return render_tokens(tokens, env)
+
+
+def _drop_title_heading(doc: Document, tokens: list) -> list:
+    """A body that opens with `# <title>` would show the title twice: the page shows
+    it once, keeping the heading's anchor so `[[page#Title]]` still lands."""
+    if (len(tokens) >= 3 and tokens[0].type == "heading_open" and tokens[0].tag == "h1"
+            and tokens[1].content.strip() == doc.title):
+        doc.title_anchor = str(tokens[0].attrGet("id") or "")
+        return tokens[3:]
+    doc.title_anchor = ""
+    return tokens

@@ -20,6 +20,7 @@ def site_files(out: Path) -> dict[str, bytes]:
 
 
 def run(corpus: Path, out: Path, **kw):
+    kw.setdefault("index", False)  # these tests are about the site; tests/search covers indexes
     return build(BuildOptions(corpus=corpus, out=out, embed=False, **kw))
 
 
