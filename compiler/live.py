@@ -56,11 +56,14 @@ def _in_process(_: int) -> InProcess:
 
 
 class LiveCorpus:
-    def __init__(self, corpus: Path, out: Path, embed: bool = True, name: str | None = None, site_url: str = ""):
+    def __init__(self, corpus: Path, out: Path, embed: bool = True, name: str | None = None, site_url: str = "",
+                 index: bool = True):
         self.root = Path(corpus).resolve()
         self.out = Path(out).resolve()
         self.embed = embed
-        self.opts = BuildOptions(corpus=self.root, out=self.out, embed=embed, name=name, site_url=site_url)
+        self.index = index
+        self.opts = BuildOptions(corpus=self.root, out=self.out, embed=embed, name=name, site_url=site_url,
+                                 index=index)
         self.write_lock = threading.RLock()
         self.state: SiteState | None = None
         self.ready = False
@@ -119,6 +122,16 @@ class LiveCorpus:
         with self.write_lock, gc_paused():
             state = self._state()
             wanted = {p for p in paths if p and not is_hidden(p)}
+            forgotten = False
+            warnings: list[str] = []
+            if rescan or any(p.startswith("claims/") and p.endswith(".jsonl") for p in wanted):
+                # Claim events compile into canonical pages (and redact evidence on forget).
+                from .claims.stage import run_stage
+
+                claims = run_stage(self.root)
+                wanted |= set(claims.pages_updated) | set(claims.pages_created) | set(claims.redacted)
+                forgotten = claims.forgotten
+                warnings += [str(w) for w in claims.warnings]
             upserts, deletes = self._classify(state, wanted, rescan)
             try:
                 stats = state.update(upserts, deletes, runner_factory=_in_process)
@@ -126,11 +139,38 @@ class LiveCorpus:
                 upserts, deletes = self._classify(state, set(), True)
                 stats = state.update(upserts, deletes, runner_factory=_in_process)
             result = RefreshResult(stats.changed, stats.removed, stats.pages_written)
-            result.warnings = [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]
+            result.warnings = warnings + [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]
+            if self.index and (stats.changed or stats.removed or forgotten):
+                self._index(state, stats.changed, stats.removed, forgotten, result)
             self._schedule_save()
         result.seconds = time.perf_counter() - t0
         self.last_refresh = result
         return result
+
+    def _index(self, state: SiteState, changed: list[str], removed: list[str], forgotten: bool,
+               result: RefreshResult) -> None:
+        """Bring the search indexes in line; a failure never loses the write itself."""
+        from .search.index_stage import IndexNeedsRebuild, build_indexes, purge, update_indexes
+
+        try:
+            try:
+                report = update_indexes(self.root, [state.docs[p] for p in changed], removed, embed=self.embed)
+            except IndexNeedsRebuild:
+                report = build_indexes(self.root, list(state.docs.values()), embed=self.embed)
+            if forgotten:
+                purge(self.root)
+            result.index = report.as_extra()
+            result.indexed = not (self.embed and set(report.pending_documents) & set(changed))
+            result.warnings += [str(w) for w in report.warnings]
+        except Exception as exc:  # the pages are written; searchability catches up later
+            result.indexed = False
+            result.warnings.append(f"search index not updated: {type(exc).__name__}: {exc}")
+
+    def search(self, request: Any) -> dict[str, Any]:
+        """A search request (the `POST /v1/search` body, or a query string)."""
+        from .search.engine import open_engine
+
+        return open_engine(self.root).search(request)
 
     def _classify(self, state: SiteState, wanted: set[str], rescan: bool) -> tuple[list[SourceFile], list[str]]:
         if rescan:

@@ -81,3 +81,22 @@ def test_folder_rename_is_picked_up(live):
     (live.root / "sub").rename(live.root / "moved")
     assert wait_for(lambda: "moved/x.md" in live.docs and "sub/x.md" not in live.docs)
     assert wait_for(lambda: (live.out / "moved/x/index.html").exists() and not (live.out / "sub/x/index.html").exists())
+
+
+def test_saved_text_becomes_searchable(write_corpus, tmp_path: Path):
+    root = write_corpus({"a.md": "# A\n\nNothing special.\n"})
+    lc = LiveCorpus(root, tmp_path / "site", embed=False)
+    lc.open()
+    lc.watch(echo=lambda line: None)
+    try:
+        (root / "a.md").write_text("# A\n\nThe zanzibar gateway migrated.\n")
+
+        def found() -> bool:
+            res = lc.search({"query": "zanzibar gateway", "mode": "bm25"})
+            return any(r["path"] == "a.md" for r in res["results"])
+
+        assert wait_for(found)
+        (root / "a.md").unlink()
+        assert wait_for(lambda: not lc.search({"query": "zanzibar", "mode": "bm25"})["results"])
+    finally:
+        lc.close()
