@@ -471,6 +471,8 @@ class ClaimStore:
             if re.search(r"[\s<>\"]", target):
                 raise InvalidClaim("evidence URL contains spaces or <>\"")
             return {"url": target}, []
+        if isinstance(value, str) and not _looks_like_path(target):
+            return {"text": one_line(value)}, []  # a free-text source: "call with Alex, 3 March"
         if lines is not None:
             lines = str(lines).strip()
             m = _LINES.match(lines)
@@ -517,6 +519,11 @@ class ClaimStore:
             raise ClaimNotFound(f"{entity.id} has no active {what} to {verb}; use add")
         raise AmbiguousClaim(f"{entity.id} has {len(live)} active {what}; name one: "
                              + "; ".join(f"{c.claim_id}: {c.statement[:60]}" for c in live), [c.claim_id for c in live])
+
+
+def _looks_like_path(text: str) -> bool:
+    """`notes/a.md`, `a.md`, `/abs/in/corpus.md`, `docs/x.png` are paths; prose is not."""
+    return text.lower().endswith(".md") or (("/" in text or "\\" in text) and not re.search(r"\s", text))
 
 
 def _event(entity: Entity, claim_id: str, event: str, at: dt.datetime, actor: str, **fields: Any) -> dict[str, Any]:

@@ -277,7 +277,10 @@ def render_evidence(claims: list[Claim]) -> list[str]:
                 row = rows.setdefault(ev.source, (ev.at, f"{times.display(ev.at)} · {action}", set()))
                 row[2].add(c.claim_id)
             evidence = ev.evidence
-            if isinstance(evidence, dict):
+            if isinstance(evidence, dict) and isinstance(evidence.get("text"), str) and evidence["text"].strip():
+                row = rows.setdefault("text:" + evidence["text"], (ev.at, "", set()))
+                row[2].add(c.claim_id)
+            elif isinstance(evidence, dict):
                 target = evidence.get("path") or evidence.get("url")
                 if isinstance(target, str) and target:
                     lines = evidence.get("lines")
@@ -292,6 +295,9 @@ def render_evidence(claims: list[Claim]) -> list[str]:
         cited = (" — " + ", ".join(md_code(i) for i in sorted(ids))) if ids else ""
         if label:
             out.append(f"- {wikilink(key, label)}{cited}")
+            continue
+        if key.startswith("text:"):
+            out.append(f"- Source: {md_inline(key[5:], 300)}{cited}")
             continue
         target, _, lines = key.partition("#")
         span = f" (lines {md_inline(lines, 40)})" if lines else ""

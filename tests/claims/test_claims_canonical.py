@@ -247,6 +247,11 @@ def test_evidence_section_links_artifacts_and_cited_files(store: ClaimStore, cor
     assert "- [[notes/meeting.md]] (lines 2-3) — `c_" in ev
     assert "- <https://example.com/post?id=1> — `c_" in ev
     assert ev.count("[[sources/semantic/2026/03/01/alex-") == 3
+    store.add("alex", "Alex said so on a call", evidence="call with Alex, 3 March [[x]]")
+    store.add("alex", "Alex said so in chat", evidence="chat:1234")
+    ev = sections_of(page(corpus, "people/alex.md"))["evidence"]
+    assert "- Source: call with Alex, 3 March \\[\\[x\\]\\] — `c_" in ev
+    assert "- Source: chat:1234 — `c_" in ev
 
 
 def test_page_is_written_atomically_and_keeps_permissions(store: ClaimStore, corpus):
