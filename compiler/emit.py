@@ -6,6 +6,7 @@ writes only the files whose bytes changed. Output never depends on the clock.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -152,7 +153,9 @@ def broken_page(site: Site, env: jinja2.Environment) -> Output:
 
 def search_page(site: Site, env: jinja2.Environment) -> Output:
     url = "_/search/index.html"
-    return url, env.get_template("search.html").render(**_common(site, url), title="Search").encode("utf-8")
+    shards = [search_shard_url(k) for k in range(SEARCH_SHARDS)]
+    return url, env.get_template("search.html").render(**_common(site, url), title="Search",
+                                                       search_shards=shards).encode("utf-8")
 
 
 def not_found_page(site: Site, env: jinja2.Environment) -> Output:
@@ -171,17 +174,37 @@ def graph_json(site: Site) -> Output:
     return "graph.json", _dumps({"nodes": nodes, "edges": edges, "broken": broken})
 
 
-def search_data(site: Site) -> Output:
-    """Offline search data, as a script so it loads from file:// too."""
-    docs = [
-        {"path": d.path, "title": d.title, "type": d.type, "tags": d.tags,
-         "headings": [h[1] for h in d.headings][:20], "text": d.excerpt}
-        for d in site.docs if not d.is_session
-    ]
-    payload = json.dumps({"docs": docs}, ensure_ascii=False, sort_keys=True)
-    # `</` would end the script element if this data were ever inlined; escape it anyway.
-    payload = payload.replace("</", "<\\/")
-    return "_/search-data.js", f"window.COMMONPLACE_SEARCH = {payload};\n".encode("utf-8")
+SEARCH_SHARDS = 16
+
+
+def search_shard(path: str) -> int:
+    return int(hashlib.sha1(path.encode("utf-8")).hexdigest()[:4], 16) % SEARCH_SHARDS
+
+
+def search_shard_url(k: int) -> str:
+    return f"_/search-data/{k:02d}.js"
+
+
+def search_data(site: Site, only: set[int] | None = None) -> Iterator[Output]:
+    """Offline search data, as scripts so it loads from file:// too. Sharded by path,
+    so an edit rewrites one sixteenth of it."""
+    shards: list[list[dict]] = [[] for _ in range(SEARCH_SHARDS)]
+    for d in site.docs:
+        if not d.is_session:
+            k = search_shard(d.path)
+            if only is None or k in only:
+                shards[k].append({"path": d.path, "title": d.title, "type": d.type, "tags": d.tags,
+                                  "headings": [h[1] for h in d.headings][:20], "text": d.excerpt})
+    for k, docs in enumerate(shards):
+        if only is not None and k not in only:
+            continue
+        payload = json.dumps(docs, ensure_ascii=False, sort_keys=True)
+        # `</` would end a script element if this were ever inlined; escape it anyway.
+        payload = payload.replace("</", "<\\/")
+        yield search_shard_url(k), (
+            "(window.COMMONPLACE_SEARCH = window.COMMONPLACE_SEARCH || {docs: []}).docs.push.apply(\n"
+            f"  window.COMMONPLACE_SEARCH.docs, {payload});\n"
+        ).encode("utf-8")
 
 
 def _abs(site: Site, url: str) -> str:
@@ -243,6 +266,7 @@ class Selection:
     types: set[str] | None = None
     tags: set[str] | None = None
     folders: set[str] | None = None
+    search_shards: set[int] | None = None
 
 
 def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None) -> Iterator[Output]:
@@ -268,7 +292,7 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
     if want("graph"):
         yield graph_json(site)
     if want("search_data"):
-        yield search_data(site)
+        yield from search_data(site, sel.search_shards)
     if want("sitemap"):
         yield sitemap(site)
     if want("feed"):
@@ -282,7 +306,8 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
 def site_urls(site: Site) -> set[str]:
     """Every generated page's path, without rendering any of them."""
     urls = {"index.html", "_/recent/index.html", "_/broken/index.html", "_/search/index.html", "404.html",
-            "graph.json", "_/search-data.js", "sitemap.xml", "feed.xml", "_/tags/index.html"}
+            "graph.json", "sitemap.xml", "feed.xml", "_/tags/index.html"}
+    urls |= {search_shard_url(k) for k in range(SEARCH_SHARDS)}
     urls |= {type_url(t) for t in site.by_type}
     urls |= {tag_url(t) for t in site.by_tag}
     urls |= {folder_url(f) for f in site.all_folders()}

@@ -65,20 +65,38 @@ class Resolver:
     """Name tables for the whole corpus, built once per build."""
 
     paths: set[str] = field(default_factory=set)
-    stems: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    names: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # title/alias, lowercased
+    stems: dict[str, set[str]] = field(default_factory=dict)
+    names: dict[str, set[str]] = field(default_factory=dict)  # title/alias, lowercased
 
     @classmethod
     def build(cls, docs: Iterable[Document]) -> "Resolver":
         r = cls()
         for d in docs:
-            r.paths.add(d.path)
-            r.stems[d.stem].append(d.path)
-            keys = {d.title.strip().lower()} | {a.strip().lower() for a in d.aliases}
-            for key in keys:
-                if key:
-                    r.names[key].append(d.path)
+            r.add(d)
         return r
+
+    @staticmethod
+    def _name_keys(d: Document) -> set[str]:
+        keys = {d.title.strip().lower()} | {a.strip().lower() for a in d.aliases}
+        keys.discard("")
+        return keys
+
+    def add(self, d: Document) -> None:
+        self.paths.add(d.path)
+        self.stems.setdefault(d.stem, set()).add(d.path)
+        for key in self._name_keys(d):
+            self.names.setdefault(key, set()).add(d.path)
+
+    def remove(self, d: Document) -> None:
+        """Forget a document (pass the version that was added)."""
+        self.paths.discard(d.path)
+        for table, keys in ((self.stems, {d.stem}), (self.names, self._name_keys(d))):
+            for key in keys:
+                holders = table.get(key)
+                if holders is not None:
+                    holders.discard(d.path)
+                    if not holders:
+                        del table[key]
 
     def resolve_wiki(self, target: str, source: str) -> Resolution:
         t = target.strip().replace("\\", "/")
@@ -96,17 +114,17 @@ class Resolver:
                     return Resolution(cand)
         stem = t[:-3] if t.endswith(".md") else t
         if "/" not in stem:
-            hits = self.stems.get(stem, [])
+            hits = self.stems.get(stem, ())
             if len(hits) == 1:
-                return Resolution(hits[0])
-            by_name = self.names.get(t.lower(), [])
+                return Resolution(next(iter(hits)))
+            by_name = self.names.get(t.lower(), ())
             if len(by_name) == 1:
-                return Resolution(by_name[0])
+                return Resolution(next(iter(by_name)))
             ambiguous = sorted(set(hits) | set(by_name))
             return Resolution(None, tuple(ambiguous) if len(ambiguous) > 1 else ())
-        by_name = self.names.get(t.lower(), [])
+        by_name = self.names.get(t.lower(), ())
         if len(by_name) == 1:
-            return Resolution(by_name[0])
+            return Resolution(next(iter(by_name)))
         return Resolution(None, tuple(sorted(by_name)) if len(by_name) > 1 else ())
 
     def resolve_md(self, target: str, source: str) -> Resolution:

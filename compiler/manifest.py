@@ -16,7 +16,7 @@ from typing import Any
 from ..templates import TEMPLATE_DIR
 from . import __version__
 from .deps import facets
-from .links import LinkGraph, Resolver
+from .links import LinkGraph
 from .model import STATE_DIR, Document, Link, Warning_
 from .state import SiteState
 
@@ -87,7 +87,6 @@ def load(root: Path, out: Path, name: str, site_url: str, fp: str) -> SiteState 
         state.outputs = set(payload["outputs"])
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing or damaged: a full build recreates it
-    state.resolver = Resolver.build(state.docs.values())
     state.graph = LinkGraph.build(state.docs.values())
     state.facets = {p: facets(d) for p, d in state.docs.items()}
     state.types = sorted({d.type for d in state.docs.values()})

@@ -22,7 +22,7 @@ from .links import LinkGraph, Resolver
 from .model import Document, Warning_
 from .output import remove_files, remove_unlisted, write_file
 from .scan import SourceFile
-from .site import Site
+from .site import Site, SiteContext
 from .workers import InProcess, Pool, worker_count
 
 RunnerFactory = Callable[[int], Any]
@@ -64,6 +64,8 @@ class SiteState:
         self.docs: dict[str, Document] = {}
         self.doc_warnings: dict[str, list[Warning_]] = {}
         self.facets: dict[str, dict[str, Any]] = {}
+        self.titles: dict[str, str] = {}
+        self.type_counts: dict[str, int] = {}
         self.resolver = Resolver()
         self.graph = LinkGraph({}, {})
         self.link_index: dict[str, set[str]] = {}  # link key -> documents with such a link
@@ -108,49 +110,14 @@ class SiteState:
             removed = {p for p, d in old_docs.items() if d is not None and p not in self.docs}
             stats.changed, stats.removed = sorted(changed), sorted(removed)
 
-            self.resolver = Resolver.build(self.docs.values())
-            # Which documents' links might resolve differently now?
-            if full:
-                reresolve = set(self.docs)
-            else:
-                names: set[str] = set()
-                for p, old in old_docs.items():
-                    if old is not None:
-                        names |= _doc_names(old)
-                    if p in self.docs:
-                        names |= _doc_names(self.docs[p])
-                reresolve = set(changed)
-                for n in names:
-                    reresolve |= self.link_index.get(n, set())
-                reresolve &= set(self.docs)
-            render: set[str] = set(changed)
-            for p in sorted(reresolve):
-                d = self.docs[p]
-                before = [(l.resolved, l.candidates) for l in d.links]
-                for link in d.links:
-                    res = self.resolver.resolve(link, p)
-                    link.resolved, link.candidates = res.path, res.candidates
-                if before != [(l.resolved, l.candidates) for l in d.links]:
-                    render.add(p)
-            # Graph: outgoing lists of re-resolved and removed documents.
-            for p in sorted(reresolve | removed):
-                old_targets, new_targets = self.graph.set_outgoing(p, self.docs.get(p))
-                for t in old_targets ^ new_targets:
-                    render.add(t)  # its backlinks changed
-            # Title changes show on every page that links to or from the document.
-            for p, old in old_docs.items():
-                new = self.docs.get(p)
-                if old is None or new is None or old.title != new.title:
-                    render |= set(self.graph.backlinks.get(p, ())) | set(self.graph.outgoing.get(p, ()))
-            types = sorted({d.type for d in self.docs.values()})
+            render = self._relink(old_docs, changed, removed, full)
+            types = sorted(t for t, n in self.type_counts.items() if n)
             if types != self.types:
                 self.types = types
                 render = set(self.docs)  # the navigation on every page changed
                 full = True
-            render &= set(self.docs)
-
             clock("links")
-            self.site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
+
             # Pages to re-render whose documents were not parsed in this round.
             reparse = sorted(render - changed)
             if reparse:
@@ -158,10 +125,9 @@ class SiteState:
                 for p, (doc, _) in zip(reparse, again):
                     if doc is None or doc.hash != self.docs[p].hash:
                         raise StaleState(p)
-                    doc.links = self.docs[p].links
                     self.docs[p].tokens, self.docs[p].md_env = doc.tokens, doc.md_env
-            ordered = [self.site.by_path[p] for p in sorted(render)]
-            rendered = runner.render(PageContext(self.site.context(), self.out), ordered)
+            ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
+            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)])
             clock("render")
         stats.pages_rendered = len(rendered)
         stats.pages_written = sum(1 for r in rendered if r.written)
@@ -169,66 +135,113 @@ class SiteState:
         for r in rendered:
             self.docs[r.path].excerpt = r.excerpt
 
-        # Which generated pages show something that changed?
+        selection, touched = self._selection(render | removed, full)
+        if selection.emitters is None or selection.emitters:
+            # Only now is the whole-corpus view needed (lists, graph, feed): O(n log n).
+            self.site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
+            doc_urls = {d.url for d in self.site.docs}
+            outputs = {url: data for url, data in emit.site_pages(self.site, emit.make_env(), selection)
+                       if url not in doc_urls}  # a document page always wins its path
+            clock("emit")
+            for url, data in outputs.items():
+                if write_file(self.out / url, data):
+                    stats.pages_written += 1
+                else:
+                    stats.pages_unchanged += 1
+        if full or touched & {"exists", "type", "tags", "folder"}:  # pages may appear or vanish
+            assert self.site is not None
+            new_outputs = doc_urls | emit.site_urls(self.site)
+            if was_empty:  # a clean build also clears whatever an older build left behind
+                stats.files_removed = remove_unlisted(self.out, new_outputs)
+            else:
+                stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
+            self.outputs = new_outputs
+        clock("write")
+        return stats
+
+    def _relink(self, old_docs: dict[str, Document | None], changed: set[str], removed: set[str],
+                full: bool) -> set[str]:
+        """Re-resolve the links a change could affect; return the pages to re-render."""
+        if full:
+            reresolve = set(self.docs)
+        else:
+            names: set[str] = set()
+            for p, old in old_docs.items():
+                if old is not None:
+                    names |= _doc_names(old)
+                if p in self.docs:
+                    names |= _doc_names(self.docs[p])
+            reresolve = set(changed)
+            for n in names:
+                reresolve |= self.link_index.get(n, set())
+            reresolve = {p for p in reresolve if p in self.docs}
+        render: set[str] = set(changed)
+        for p in sorted(reresolve):
+            d = self.docs[p]
+            before = [(l.resolved, l.candidates) for l in d.links]
+            for link in d.links:
+                res = self.resolver.resolve(link, p)
+                link.resolved, link.candidates = res.path, res.candidates
+            if before != [(l.resolved, l.candidates) for l in d.links]:
+                render.add(p)
+        for p in sorted(reresolve | removed):
+            old_targets, new_targets = self.graph.set_outgoing(p, self.docs.get(p))
+            render |= old_targets ^ new_targets  # their backlinks changed
+        # A title shows on every page that links to or from its document.
+        for p, old in old_docs.items():
+            new = self.docs.get(p)
+            if old is None or new is None or old.title != new.title:
+                render |= set(self.graph.backlinks.get(p, ())) | set(self.graph.outgoing.get(p, ()))
+        return {p for p in render if p in self.docs}
+
+    def _selection(self, paths: set[str], full: bool) -> tuple[emit.Selection, set[str]]:
+        """Which generated pages show something that changed (and which facets did)."""
         touched: set[str] = set()
-        sel_types: set[str] = set()
-        sel_tags: set[str] = set()
-        sel_folders: set[str] = set()
-        for p in sorted(render | removed):
+        sel = emit.Selection(set(), set(), set(), set(), set())
+        for p in sorted(paths):
             old_f = self.facets.get(p)
             new_f = facets(self.docs[p]) if p in self.docs else None
             diff = changed_facets(old_f, new_f)
             if not diff:
                 continue
             touched |= diff
+            sel.search_shards.add(emit.search_shard(p))
             for f in (old_f, new_f):
                 if f is None:
                     continue
-                sel_types.add(f["type"])
-                sel_tags.update(f["tags"])
+                sel.types.add(f["type"])
+                sel.tags.update(f["tags"])
                 parts = f["folder"].split("/") if f["folder"] else []
-                sel_folders.update("/".join(parts[:i]) for i in range(len(parts) + 1))
+                sel.folders.update("/".join(parts[:i]) for i in range(len(parts) + 1))
             if new_f is None:
                 self.facets.pop(p, None)
             else:
                 self.facets[p] = new_f
         if full:
-            selection = emit.Selection()
-        else:
-            selection = emit.Selection(emitters_to_run(touched), sel_types, sel_tags, sel_folders)
-        outputs: dict[str, bytes] = {}
-        if selection.emitters is None or selection.emitters:
-            doc_urls = {d.url for d in self.site.docs}
-            for url, data in emit.site_pages(self.site, emit.make_env(), selection):
-                if url not in doc_urls:  # a document page always wins its path
-                    outputs[url] = data
-        clock("emit")
-        for url, data in outputs.items():
-            if write_file(self.out / url, data):
-                stats.pages_written += 1
-            else:
-                stats.pages_unchanged += 1
-
-        new_outputs = {d.url for d in self.site.docs} | emit.site_urls(self.site)
-        if was_empty:  # a clean build also clears whatever an older build left behind
-            stats.files_removed = remove_unlisted(self.out, new_outputs)
-        else:
-            stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
-        self.outputs = new_outputs
-        clock("write")
-        return stats
+            return emit.Selection(), touched
+        sel.emitters = emitters_to_run(touched)
+        return sel, touched
 
     # ----- bookkeeping -----------------------------------------------------------
     def _put(self, doc: Document) -> None:
-        self._unindex_links(doc.path)
+        self._remove(doc.path)
         self.docs[doc.path] = doc
+        self.titles[doc.path] = doc.title
+        self.resolver.add(doc)
+        self.type_counts[doc.type] = self.type_counts.get(doc.type, 0) + 1
         for link in doc.links:
             for key in _link_keys(link.target):
                 self.link_index.setdefault(key, set()).add(doc.path)
 
     def _remove(self, path: str) -> None:
+        old = self.docs.get(path)
+        if old is None:
+            return
         self._unindex_links(path)
-        self.docs.pop(path, None)
+        self.resolver.remove(old)
+        self.type_counts[old.type] -= 1
+        del self.docs[path]
+        del self.titles[path]
 
     def _unindex_links(self, path: str) -> None:
         old = self.docs.get(path)

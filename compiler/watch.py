@@ -18,7 +18,7 @@ from watchdog.observers import Observer
 
 from .model import STATE_DIR
 
-DEBOUNCE_SECONDS = 0.08  # quiet time before a burst of events becomes one refresh
+DEBOUNCE_SECONDS = 0.025  # quiet time before a burst of events becomes one refresh
 
 
 def relevant(rel: str) -> bool:

@@ -1,5 +1,5 @@
 // Site search. Served by `commonplace serve`, it asks /v1/search (hybrid); opened from
-// disk or a static host, it falls back to the bundled data in search-data.js.
+// disk or a static host, it falls back to the bundled data in _/search-data/*.js.
 (function () {
   "use strict";
   var params = new URLSearchParams(window.location.search);
