@@ -58,7 +58,11 @@ def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], lis
             full = here / name
             rel = full.relative_to(root).as_posix()
             if full.is_symlink():
-                real = full.resolve()
+                try:
+                    real = full.resolve()
+                except (OSError, RuntimeError):  # a symlink loop
+                    warnings.append(Warning_(rel, "symlink cannot be resolved (loop); skipped", code="symlink"))
+                    continue
                 if not _inside(real, root) or is_hidden(real.relative_to(root).as_posix()):
                     warnings.append(Warning_(rel, "symlink leaves the corpus; skipped", code="symlink"))
                     continue
