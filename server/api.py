@@ -35,6 +35,25 @@ def _depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
+def _unicode_ok(value: Any) -> bool:
+    """No string (key or value) holds a lone surrogate: JSON's \\ud800 escapes decode to
+    text that cannot be encoded as UTF-8, so echoing it back would fail."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
+
+
 def json_body() -> dict[str, Any]:
     """The request's JSON object ({} when there is no body). 400 for anything else."""
     if request.method not in ("POST", "PUT", "PATCH"):
@@ -58,6 +77,9 @@ def json_body() -> dict[str, Any]:
         raise ApiError(400, "invalid_json", "the request body must be a JSON object")
     if not _depth_ok(body):
         raise ApiError(400, "invalid_json", f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
+    if not _unicode_ok(body):
+        raise ApiError(400, "invalid_json", "the request body holds a lone surrogate (a \\ud800-\\udfff escape "
+                                            "without its pair), which is not valid Unicode text")
     return body
 
 
