@@ -44,6 +44,14 @@ CANDIDATES = 50  # documents taken from each list before fusion
 EXACT_MIN_FILTERED = 2000  # filtered vector search below this many chunks is brute force
 
 
+COVERAGE_FLOOR, COVERAGE_FULL = 0.34, 0.8
+
+
+def lexical_weight(coverage: float) -> float:
+    """Weight of a BM25 list entry in fusion, from its idf-weighted query coverage."""
+    return min(1.0, max(0.0, (coverage - COVERAGE_FLOOR) / (COVERAGE_FULL - COVERAGE_FLOOR)))
+
+
 class IndexNotReady(RuntimeError):
     """No search index has been built for this corpus (HTTP 503)."""
 
@@ -55,6 +63,7 @@ class _Hit:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     needle: str | None = None
+    weight: float = 1.0  # how much this list position counts in fusion
 
 
 class SearchEngine:
@@ -213,15 +222,19 @@ class SearchEngine:
         return self._cached(("vec-filter", corpus, scope.key()), make)
 
     # ------------------------------------------------------------------ lists
-    def _bm25_list(self, pq: ParsedQuery, corpus: str, scope: Scope, limit: int) -> tuple[list[_Hit], list[str]]:
-        q, terms = self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)
+    def _bm25_list(self, pq: ParsedQuery, corpus: str, scope: Scope, limit: int,
+                   coverage: bool = False) -> tuple[list[_Hit], list[str]]:
+        q, weights = self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)
+        terms = list(weights)
         if q is None:
             return [], terms
         flt, mask = self._bm25_filter(corpus, scope)
         if flt is not None and not flt:
             return [], terms
-        hits = self._bm25.search(q, limit=limit, filter=flt, mask=mask)
-        out = [_Hit(h.path, h.cid, h.score) for h in hits]
+        hits = self._bm25.search(q, limit=limit, filter=flt, mask=mask, weights=weights if coverage else None)
+        # In fusion a lexical hit counts by how much of the query it matched: a page that
+        # shares one or two common words with a question is no evidence at all.
+        out = [_Hit(h.path, h.cid, h.score, weight=lexical_weight(h.coverage)) for h in hits]
         if pq.phrases and out:
             out = self._phrase_bonus(out, pq.phrases)
         return out, terms
@@ -355,7 +368,7 @@ class SearchEngine:
                 elif rank < best_rank[h.path]:
                     f.cid = h.cid  # the chunk from the list that ranks the document higher
                     best_rank[h.path] = rank
-                f.score += 1.0 / (RRF_K + rank)
+                f.score += h.weight / (RRF_K + rank)
                 f.ranks[name] = rank
         priors = self._priors(list(fused))
         for f in fused.values():
@@ -455,7 +468,7 @@ class SearchEngine:
             terms: list[str] = []
         else:
             depth = k if mode == "bm25" else max(CANDIDATES, k)
-            bm, terms = self._bm25_list(pq, req.corpus, scope, depth)
+            bm, terms = self._bm25_list(pq, req.corpus, scope, depth, coverage=mode == "hybrid")
             if not terms and mode == "bm25":
                 warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
             if mode == "bm25":

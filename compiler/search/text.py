@@ -93,28 +93,64 @@ def is_compound(raw: str) -> bool:
     return bool(_JOINERS.search(raw)) or raw.endswith(("++", "#")) or bool(_HAS_CAMEL.search(raw))
 
 
+_token_cache: dict[str, tuple[tuple[str, int], ...]] = {}
+
+
+def _token_terms(raw: str) -> tuple[tuple[str, int], ...]:
+    """(term, kind) pairs of one raw token, in order; cached (most tokens repeat)."""
+    got = _token_cache.get(raw)
+    if got is not None:
+        return got
+    out: list[tuple[str, int]] = []
+    if not is_compound(raw):
+        t = _word(raw)
+        if t is not None:
+            out.append((t, WORD))
+    else:
+        whole = _fold(raw.lower())
+        if len(whole) <= MAX_TERM_CHARS:
+            out.append((whole, WHOLE))
+        for part in _parts(raw):
+            t = _word(part)
+            if t is not None and t != whole:
+                out.append((t, PART))
+    got = tuple(out)
+    if len(_token_cache) > 500_000:
+        _token_cache.clear()
+    _token_cache[raw] = got
+    return got
+
+
 def analyze(text: str) -> Iterator[Term]:
     """Yield the index terms of `text` with positions and character offsets."""
     pos = 0
     for m in _TOKEN.finditer(text):
-        raw = m.group(0)
-        start, end = m.span()
-        if not is_compound(raw):
-            t = _word(raw)
-            if t is not None:
-                yield Term(t, pos, start, end)
-                pos += 1
+        found = _token_terms(m.group(0))
+        if not found:
             continue
-        whole = _fold(raw.lower())
-        if len(whole) <= MAX_TERM_CHARS:
-            yield Term(whole, pos, start, end, WHOLE)
+        start, end = m.span()
         n = 0
-        for part in _parts(raw):
-            t = _word(part)
-            if t is not None and t != whole:
-                yield Term(t, pos + n, start, end, PART)
+        for term, kind in found:
+            if kind == PART:
+                yield Term(term, pos + n, start, end, kind)
                 n += 1
+            else:
+                yield Term(term, pos, start, end, kind)
         pos += max(1, n)
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """term -> frequency: what the index stores (the fast path for indexing)."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    cache = _token_cache
+    for raw in _TOKEN.findall(text):
+        found = cache.get(raw)
+        if found is None:
+            found = _token_terms(raw)
+        for term, _kind in found:
+            counts[term] = get(term, 0) + 1
+    return counts
 
 
 def terms(text: str) -> list[str]:
