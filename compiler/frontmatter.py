@@ -75,8 +75,8 @@ def _plain(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
-    if isinstance(value, float) and value != value:  # NaN is not JSON
-        return None
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None  # NaN and infinities (YAML .nan, .inf) are not JSON
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
