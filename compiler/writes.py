@@ -505,6 +505,9 @@ class WriteResult:
     findings: list[Finding] = field(default_factory=list)
     previous_hash: str | None = None
     message: str = ""
+    # The bytes before and after (not part of the answer; callers diff links with them).
+    old_data: bytes | None = field(default=None, repr=False)
+    new_data: bytes | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -760,9 +763,12 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
     """Validate and perform one write under the corpus write lock."""
     root = Path(root).resolve()
     _check_request(req)
+    sent = req.frontmatter
     req.frontmatter = _check_frontmatter(req.frontmatter)
     rel = normalize_target(req.target)
-    scanned = "\n".join([req.content, req.reason or "", *_strings(req.frontmatter)])
+    # Scan what was sent as well as its YAML round trip: YAML folds some characters
+    # (NEL U+0085 becomes a line break), which must not launder a refused one.
+    scanned = "\n".join([req.content, req.reason or "", *_strings(sent), *_strings(req.frontmatter)])
     findings = scan_content(scanned)
     if findings:
         return _refuse_or_quarantine(root, req, findings, excluded)
@@ -778,7 +784,8 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
             raise _os_error(exc, rel) from None
         action, data = _plan(rel, req, old)
         result = WriteResult(rel, action, len(data), content_hash(data), dry_run=req.dry_run,
-                             previous_hash=content_hash(old) if old is not None else None)
+                             previous_hash=content_hash(old) if old is not None else None,
+                             old_data=old, new_data=data)
         if req.dry_run:
             result.message = f"dry run: would be {action}; nothing was changed"
             return result
