@@ -78,11 +78,10 @@ def _warm_up(live: Any, embed: bool) -> None:
     if callable(preload):
         preload()
         return
-    search = getattr(live, "search", None)
-    if not callable(search):
-        return
+    from commonplace.server.ops import call_search
+
     try:
-        search(query="warm up", k=1, mode="hybrid" if embed else "bm25")
+        call_search(live, {"query": "warm up", "k": 1, "mode": "hybrid" if embed else "bm25"})
     except Exception as exc:  # noqa: BLE001 - an empty corpus has no index yet; serve anyway
         click.echo(f"note: search warm-up failed ({type(exc).__name__}); the first query will load it", err=True)
 
@@ -146,7 +145,7 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
     cfg.port = effective
     click.echo(f"commonplace: serving {root} at {url} (building and loading; /healthz says when ready)")
     state = app.extensions["commonplace"]
-    stopping = threading.Event()
+    state.gate = threading.Event()
 
     def start() -> None:
         try:
@@ -157,9 +156,9 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
         except Exception as exc:  # noqa: BLE001 - reported, then the server stops
             state.open_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             click.echo(f"error: cannot open the corpus: {state.open_error}", err=True)
-            stopping.set()
             os.kill(os.getpid(), signal.SIGTERM)
             return
+        state.gate.set()
         _write_server_file(root, url)
         docs = getattr(result, "documents", None)
         click.echo(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")

@@ -167,7 +167,7 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, budget_tokens: int =
          resolver: Any = None) -> WakeResult:
     if not isinstance(docs, dict):
         docs = {d.path: d for d in docs}
-    budget = max(MIN_BUDGET, min(MAX_BUDGET, int(budget_tokens)))
+    budget = max(1, min(MAX_BUDGET, int(budget_tokens)))
     warnings: list[str] = []
     prof = (profile or "default").strip().lower() or "default"
     if prof not in PROFILES:
@@ -183,60 +183,63 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, budget_tokens: int =
     block = _Block(budget)
     sources: list[dict[str, Any]] = []
     omitted: list[str] = []
-    title = f"# Memory wake-up{f' for {agent}' if agent else ''}"
-    block.add(title)
+    block.add(f"# Memory wake-up{f' for {agent}' if agent else ''}")
+
+    heading: list[str] = []  # a section heading waiting for its first item that fits
 
     def item(section: str, doc: Document, body: str, tail: bool = False) -> None:
         head = f"### {doc.title} ({doc.path})"
+        if heading:
+            head = f"{heading[0]}\n{head}"
         how = block.add_clipped(head, body, doc.path, tail=tail)
         if how == "omitted":
             omitted.append(doc.path)
         else:
+            heading.clear()
             sources.append({"section": section, "path": doc.path, "title": doc.title, "truncated": how == "truncated"})
+
+    def section(title: str) -> None:
+        heading.clear()
+        heading.append(title)
 
     ordered = sorted(docs.values(), key=lambda d: d.path)
     if "core" in sections:
         core = [d for d in ordered if d.type == "core" or d.path.startswith("core/")]
         core.sort(key=lambda d: (not _truthy(d.frontmatter.get("pinned")), d.path))
-        if core and block.add("## Core"):
-            for d in core:
-                item("core", d, _body(d))
-        else:
-            omitted.extend(d.path for d in core)
+        section("## Core")
+        for d in core:
+            item("core", d, _body(d))
 
     if "project" in sections and project:
         doc = find_project(docs, project, resolver)
         if doc is None:
             warnings.append(f"no project page found for {project!r}")
-        elif block.add("## Project"):
-            item("project", doc, _body(doc))
         else:
-            omitted.append(doc.path)
+            section("## Project")
+            item("project", doc, _body(doc))
 
     pinned = [d for d in ordered if (d.type == "decision" or d.path.startswith("decisions/"))
               and _truthy(d.frontmatter.get("pinned")) and d.status != "superseded"
               and not _truthy(d.frontmatter.get("forgotten"))]
-    if "decisions" in sections and pinned:
-        if block.add("## Pinned decisions"):
-            for d in pinned:
-                item("decisions", d, _body(d))
-        else:
-            omitted.extend(d.path for d in pinned)
+    if "decisions" in sections:
+        section("## Pinned decisions")
+        for d in pinned:
+            item("decisions", d, _body(d))
     if "decision-titles" in sections and pinned:
-        if block.add("## Pinned decisions"):
-            for d in pinned:
-                if block.add(f"- {d.title} ({d.path})"):
-                    sources.append({"section": "decisions", "path": d.path, "title": d.title, "truncated": True})
-                else:
-                    omitted.append(d.path)
+        section("## Pinned decisions")
+        for d in pinned:
+            line = f"- {d.title} ({d.path})"
+            if block.add(f"{heading[0]}\n{line}" if heading else line):
+                heading.clear()
+                sources.append({"section": "decisions", "path": d.path, "title": d.title, "truncated": True})
+            else:
+                omitted.append(d.path)
 
     if "sessions" in sections:
         sessions = sorted((d for d in docs.values() if d.is_session), key=_recency, reverse=True)[:MAX_SESSIONS]
-        if sessions and block.add("## Recent sessions"):
-            for d in sessions:
-                item("sessions", d, _body(d), tail=True)
-        else:
-            omitted.extend(d.path for d in sessions)
+        section("## Recent sessions")
+        for d in sessions:
+            item("sessions", d, _body(d), tail=True)
 
     text = block.text()
     if not text.endswith("\n"):

@@ -22,6 +22,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("a number in the request body is out of range")
+    return value
+
+
 def _depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     stack = [(value, 1)]
     while stack:
@@ -66,7 +73,7 @@ def json_body() -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ApiError(400, "invalid_json", "the request body is not UTF-8") from None
     try:
-        body = json.loads(text, parse_constant=_reject_constant)
+        body = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
     except RecursionError:
         raise ApiError(400, "invalid_json", "the request body is nested too deeply") from None
     except ValueError as exc:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -76,9 +77,14 @@ class ServerState:
         self.tokens = TokenStore(self.root)
         self.started = time.time()
         self.open_error: str | None = None  # set when the backend failed to open
+        # `serve` sets a gate and opens it once the index and model are loaded and the
+        # watcher runs: until then /healthz says 503 even if the corpus is built.
+        self.gate: threading.Event | None = None
 
     @property
     def ready(self) -> bool:
+        if self.gate is not None and not self.gate.is_set():
+            return False
         return bool(getattr(self.live, "ready", False))
 
     def excluded(self) -> tuple[Path, ...]:

@@ -7,7 +7,9 @@ parameters (`schema.parse_params`), so both offer exactly the same tools.
 
 from __future__ import annotations
 
+import inspect
 import logging
+import threading
 import time
 from collections import deque
 from contextlib import nullcontext
@@ -31,9 +33,7 @@ def _lock(live: Any) -> Any:
     return lock if lock is not None else nullcontext()
 
 
-def refresh(live: Any, paths: list[str]) -> tuple[bool, str | None]:
-    """Rebuild what `paths` touch. Never raises: a write that landed is not undone by a
-    failed index update; the answer says `indexed: false` and the next refresh catches up."""
+def _refresh_now(live: Any, paths: list[str]) -> tuple[bool, str | None]:
     try:
         r = live.refresh(paths)
     except Exception as exc:  # noqa: BLE001 - reported in the answer, logged in full
@@ -46,11 +46,102 @@ def refresh(live: Any, paths: list[str]) -> tuple[bool, str | None]:
     return indexed, note
 
 
-def _outgoing(live: Any, path: str) -> set[str]:
-    graph = getattr(live, "graph", None)
-    if graph is None:
+class RefreshBatcher:
+    """Group commit for refreshes: concurrent writers share one refresh.
+
+    A writer registers its paths and waits. If no refresh is running, it becomes the
+    leader: it takes every pending path (its own and those of writers that arrived
+    meanwhile), runs one `live.refresh`, and wakes everyone whose paths were in it.
+    Each writer returns only after a refresh that started after its write finished, so
+    `indexed: true` still means "searchable now". Under load this turns N refreshes into
+    about N / (writers waiting) refreshes; alone, a writer refreshes at once.
+    """
+
+    def __init__(self, live: Any) -> None:
+        self.live = live
+        self.cv = threading.Condition()
+        self.pending: set[str] = set()
+        self.ticket = 0  # last ticket handed out
+        self.done = 0  # every ticket <= done has been refreshed
+        self.running = False
+        self.outcomes: list[tuple[int, tuple[bool, str | None]]] = []
+        self.batches = 0
+
+    def refresh(self, paths: list[str]) -> tuple[bool, str | None]:
+        with self.cv:
+            self.ticket += 1
+            mine = self.ticket
+            self.pending.update(paths)
+            while True:
+                if self.done >= mine:
+                    return self._outcome(mine)
+                if not self.running:
+                    batch, self.pending = sorted(self.pending), set()
+                    upto = self.ticket
+                    self.running = True
+                    break
+                self.cv.wait()
+        outcome: tuple[bool, str | None] = (False, "written; refresh did not run")
+        try:
+            outcome = _refresh_now(self.live, batch)
+        finally:
+            with self.cv:
+                self.running = False
+                self.done = upto
+                self.batches += 1
+                self.outcomes.append((upto, outcome))
+                del self.outcomes[:-64]
+                self.cv.notify_all()
+        return outcome
+
+    def _outcome(self, ticket: int) -> tuple[bool, str | None]:
+        for upto, outcome in self.outcomes:
+            if upto >= ticket:
+                return outcome
+        return True, None  # pragma: no cover - pruned long ago
+
+
+_batchers: dict[int, RefreshBatcher] = {}
+_batchers_guard = threading.Lock()
+
+
+def batcher(live: Any) -> RefreshBatcher:
+    with _batchers_guard:
+        b = _batchers.get(id(live))
+        if b is None or b.live is not live:
+            b = _batchers[id(live)] = RefreshBatcher(live)
+        return b
+
+
+def refresh(live: Any, paths: list[str]) -> tuple[bool, str | None]:
+    """Rebuild what `paths` touch (shared with concurrent writers). Never raises: a write
+    that landed is not undone by a failed index update; the answer says `indexed: false`
+    and the next refresh catches up."""
+    return batcher(live).refresh(paths)
+
+
+def links_of(live: Any, rel: str, data: bytes | None) -> set[str]:
+    """Documents that `data` (the bytes of `rel`) links to, resolved against the live corpus."""
+    if not data:
         return set()
-    return set(graph.outgoing.get(path, ()))
+    resolver = getattr(live, "resolver", None)
+    if resolver is None:
+        return set()
+    from commonplace.compiler.parse import SkipFile, parse
+
+    try:
+        doc, _ = parse(rel, data)
+    except SkipFile:
+        return set()
+    out = set()
+    for link in doc.links:
+        try:
+            res = resolver.resolve(link, rel)
+        except Exception:  # noqa: BLE001
+            continue
+        if res.path and res.path != rel:
+            out.add(res.path)
+    return out
 
 
 # --------------------------------------------------------------------------- search
@@ -66,18 +157,29 @@ def search(live: Any, params: dict[str, Any]) -> dict[str, Any]:
     except ImportError:  # pragma: no cover
         IndexNotReady = LookupError  # type: ignore[misc,assignment]
     req = {k: v for k, v in params.items() if v is not None}
-    run = getattr(live, "search", None)
-    if not callable(run):  # a LiveCorpus without its own search: the process-wide engine
-        from commonplace.compiler.search import open_engine
-
-        engine = open_engine(live.root)
-        run = lambda **r: engine.search(r)  # noqa: E731
     try:
-        return run(**req)
+        return call_search(live, req)
     except InvalidRequest as exc:
         raise ApiError(400, "invalid_parameter", str(exc)) from None
     except IndexNotReady:
         raise ApiError(503, "index_not_ready", "the search index is not built yet; try again shortly") from None
+
+
+def call_search(live: Any, req: dict[str, Any]) -> dict[str, Any]:
+    """`live.search(request)` (LiveCorpus) or `live.search(**request)`; without either, the
+    process-wide engine of the corpus."""
+    run = getattr(live, "search", None)
+    if not callable(run):
+        from commonplace.compiler.search import open_engine
+
+        return open_engine(live.root).search(req)
+    try:
+        params = inspect.signature(run).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        params = ()
+    if params and all(p.kind == p.VAR_KEYWORD for p in params):
+        return run(**req)
+    return run(req)
 
 
 # --------------------------------------------------------------------------- get
@@ -107,41 +209,40 @@ def write(live: Any, root: Path, params: dict[str, Any], actor: str | None,
         soft=bool(params.get("soft")),
         actor=actor,
     )
-    with _lock(live):
-        try:
-            rel = w.normalize_target(req.target)
-        except w.WriteError as exc:
-            raise from_write_error(exc) from None
-        before = _outgoing(live, rel)
-        try:
-            res = w.apply_write(root, req, excluded)
-        except w.WriteError as exc:
-            raise from_write_error(exc) from None
-        out = res.as_dict()
-        if res.dry_run:
-            out.update(indexed=False, edges_added=0)
-            return out
-        if res.path != rel:
-            before = set()
-        indexed, note = refresh(live, [res.path])
-        if res.action == "forgotten":
-            _purge(live)
-        out["indexed"] = indexed
-        out["edges_added"] = len(_outgoing(live, res.path) - before)
-        if note:
-            out["message"] = (out.get("message", "") + "; " if out.get("message") else "") + note
+    try:
+        res = w.apply_write(root, req, excluded)  # serialized by the corpus write lock
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    out = res.as_dict()
+    if res.dry_run:
+        out.update(indexed=False, edges_added=0)
         return out
+    before = links_of(live, res.path, res.old_data)
+    indexed, note = refresh(live, [res.path])
+    if res.action == "forgotten":
+        _purge(live)
+    out["indexed"] = indexed
+    out["edges_added"] = len(links_of(live, res.path, res.new_data) - before)
+    if note:
+        out["message"] = (out.get("message", "") + "; " if out.get("message") else "") + note
+    return out
 
 
 def _purge(live: Any) -> None:
-    """After a forget: drop the forgotten text from derived state that a refresh keeps
-    (older index generations, embedding cache), when the live corpus offers it."""
+    """After a forget: physically drop the forgotten text from derived state a refresh
+    keeps (older index generations, deleted index entries, the embedding cache). Runs
+    under the live corpus's write lock, like its own purge after claim-log forgets."""
     purge = getattr(live, "purge", None)
-    if callable(purge):
-        try:
+    try:
+        if callable(purge):
             purge()
-        except Exception:  # noqa: BLE001
-            log.exception("purge after forget failed")
+        elif getattr(live, "index", False) and getattr(live, "root", None) is not None:
+            from commonplace.compiler.search import purge as purge_index
+
+            with _lock(live):
+                purge_index(live.root)
+    except Exception:  # noqa: BLE001 - the tombstone is written; the next build purges too
+        log.exception("purge after forget failed")
 
 
 # --------------------------------------------------------------------------- memory-write
@@ -198,40 +299,41 @@ def memory_write(live: Any, root: Path, params: dict[str, Any], actor: str | Non
         return _inbox(live, root, answer, params, actor, entity)
 
     try:
-        with _lock(live):
-            if action == "write":
-                r = store.add(entity.id if entity.exists else subject, content, kind, confidence=confidence,
-                              reason=reason, evidence=params.get("source"), dry_run=dry_run, raw_input=content)
-            elif action == "replace":
-                r = store.replace(entity.id, content, claim=params.get("claim"), kind=kind,
-                                  confidence=confidence, reason=reason, evidence=params.get("source"),
-                                  dry_run=dry_run, raw_input=content)
-            else:
-                r = store.forget(entity.id, content.strip() or None, reason=reason or "",
-                                 all=bool(params.get("all")), dry_run=dry_run)
-            answer["result"] = "dry_run" if dry_run else {"add": "written", "replace": "replaced", "forget": "forgotten",
-                                                           "noop": "unchanged"}.get(r.action, r.action)
-            answer["message"] = r.message + ("" if not r.warnings else " (" + "; ".join(r.warnings[:5]) + ")")
-            answer["target_path"] = r.target_path
-            answer["claim_ids"] = r.claim_ids
-            answer["evidence_path"] = r.evidence_path
-            if dry_run:
-                d = r.as_dict(preview=True)
-                answer["preview"] = d.get("preview")
-                answer["diff"] = d.get("diff")
-                return answer
-            if r.action == "noop":
-                answer["indexed"] = True
-                return answer
-            paths = [r.target_path] + ([r.evidence_path] if r.evidence_path else []) + list(r.redacted)
-            indexed, note = refresh(live, list(dict.fromkeys(paths)))
-            if r.action == "forget":
-                _purge(live)
-            answer["indexed"] = indexed
-            if note:
-                answer["message"] += "; " + note
+        if action == "write":
+            r = store.add(entity.id if entity.exists else subject, content, kind, confidence=confidence,
+                          reason=reason, evidence=params.get("source"), dry_run=dry_run, raw_input=content)
+        elif action == "replace":
+            r = store.replace(entity.id, content, claim=params.get("claim"), kind=kind,
+                              confidence=confidence, reason=reason, evidence=params.get("source"),
+                              dry_run=dry_run, raw_input=content)
+        else:
+            r = store.forget(entity.id, content.strip() or None, reason=reason or "",
+                             all=bool(params.get("all")), dry_run=dry_run)
     except c.ClaimError as exc:
         raise _claim_error(exc) from None
+    answer["result"] = "dry_run" if dry_run else {"add": "written", "replace": "replaced", "forget": "forgotten",
+                                                   "noop": "unchanged"}.get(r.action, r.action)
+    answer["message"] = r.message + ("" if not r.warnings else " (" + "; ".join(r.warnings[:5]) + ")")
+    answer["target_path"] = r.target_path
+    answer["claim_ids"] = r.claim_ids
+    answer["evidence_path"] = r.evidence_path
+    if dry_run:
+        d = r.as_dict(preview=True)
+        answer["preview"] = d.get("preview")
+        answer["diff"] = d.get("diff")
+        return answer
+    if r.action == "noop":
+        answer["indexed"] = True
+        return answer
+    # The claim store already compiled the page; refresh it, the evidence file and any
+    # artifact a forget redacted (the claim log itself is not a document).
+    paths = [r.target_path] + ([r.evidence_path] if r.evidence_path else []) + list(r.redacted)
+    indexed, note = refresh(live, list(dict.fromkeys(paths)))
+    if r.action == "forget":
+        _purge(live)
+    answer["indexed"] = indexed
+    if note:
+        answer["message"] += "; " + note
     return answer
 
 
@@ -284,16 +386,15 @@ def _inbox(live: Any, root: Path, answer: dict[str, Any], params: dict[str, Any]
     req = w.WriteRequest("append", target, _note_text(f"Inbox: {entity.title if entity else 'memory'} {now:%Y-%m-%d}", meta, body),
                          dry_run=bool(params.get("dry_run")), actor=actor)
     try:
-        with _lock(live):
-            res = w.apply_write(root, req)
-            answer.update(result="dry_run" if res.dry_run else "inbox", target_path=res.path,
-                          message=f"filed in {res.path} for a person to review")
-            if not res.dry_run:
-                answer["indexed"], note = refresh(live, [res.path])
-                if note:
-                    answer["message"] += "; " + note
+        res = w.apply_write(root, req)
     except w.WriteError as exc:
         raise from_write_error(exc) from None
+    answer.update(result="dry_run" if res.dry_run else "inbox", target_path=res.path,
+                  message=f"filed in {res.path} for a person to review")
+    if not res.dry_run:
+        answer["indexed"], note = refresh(live, [res.path])
+        if note:
+            answer["message"] += "; " + note
     return answer
 
 
@@ -305,12 +406,11 @@ def _quarantine(live: Any, root: Path, answer: dict[str, Any], params: dict[str,
     req = w.WriteRequest("create", "inbox/memory-write.md", text, dry_run=bool(params.get("dry_run")),
                          soft=True, actor=actor)
     try:
-        with _lock(live):
-            res = w.quarantine(root, req, findings or [w.Finding("unresolved-subject", why, 1)], why=why)
-            if not res.dry_run:
-                answer["indexed"], _ = refresh(live, [res.path])
+        res = w.quarantine(root, req, findings or [w.Finding("unresolved-subject", why, 1)], why=why)
     except w.WriteError as exc:
         raise from_write_error(exc) from None
+    if not res.dry_run:
+        answer["indexed"], _ = refresh(live, [res.path])
     answer.update(result="quarantined", quarantined=True, target_path=res.path,
                   message=f"{why}; quarantined in {res.path} for review")
     return answer

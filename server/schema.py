@@ -83,7 +83,10 @@ def _coerce(p: Param, value: Any, where: str) -> Any:
         if isinstance(value, bool):
             num = None
         elif isinstance(value, (int, float)):
-            num = float(value) if abs(value) < 1e300 else None
+            try:
+                num = float(value)
+            except OverflowError:  # a huge integer
+                num = None
         elif isinstance(value, str):
             try:
                 num = float(value.strip())
@@ -237,7 +240,7 @@ GET = Route(
     "With debug=true the answer adds total_lines, lines_returned, the parsed frontmatter and "
     "`hash` (sha256 of the whole file), which `write` needs as expected_hash to replace or forget it.",
     (
-        Param("path", {"type": "string", "maxLength": 1024}, "Corpus-relative path of the document, e.g. people/alex.md.", required=True),
+        Param("path", {"type": "string", "minLength": 1, "maxLength": 1024}, "Corpus-relative path of the document, e.g. people/alex.md.", required=True),
         Param("from", {"type": "integer", "minimum": 1}, "First line to return, 1-based (default 1).", default=1),
         Param("lines", {"type": "integer", "minimum": 1}, "How many lines to return (default: to the end)."),
         DEBUG,
@@ -273,7 +276,7 @@ WRITE = Route(
     "dry_run=true reports what would happen.",
     (
         Param("kind", {"type": "string", "enum": ["append", "create", "replace", "forget"]}, "append (default), create, replace or forget.", default="append"),
-        Param("target", {"type": "string", "maxLength": 1024}, "Corpus-relative path, e.g. inbox/idea.md or logs/daily/2025-06-30.md.", required=True),
+        Param("target", {"type": "string", "minLength": 1, "maxLength": 1024}, "Corpus-relative path, e.g. inbox/idea.md or logs/daily/2025-06-30.md.", required=True),
         Param("content", {"type": "string"}, "Markdown to write (may start with its own frontmatter).", default=""),
         Param("frontmatter", {"type": "object"}, "Frontmatter fields to set (merged; tags and aliases unioned).", in_query=False),
         Param("expected_hash", {"type": "string"}, "Required for replace and forget: 'sha256:<hex>' of the current file."),
@@ -315,7 +318,7 @@ MEMORY_WRITE = Route(
     (
         Param("action", {"type": "string", "enum": ["write", "replace", "forget"]}, "write (default), replace or forget.", default="write"),
         Param("kind", {"type": "string", "enum": ["fact", "preference", "state", "decision", "note"]}, "Kind of claim (default fact).", default="fact"),
-        Param("subject", {"type": "string", "maxLength": 500}, "Who or what it is about: name, alias, slug, path or family:slug.", required=True),
+        Param("subject", {"type": "string", "minLength": 1, "maxLength": 500}, "Who or what it is about: name, alias, slug, path or family:slug.", required=True),
         Param("content", {"type": "string"}, "The statement, one atomic fact (for forget: which claim, by text or id).", default=""),
         Param("scope", {"type": "string"}, "Optional scope note recorded with the claim."),
         Param("confidence", {"anyOf": [{"type": "string"}, {"type": "number"}]}, "low, medium, high, or a number from 0 to 1."),
@@ -527,7 +530,7 @@ def _query_param(p: Param) -> dict[str, Any] | None:
         return None
     if "anyOf" in schema:
         schema = {"type": "string"}
-    return {"name": p.name, "in": "query", "required": False, "description": p.description, "schema": schema}
+    return {"name": p.name, "in": "query", "required": p.required, "description": p.description, "schema": schema}
 
 
 def openapi_document(server_url: str | None = None) -> dict[str, Any]:

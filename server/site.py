@@ -61,8 +61,15 @@ def not_found_page() -> Response:
 def serve(rel: str) -> Any:
     st = state()
     if rel.startswith("v1/") or rel == "v1":
+        from flask import current_app
+        from werkzeug.exceptions import MethodNotAllowed
+
         from .errors import ApiError
 
+        methods = sorted({m for r in current_app.url_map.iter_rules() if r.rule == "/" + rel.rstrip("/")
+                          for m in (r.methods or ()) if m not in ("HEAD", "OPTIONS")})
+        if methods:
+            raise MethodNotAllowed(valid_methods=methods)
         raise ApiError(404, "not_found", "no such route; see GET /v1/openapi.json")
     out = st.out
     target = _safe_file(out, rel)

@@ -1,0 +1,163 @@
+"""Helpers shared by the server tests (a small corpus, a live corpus, a stand-in search).
+
+Imported by conftest.py and by tests that need them outside fixtures. The live corpus is
+the compiler's `LiveCorpus` with `embed=False`; when it cannot search yet (no `search`
+method, or no index), a plain word-matching search with the same answer shape stands in,
+so these tests check the server, not the search engine.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+CORPUS: dict[str, str] = {
+    "core/identity.md": """---
+title: Identity
+type: core
+pinned: true
+canonical: true
+tags: [core]
+---
+# Identity
+
+This memory belongs to the platform team. Agents read core files first.
+""",
+    "core/rules.md": """---
+title: Working rules
+tags: [core]
+---
+# Working rules
+
+- Write decisions down, one file each.
+- Link generously: [[Alex]] and [[atlas]].
+""",
+    "people/alex.md": """---
+title: Alex Kim
+aliases: [Alex, AK]
+tags: [people]
+---
+# Alex Kim
+
+Alex runs the billing migration. See [[atlas]].
+""",
+    "people/sam.md": """---
+title: Sam Reyes
+canonical: true
+---
+# Sam Reyes
+
+Sam owns the on-call rotation.
+""",
+    "projects/atlas/state.md": """---
+title: Atlas
+tags: [project]
+---
+# Atlas
+
+Atlas moves billing off the legacy queue. Owner: [[Alex]].
+""",
+    "decisions/adr-0001-rrf.md": """---
+title: Use reciprocal rank fusion
+pinned: true
+status: active
+---
+# Use reciprocal rank fusion
+
+We fuse BM25 and vector rankings with k = 60.
+""",
+    "decisions/adr-0002-old.md": """---
+title: Old decision
+pinned: true
+status: superseded
+---
+# Old decision
+
+Superseded text.
+""",
+    "logs/sessions/2025/06/2025-06-29-coder.md": """---
+title: Session 2025-06-29
+date: 2025-06-29
+---
+# Session
+
+Started the migration plan.
+Stopped at: write the rollback runbook.
+""",
+    "notes/links.md": """---
+title: Link notes
+---
+# Link notes
+
+Links to [[Alex]], [[atlas]], a [[missing page]] and [[Link notes]] itself.
+""",
+}
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+_WORD = re.compile(r"\w+")
+
+
+def naive_search(docs: dict[str, Any], query: str = "", k: int = 10, mode: str = "hybrid",
+                 corpus: str = "durable", debug: bool = False, **_: Any) -> dict[str, Any]:
+    """Word-overlap search over the live snapshot, in the /v1/search answer shape."""
+    t0 = time.perf_counter()
+    modes = {"hybrid", "bm25", "text", "keyword", "lexical", "vector", "semantic", "exact"}
+    if mode not in modes:
+        raise ValueError(f"unknown mode {mode!r}")
+    k = min(max(int(k), 1), 50)
+    terms = {t.lower() for t in _WORD.findall(query)}
+    scored = []
+    for d in docs.values():
+        if corpus == "durable" and d.is_session or corpus == "sessions" and not d.is_session:
+            continue
+        if mode == "exact":
+            score = float(query.lower() in d.text.lower()) if query.strip() else 0.0
+        else:
+            words = {t.lower() for t in _WORD.findall(d.text)}
+            score = float(len(terms & words))
+        if score > 0:
+            scored.append((score, d))
+    scored.sort(key=lambda x: (-x[0], x[1].path))
+    results = []
+    for score, d in scored[:k]:
+        n = d.text.count("\n") + 1
+        r = {"path": d.path, "lines": f"1-{n}", "title": d.title, "snippet": d.body.strip()[:160],
+             "evidence_class": "note", "confidence": None, "stale_warning": None, "score": score}
+        if debug:
+            r["frontmatter"] = d.frontmatter
+        results.append(r)
+    return {"query": query, "count": len(results), "results": results,
+            "took_ms": round((time.perf_counter() - t0) * 1000, 2), "warnings": []}
+
+
+def open_live(root: Path, out: Path, embed: bool = False, real_search: bool = True) -> Any:
+    """A LiveCorpus (embed=False: BM25 index only). With `real_search=False`, or when the
+    real search cannot answer, the word-overlap stand-in answers instead (and no index is
+    kept, which makes writes much cheaper)."""
+    from commonplace.compiler.live import LiveCorpus
+
+    live = LiveCorpus(root, out, embed=embed, index=real_search)
+    live.open()
+    if not real_search or not _can_search(live):
+        live.search = lambda request=None, **kw: naive_search(live.docs, **{**(request or {}), **kw})  # type: ignore[method-assign]
+    return live
+
+
+def _can_search(live: Any) -> bool:
+    from commonplace.server.ops import call_search
+
+    try:
+        call_search(live, {"query": "probe", "k": 1})
+        return True
+    except Exception:  # noqa: BLE001 - no index yet: use the stand-in
+        return False
