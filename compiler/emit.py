@@ -208,7 +208,10 @@ def search_data(site: Site, only: set[int] | None = None) -> Iterator[Output]:
 
 
 def _abs(site: Site, url: str) -> str:
-    return f"{site.site_url}/{url}" if site.site_url else url
+    if site.site_url:
+        return f"{site.site_url}/{url}"
+    # A relative URL whose first folder holds a ':' would read as a scheme (javascript:...).
+    return "./" + url if ":" in url.split("/", 1)[0] else url
 
 
 def sitemap(site: Site) -> Output:

@@ -151,7 +151,7 @@ def _render_link_open(self: Any, tokens: list, idx: int, options: Any, env: dict
         if css:
             token.attrSet("class", css)
     href = token.attrGet("href")
-    if isinstance(href, str) and re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I):
+    if isinstance(href, str) and re.match(r"^(?:[a-z][a-z0-9+.-]*:|//)", href, re.I):
         # Outgoing links never leak the reader's page through Referer.
         token.attrSet("rel", "noopener noreferrer")
     return self.renderToken(tokens, idx, options, env)

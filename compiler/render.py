@@ -32,8 +32,10 @@ def plain_text(html: str, limit: int) -> str:
 
 
 def root_prefix(from_url: str) -> str:
+    # "./" at the top: `{{ root }}{{ url }}` must never start with a corpus folder name,
+    # which could read as a URL scheme (a folder named `javascript:alert(1)`).
     depth = from_url.count("/")
-    return "../" * depth
+    return "../" * depth if depth else "./"
 
 
 def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -> str:
