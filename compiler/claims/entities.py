@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,10 +135,9 @@ class Registry:
                 reg.warnings.append(Warning_(rel, "file name cannot be an entity id; not used for claims", code="claims-entity"))
                 continue
             try:
-                text = full.read_bytes().decode("utf-8", "replace")
+                title, aliases, problem = _page_names(full, slug)
             except OSError:
                 continue
-            title, aliases, problem = read_title(text, slug)
             if problem:
                 reg.warnings.append(Warning_(rel, problem, code="claims-entity"))
             reg.entities[eid] = Entity(eid, family, slug, rel, title, aliases)
@@ -232,6 +232,24 @@ class Registry:
             raise InvalidClaim(f"cannot create entity {eid!r}")
         title = name if not _SLUGGY.match(name) else re.sub(r"[-_]+", " ", name).strip().capitalize()
         return Entity(eid, family, slug, entity_path(family, slug), title, (), exists=False)
+
+
+_names_cache: dict[str, tuple[tuple, tuple[str, tuple[str, ...], str | None]]] = {}
+_names_lock = threading.Lock()
+
+
+def _page_names(full: Path, slug: str) -> tuple[str, tuple[str, ...], str | None]:
+    """read_title() of a page, cached in memory until the file changes."""
+    st = full.stat()
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, slug)
+    with _names_lock:
+        hit = _names_cache.get(str(full))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    value = read_title(full.read_bytes().decode("utf-8", "replace"), slug)
+    with _names_lock:
+        _names_cache[str(full)] = (key, value)
+    return value
 
 
 def _candidate_paths(root: Path) -> list[str]:

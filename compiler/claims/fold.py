@@ -205,24 +205,75 @@ class State:
     claims: dict[str, Claim] = field(default_factory=dict)
     warnings: list[Warning_] = field(default_factory=list)
     events: int = 0
+    by_entity: dict[str, list[Claim]] = field(default_factory=dict)  # in creation order
 
     def for_entity(self, entity: str) -> list[Claim]:
-        return sorted((c for c in self.claims.values() if c.entity == entity), key=lambda c: (c.created_at, c.claim_id))
+        return list(self.by_entity.get(entity, ()))
 
     def entities(self) -> list[str]:
-        return sorted({c.entity for c in self.claims.values()})
+        return sorted(e for e, claims in self.by_entity.items() if claims)
 
     def current(self, entity: str | None, now: dt.datetime) -> list[tuple[Claim, Version]]:
         return self.at(entity, now)
 
     def at(self, entity: str | None, t: dt.datetime) -> list[tuple[Claim, Version]]:
         out = []
-        claims = self.for_entity(entity) if entity else sorted(self.claims.values(), key=lambda c: (c.entity, c.created_at, c.claim_id))
+        claims = self.for_entity(entity) if entity else [c for e in self.entities() for c in self.by_entity[e]]
         for c in claims:
             v = c.version_at(t)
             if v is not None:
                 out.append((c, v))
         return out
+
+    def apply(self, ev: Event) -> Claim | None:
+        """Fold one event in (events of one claim must come in order). Returns its claim."""
+        d = ev.data
+        self.events += 1
+        claim = self.claims.get(ev.claim_id)
+        if claim is not None and claim.entity != ev.entity:
+            self.warnings.append(Warning_(ev.path, f"event {ev.id} moves claim {ev.claim_id} from {claim.entity} to {ev.entity}; skipped", line=ev.line, code="claims-conflict"))
+            return None
+        kind_of_event = d["event"]
+        if kind_of_event in ("added", "replaced"):
+            if claim is None:
+                if kind_of_event == "replaced":
+                    self.warnings.append(Warning_(ev.path, f"claim {ev.claim_id} replaced before it was added; treated as added", line=ev.line, code="claims-order"))
+                claim = self.claims[ev.claim_id] = Claim(ev.claim_id, ev.entity)
+                self.by_entity.setdefault(ev.entity, []).append(claim)
+            elif kind_of_event == "added":
+                self.warnings.append(Warning_(ev.path, f"claim {ev.claim_id} added twice; the second is treated as a replacement", line=ev.line, code="claims-order"))
+            prev = claim.versions[-1] if claim.versions else None
+            kind = _str(d.get("kind")) or (prev.kind if prev else "fact")
+            key = _str(d.get("key")) if "key" in d else (prev.key if prev else None)
+            conf = d.get("confidence")
+            if conf is None and prev is not None:
+                conf = prev.confidence
+            claim.versions.append(Version(ev, d["statement"], kind, key, conf, _str(d.get("valid_from")), _str(d.get("valid_to"))))
+            claim.events.append(ev)
+            if claim.status != "active" and not claim.forgotten:
+                claim.status, claim.closed_by, claim.retire_end = "active", None, None
+            return claim
+        if claim is None:
+            self.warnings.append(Warning_(ev.path, f"{kind_of_event} event for unknown claim {ev.claim_id}; skipped", line=ev.line, code="claims-order"))
+            return None
+        claim.events.append(ev)
+        if d.get("forgotten") is True:
+            claim.forgotten = True
+            claim.forgotten_by = ev
+        if kind_of_event == "invalidated":
+            claim.status, claim.closed_by = INVALIDATED, ev
+        elif claim.status != INVALIDATED:
+            end = times.bound_end(_str(d.get("valid_to"))) or ev.at
+            if claim.status == RETIRED and claim.retire_end is not None:
+                end = min(end, claim.retire_end)
+            claim.status, claim.closed_by, claim.retire_end = RETIRED, ev, end
+        return claim
+
+    def extend(self, events: Iterable[Event]) -> None:
+        """Fold more events into this state (each later than its claim's earlier events)."""
+        touched = {c.claim_id: c for ev in events if (c := self.apply(ev)) is not None}
+        for c in touched.values():
+            c._finish()
 
 
 def _str(value: Any) -> str | None:
@@ -233,43 +284,8 @@ def fold(events: Iterable[Event], known_at: dt.datetime | None = None) -> State:
     """Events (in log order) -> claims. Problems become warnings, never exceptions."""
     state = State()
     for ev in events:
-        if known_at is not None and ev.at > known_at:
-            continue
-        state.events += 1
-        claim = state.claims.get(ev.claim_id)
-        if claim is not None and claim.entity != ev.entity:
-            state.warnings.append(Warning_(ev.path, f"event {ev.id} moves claim {ev.claim_id} from {claim.entity} to {ev.entity}; skipped", line=ev.line, code="claims-conflict"))
-            continue
-        if ev.event in ("added", "replaced"):
-            if claim is None:
-                if ev.event == "replaced":
-                    state.warnings.append(Warning_(ev.path, f"claim {ev.claim_id} replaced before it was added; treated as added", line=ev.line, code="claims-order"))
-                claim = state.claims[ev.claim_id] = Claim(ev.claim_id, ev.entity)
-            elif ev.event == "added":
-                state.warnings.append(Warning_(ev.path, f"claim {ev.claim_id} added twice; the second is treated as a replacement", line=ev.line, code="claims-order"))
-            prev = claim.versions[-1] if claim.versions else None
-            kind = _str(ev.kind) or (prev.kind if prev else "fact")
-            key = _str(ev.key) if "key" in ev.data else (prev.key if prev else None)
-            conf = ev.confidence if "confidence" in ev.data and ev.confidence is not None else (prev.confidence if prev else None)
-            claim.versions.append(Version(ev, ev.statement, kind, key, conf, _str(ev.valid_from), _str(ev.valid_to)))
-            claim.events.append(ev)
-            if claim.status != "active" and not claim.forgotten:
-                claim.status, claim.closed_by, claim.retire_end = "active", None, None
-        else:
-            if claim is None:
-                state.warnings.append(Warning_(ev.path, f"{ev.event} event for unknown claim {ev.claim_id}; skipped", line=ev.line, code="claims-order"))
-                continue
-            claim.events.append(ev)
-            if ev.forgotten is True:
-                claim.forgotten = True
-                claim.forgotten_by = ev
-            if ev.event == "invalidated":
-                claim.status, claim.closed_by = INVALIDATED, ev
-            elif claim.status != INVALIDATED:
-                end = times.bound_end(_str(ev.valid_to)) or ev.at
-                if claim.status == RETIRED and claim.retire_end is not None:
-                    end = min(end, claim.retire_end)
-                claim.status, claim.closed_by, claim.retire_end = RETIRED, ev, end
+        if known_at is None or ev.at <= known_at:
+            state.apply(ev)
     for claim in state.claims.values():
         claim._finish()
     return state

@@ -94,9 +94,9 @@ def encode_event(event: dict[str, Any]) -> bytes:
     return line.encode("utf-8") + b"\n"
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
-    """One line of the log, as read. `data` holds every field, known or not."""
+    """One line of the log, as read. `data` holds every field, known or not. Read-only."""
 
     data: dict[str, Any]
     path: str  # corpus-relative log file
@@ -203,41 +203,107 @@ class ClaimLog:
         return sorted(out)
 
     def read(self) -> ReadResult:
-        """Every well-formed event, in log order (time, then file, then line)."""
+        """Every well-formed event, in log order (time, then file, then line).
+
+        Parsed files are cached in memory per process; since the log is append-only, a
+        file that grew is parsed from where the last read stopped, so a long-lived
+        process (the server) pays only for new lines.
+        """
+        files = self.files()
+        states = []
+        for full in files:
+            try:
+                st = full.stat()
+            except OSError:
+                st = None
+            states.append((str(full), st and (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)))
+        key = tuple(states)
+        with _cache_lock:
+            hit = _merged.get(str(self.root))
+        if hit is not None and hit[0] == key:
+            cached = hit[1]
+            return ReadResult(list(cached.events), list(cached.warnings), cached.files)
         result = ReadResult()
         seen: dict[str, str] = {}
-        for full in self.files():
+        for full in files:
             rel = full.relative_to(self.root).as_posix()
             try:
-                data = _read_shared(full)
+                events, warnings = _read_file(full, rel)
             except OSError as exc:
                 result.warnings.append(Warning_(rel, f"cannot read claim log: {exc.strerror or exc}", code="claims-log"))
                 continue
             result.files += 1
-            lines = data.split(b"\n")
-            for i, raw in enumerate(lines, 1):
-                if not raw.strip():
-                    continue
-                ev, problem = _parse_line(raw, rel, i)
-                if problem:
-                    if i == len(lines):
-                        problem += " (last line, no newline: an interrupted write?)"
-                    result.warnings.append(Warning_(rel, f"corrupt claim event skipped: {problem}", line=i, code="claims-corrupt"))
-                    continue
-                assert ev is not None
-                if ev.id in seen:
-                    result.warnings.append(Warning_(rel, f"duplicate event id {ev.id} (first at {seen[ev.id]}); skipped", line=i, code="claims-duplicate"))
+            result.warnings.extend(warnings)
+            for ev in events:
+                first = seen.get(ev.id)
+                if first is not None:
+                    result.warnings.append(Warning_(rel, f"duplicate event id {ev.id} (first at {first}); skipped", line=ev.line, code="claims-duplicate"))
                     continue
                 seen[ev.id] = ev.where
                 result.events.append(ev)
         result.events.sort(key=Event.sort_key)
-        return result
+        with _cache_lock:
+            _merged[str(self.root)] = (key, result)
+        return ReadResult(list(result.events), list(result.warnings), result.files)
 
 
-def _read_shared(path: Path) -> bytes:
-    with open(path, "rb") as fh:
+@dataclass
+class _Parsed:
+    ident: tuple  # (st_dev, st_ino)
+    size: int  # bytes consumed: up to the end of the last complete line
+    mtime: int
+    lines: int  # complete lines consumed
+    events: list[Event]
+    warnings: list[Warning_]
+
+
+_cache_lock = threading.Lock()
+_parsed: dict[str, _Parsed] = {}
+_merged: dict[str, tuple[tuple, ReadResult]] = {}
+
+
+def _read_file(full: Path, rel: str) -> tuple[list[Event], list[Warning_]]:
+    """Events and warnings of one file, reusing what an earlier read already parsed."""
+    with open(full, "rb") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
-        return fh.read()
+        st = os.fstat(fh.fileno())
+        ident = (st.st_dev, st.st_ino)
+        with _cache_lock:
+            c = _parsed.get(str(full))
+        grown = (c is not None and c.ident == ident and st.st_size >= c.size
+                 and (st.st_size > c.size or st.st_mtime_ns == c.mtime))
+        if grown and c is not None and c.size:
+            fh.seek(c.size - 1)
+            grown = fh.read(1) == b"\n"  # still a line boundary: only appended to
+        if grown and c is not None:
+            base, lines, events, warnings = c.size, c.lines, list(c.events), list(c.warnings)
+        else:
+            base, lines, events, warnings = 0, 0, [], []
+        fh.seek(base)
+        data = fh.read()
+    cut = data.rfind(b"\n") + 1  # complete lines end here; the rest is an unfinished write
+    for raw in data[:cut].split(b"\n")[:-1]:
+        lines += 1
+        if not raw.strip():
+            continue
+        ev, problem = _parse_line(raw, rel, lines)
+        if problem:
+            warnings.append(Warning_(rel, f"corrupt claim event skipped: {problem}", line=lines, code="claims-corrupt"))
+        else:
+            assert ev is not None
+            events.append(ev)
+    with _cache_lock:
+        _parsed[str(full)] = _Parsed(ident, base + cut, st.st_mtime_ns, lines, events, warnings)
+    tail = data[cut:]
+    if tail.strip():
+        ev, problem = _parse_line(tail, rel, lines + 1)
+        if problem:
+            return events, warnings + [Warning_(
+                rel, f"corrupt claim event skipped: {problem} (last line, no newline: an interrupted write?)",
+                line=lines + 1, code="claims-corrupt")]
+        assert ev is not None
+        return events + [ev], warnings  # a whole event missing only its newline (hand-edited)
+    return events, warnings
 
 
 def _parse_line(raw: bytes, rel: str, line: int) -> tuple[Event | None, str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,10 @@ from . import times
 from .canonical import PageChange, compile_page
 from .entities import Entity, Registry, entity_path
 from .errors import PageConflict
-from .fold import State, fold
+from .fold import Claim, fold
 from .forget import redact_artifacts, secrets_of
 from .fsutil import atomic_write, corpus_lock
-from .log import LOG_DIR, ClaimLog
+from .log import LOG_DIR, ClaimLog, Event
 
 SEEN_FILE = "claims-forgotten.json"
 
@@ -61,20 +62,13 @@ class StageResult:
         }
 
 
-def _entity_for(reg: Registry, eid: str, state: State) -> Entity:
+def _entity_for(reg: Registry, eid: str, events: list[Event]) -> Entity:
     hit = reg.entities.get(eid)
     if hit is not None:
         return hit
     family, slug = eid.split(":", 1)
-    title = slug
-    for c in state.for_entity(eid):
-        for ev in c.events:
-            if isinstance(ev.entity_title, str) and ev.entity_title.strip():
-                title = ev.entity_title.strip()
-                break
-        else:
-            continue
-        break
+    title = next((e.entity_title.strip() for e in events
+                  if isinstance(e.entity_title, str) and e.entity_title.strip()), slug)
     return Entity(eid, family, slug, entity_path(family, slug), title, (), exists=False)
 
 
@@ -86,6 +80,39 @@ def _read_seen(root: Path) -> set[str] | None:
         return None
 
 
+def _page_key(root: Path, rel: str) -> tuple | None:
+    try:
+        st = os.lstat(root / rel)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _next_change(claims: list[Claim], now: dt.datetime) -> dt.datetime | None:
+    """The first instant after `now` at which any claim starts or stops holding."""
+    out = None
+    for c in claims:
+        for v in c.versions:
+            for t in (v.start, v.end):
+                if t is not None and t > now and (out is None or t < out):
+                    out = t
+    return out
+
+
+@dataclass
+class _Memo:
+    """What the last compile of one entity's page depended on (this process only)."""
+
+    events: int  # hash of the entity's event ids, in order
+    page: tuple | None  # the page file as we left it
+    computed_at: dt.datetime
+    valid_until: dt.datetime | None  # next validity boundary: the page changes then
+    warnings: list[Warning_]
+
+
+_memos: dict[str, dict[str, _Memo]] = {}
+
+
 def run_stage(root: Path, now: dt.datetime | None = None) -> StageResult:
     root = Path(root).resolve()
     result = StageResult()
@@ -94,44 +121,71 @@ def run_stage(root: Path, now: dt.datetime | None = None) -> StageResult:
     with corpus_lock(root):
         read = ClaimLog(root).read()
         result.warnings += read.warnings
-        state = fold(read.events)
-        result.warnings += state.warnings
-        result.events, result.claims = state.events, len(state.claims)
+        result.events = len(read.events)
         now = now or times.utcnow()
+        groups: dict[str, list[Event]] = {}
+        forgotten_ids: set[str] = set()
+        claim_ids: set[str] = set()
+        for ev in read.events:
+            d = ev.data
+            groups.setdefault(d["entity"], []).append(ev)
+            claim_ids.add(d["claim_id"])
+            if d.get("forgotten") is True:
+                forgotten_ids.add(d["claim_id"])
+        result.claims = len(claim_ids)
         reg = Registry.load(root)
-        for eid in state.entities():
-            claims = state.for_entity(eid)
-            entity = _entity_for(reg, eid, state)
-            if not entity.exists and all(c.forgotten for c in claims):
+        first_run = str(root) not in _memos
+        memos = _memos.setdefault(str(root), {})
+        for eid in sorted(groups):
+            events = groups[eid]
+            entity = _entity_for(reg, eid, events)
+            ids = {e.claim_id for e in events}
+            if not entity.exists and ids <= forgotten_ids:
                 continue  # never resurrect a page whose every claim was forgotten
             result.entities += 1
+            fp = hash(tuple(e.id for e in events))
+            memo = memos.get(eid)
+            if (memo is not None and memo.events == fp and memo.page == _page_key(root, entity.path)
+                    and memo.computed_at <= now and (memo.valid_until is None or now < memo.valid_until)):
+                result.unchanged += 1
+                result.warnings += memo.warnings
+                continue
+            state = fold(events)
+            claims = state.for_entity(eid)
             try:
                 change = compile_page(root, entity, claims, now)
             except PageConflict as exc:
+                memos.pop(eid, None)
+                result.warnings += state.warnings
                 result.warnings.append(Warning_(entity.path, f"claims not compiled: {exc.message}", code="claims-page"))
                 continue
             except OSError as exc:
+                memos.pop(eid, None)
+                result.warnings += state.warnings
                 result.warnings.append(Warning_(entity.path, f"claims not compiled: {exc}", code="claims-page"))
                 continue
+            result.warnings += state.warnings
+            memos[eid] = _Memo(fp, _page_key(root, entity.path), now, _next_change(claims, now), list(state.warnings))
             if change.changed:
                 result.changes.append(change)
             else:
                 result.unchanged += 1
 
-        forgotten = [c for c in state.claims.values() if c.forgotten]
-        ids = {c.claim_id for c in forgotten}
         seen = _read_seen(root)
-        new = sorted(ids - (seen or set()))
+        new = sorted(forgotten_ids - (seen or set()))
         result.forgotten_new = new
         result.forgotten = bool(new)
-        if forgotten:
-            # Keep artifacts clean even if a forget was merged in from elsewhere: always
-            # the claims' own artifacts, every artifact when a forget is new here.
+        if forgotten_ids and (new or first_run):
+            # Keep artifacts clean even if a forget was merged in from elsewhere: the
+            # claims' own artifacts on a process's first build, every artifact when a
+            # forget is new here.
+            touched = {e for e, evs in groups.items() if any(ev.claim_id in forgotten_ids for ev in evs)}
+            forgotten = [c for e in sorted(touched) for c in fold(groups[e]).for_entity(e) if c.forgotten]
             result.redacted = redact_artifacts(root, forgotten, full_scan=bool(new))
-        if seen is None or seen != ids:
+        if seen is None or seen != forgotten_ids:
             try:
                 atomic_write(root / STATE_DIR / SEEN_FILE,
-                             json.dumps({"forgotten": sorted(ids)}, indent=1).encode("utf-8"))
+                             json.dumps({"forgotten": sorted(forgotten_ids)}, indent=1).encode("utf-8"))
             except OSError as exc:
                 result.warnings.append(Warning_(f"{STATE_DIR}/{SEEN_FILE}", f"cannot record forgotten claims: {exc}", code="claims-state"))
     return result

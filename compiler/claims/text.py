@@ -9,6 +9,7 @@ HTML or newlines renders as the literal text and cannot open or close a section.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -72,6 +73,10 @@ def shorten(text: str, limit: int = MAX_DISPLAY) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+_ESCAPE_RE = re.compile(r"([\\`*_\[\]<>|~$&#!])")
+
+
+@functools.lru_cache(maxsize=65536)
 def md_inline(text: str, limit: int = MAX_DISPLAY, start: bool = False) -> str:
     """User text -> markdown that renders as exactly that text, on one line.
 
@@ -79,13 +84,9 @@ def md_inline(text: str, limit: int = MAX_DISPLAY, start: bool = False) -> str:
     `-`, `+`, `=`, `1.` would otherwise start a list or an underline.
     """
     text = shorten(one_line(text), limit)
-    out = []
-    for i, ch in enumerate(text):
-        if ch in _ESCAPE or (start and i == 0 and ch in _LEADING):
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    escaped = "".join(out)
+    escaped = _ESCAPE_RE.sub(r"\\\1", text)
+    if start and escaped[:1] in _LEADING:
+        escaped = "\\" + escaped
     m = _ORDERED.match(escaped) if start else None
     if m:  # "1. foo" would start an ordered list
         escaped = m.group(1) + "\\" + m.group(2) + escaped[m.end():]

@@ -116,3 +116,11 @@ def test_compile_command(cli, corpus):
     r = cli("compile")
     assert "updated people/alex.md" in r.output and "1 page changed." in r.output
     assert page(corpus, "people/alex.md") == original
+
+
+def test_list_works_for_an_entity_whose_page_was_deleted(cli, corpus):
+    cli("add", "sam", "Sam likes chess")
+    (corpus / "people/sam.md").unlink()
+    data = json.loads(cli("list", "person:sam", "--json").output)
+    assert data["count"] == 1 and data["entity"] == {"id": "person:sam", "exists": False}
+    cli("list", "person:ghost", code=1)

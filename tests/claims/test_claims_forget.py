@@ -275,3 +275,21 @@ def test_stage_without_claims_does_nothing(corpus, tmp_path):
     result = run_build(corpus, tmp_path / "site")
     assert result.extra["claims_pages_updated"] == 0 and result.extra["claims_forgotten"] is False
     assert "claims" in result.stages
+
+
+def test_stage_recompiles_when_a_validity_window_ends_or_the_page_changes(store: ClaimStore, corpus):
+    import datetime as dt
+
+    utc = dt.timezone.utc
+    store.add("alex", "Alex is on call", valid_to="2026-03-10")
+    first = run_stage(corpus, now=dt.datetime(2026, 3, 5, tzinfo=utc))
+    assert first.entities == 1
+    assert run_stage(corpus, now=dt.datetime(2026, 3, 6, tzinfo=utc)).unchanged == 1  # nothing to redo
+    text = page(corpus, "people/alex.md")
+    assert "- Alex is on call — " in text.split("<!-- commonplace:details:start")[0]
+    later = run_stage(corpus, now=dt.datetime(2026, 3, 11, 0, 0, 1, tzinfo=utc))
+    assert later.pages_updated == ["people/alex.md"]  # the window closed: the claim moved to the history
+    assert "*ended 2026-03-11:* Alex is on call" in page(corpus, "people/alex.md")
+    (corpus / "people/alex.md").write_text(page(corpus, "people/alex.md").replace("Alex is on call", "edited by hand!"))
+    again = run_stage(corpus, now=dt.datetime(2026, 3, 12, tzinfo=utc))
+    assert again.pages_updated == ["people/alex.md"] and "edited by hand!" not in page(corpus, "people/alex.md")
