@@ -100,7 +100,7 @@ def ready_live() -> Any:
     if not st.ready:
         msg = "the server is still starting (building or loading the index and model); retry shortly"
         if st.open_error:
-            msg = f"the corpus could not be opened: {st.open_error}"
+            msg = f"the corpus could not be opened: {st.redact(st.open_error)}"
         raise ApiError(503, "not_ready", msg, headers={"Retry-After": "2"})
     return st.live
 
@@ -116,7 +116,7 @@ def healthz() -> Response:
     st = state()
     if st.ready:
         return answer({"ok": True})
-    body = ApiError(503, "not_ready", st.open_error or "starting: building the site, loading the index and model").body()
+    body = ApiError(503, "not_ready", st.redact(st.open_error) or "starting: building the site, loading the index and model").body()
     body["ok"] = False
     resp = answer(body, 503)
     resp.headers["Retry-After"] = "2"
@@ -176,7 +176,7 @@ def link() -> Response:
 
 @api.route("/v1/status", methods=["GET", "POST"])
 def status() -> Response:
-    params(BY_NAME["status"])  # validates the body (a bad JSON body is still a 400)
+    p = params(BY_NAME["status"])
     st = state()
     cfg = st.config
     server = {
@@ -185,9 +185,9 @@ def status() -> Response:
         "auth": {"tokens": len(st.tokens.list()) if _safe_list(st) else 0,
                  "reads_need_token": not cfg.loopback,
                  "writes_need_token": not (cfg.no_auth and cfg.loopback)},
-        "error": st.open_error,
+        "error": st.redact(st.open_error),
     }
-    return answer(ops.status(st.live, st.root, server))
+    return answer(ops.status(st.live, st.root, server, st.out, freshness=bool(p.get("debug"))))
 
 
 @api.route("/v1/tools", methods=["GET"])

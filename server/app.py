@@ -87,6 +87,14 @@ class ServerState:
             return False
         return bool(getattr(self.live, "ready", False))
 
+    def redact(self, text: str | None) -> str | None:
+        """A message with the server's own filesystem paths replaced by placeholders."""
+        if text is None:
+            return None
+        for path, name in ((self.out, "<out>"), (self.root, "<corpus>"), (Path.home(), "~")):
+            text = text.replace(str(path), name)
+        return text
+
     def excluded(self) -> tuple[Path, ...]:
         """Folders inside the corpus that are not corpus content (the site output)."""
         try:

@@ -523,41 +523,48 @@ def link(live: Any, params: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- status
 
 
-def status(live: Any, root: Path, server: dict[str, Any]) -> dict[str, Any]:
+def status(live: Any, root: Path, server: dict[str, Any], out: Path | None = None,
+           freshness: bool = False) -> dict[str, Any]:
     ready = bool(getattr(live, "ready", False))
-    docs = getattr(live, "docs", None) or {}
-    out: dict[str, Any] = {
+    docs = (getattr(live, "docs", None) or {}) if ready else {}
+    answer: dict[str, Any] = {
         "ok": True,
         "ready": ready,
-        "documents": len(docs) if ready else 0,
-        "files": len(docs) if ready else 0,
+        "documents": len(docs),
+        "files": len(docs),
         "chunks": None,
         "vectors": None,
         "index": {},
         "model": None,
         "dimensions": None,
+        "pending": None,
         "last_build": None,
+        "last_refresh": None,
         "server": server,
     }
     try:
         from commonplace.compiler.search import index_status
 
-        st = index_status(root)
+        info = index_status(root, out, check_freshness=freshness)
     except Exception as exc:  # noqa: BLE001 - status must answer even with a broken index
-        st = None
-        out["index"] = {"ok": False, "error": type(exc).__name__}
-    if isinstance(st, dict):
-        out["index"] = st
-        for key, alt in (("chunks", "chunks"), ("vectors", "vectors"), ("model", "model"),
-                         ("dimensions", "dim")):
-            if key in st:
-                out[key] = st[key]
-            elif alt in st:
-                out[key] = st[alt]
-    last = getattr(live, "last_build", None)
-    if last is not None:
-        out["last_build"] = last.as_dict() if hasattr(last, "as_dict") else last
-    return out
+        info = {"index": False, "error": type(exc).__name__}
+    if isinstance(info, dict):
+        info = {k: v for k, v in info.items() if k != "corpus"}  # no server filesystem paths
+        answer["index"] = info
+        answer["chunks"] = info.get("chunks")
+        answer["vectors"] = info.get("vectors")
+        emb = info.get("embedding") or {}
+        answer["model"] = emb.get("model") or emb.get("configured_model")
+        answer["dimensions"] = emb.get("dimensions")
+        answer["pending"] = (info.get("pending") or {}).get("documents")
+    for key, attr in (("last_build", "last_build"), ("last_refresh", "last_refresh")):
+        value = getattr(live, attr, None)
+        if value is not None:
+            answer[key] = value.as_dict() if hasattr(value, "as_dict") else value
+    lb = answer["last_build"]
+    if isinstance(lb, dict):  # warnings name corpus files only; keep the answer small
+        lb.pop("warnings", None)
+    return answer
 
 
 def timed(fn: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], float]:

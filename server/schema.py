@@ -417,8 +417,9 @@ STATUS = Route(
     "status", "/v1/status", ("GET", "POST"),
     "Index and server status",
     "What the server holds: document, chunk and vector counts, index health, embedding model "
-    "and dimensions, pending embeddings, and the last build.",
-    (),
+    "and dimensions, pending embeddings, and the last build. debug=true adds index freshness "
+    "(compares the corpus on disk with the index; slower on large corpora).",
+    (Param("debug", {"type": "boolean"}, "Also check index freshness against the files on disk.", default=False),),
     {
         "type": "object",
         "required": ["ok", "ready", "documents"],
@@ -432,7 +433,9 @@ STATUS = Route(
             "index": {"type": "object"},
             "model": {"type": ["string", "null"]},
             "dimensions": {"type": ["integer", "null"]},
+            "pending": {"type": ["integer", "null"]},
             "last_build": {"type": ["object", "null"]},
+            "last_refresh": {"type": ["object", "null"]},
         },
     },
     errors=(400, 401, 403, 413, 503),
