@@ -113,6 +113,7 @@ _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ZWJ = "\u200d"
 _JOINERS = ("\u200c", "\u200d")  # legitimate inside emoji sequences and some scripts
+_VS_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
 
 # Markers of text written to steer a model that later reads the corpus. Deliberately
 # specific: ordinary prose ("we ignored the previous estimate") must pass.
@@ -192,10 +193,20 @@ def scan_content(text: str, limit: int = 20) -> list[Finding]:
             found.append(Finding("invisible-character", f"invisible character U+{ord(joiner):04X} outside an emoji sequence or joining script", line_of(i)))
             if len(found) >= limit:
                 return found
+    # Two or more variation selectors in a row select nothing a reader can see: they are
+    # a known way to smuggle hidden bytes after an emoji.
+    for m in _VS_RUN.finditer(text):
+        found.append(Finding("invisible-character", f"{len(m.group())} variation selectors in a row (hidden data)", line_of(m.start())))
+        if len(found) >= limit:
+            return found
+    # Markers are matched on the compatibility-folded text too, so fullwidth or styled
+    # letters (ｉｇｎｏｒｅ, 𝐢𝐠𝐧𝐨𝐫𝐞) do not slip past them. NFKC keeps line breaks.
+    folded = unicodedata.normalize("NFKC", text)
     for name, rx in INJECTION_PATTERNS:
-        m = rx.search(text)
+        m = rx.search(text) or (rx.search(folded) if folded != text else None)
         if m:
-            found.append(Finding("prompt-injection", f"prompt-injection marker ({name})", line_of(m.start())))
+            found.append(Finding("prompt-injection", f"prompt-injection marker ({name})",
+                                 (m.string.count("\n", 0, m.start()) + 1)))
             if len(found) >= limit:
                 return found
     return found
@@ -209,6 +220,7 @@ def reveal(text: str) -> str:
 
     text = _CONTROL.sub(sub, text)
     text = _INVISIBLE.sub(sub, text)
+    text = _VS_RUN.sub(lambda m: "".join(f"<U+{ord(c):04X}>" for c in m.group()), text)
     for joiner in _JOINERS:
         text = text.replace(joiner, f"<U+{ord(joiner):04X}>")
     return text
