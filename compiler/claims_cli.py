@@ -58,8 +58,7 @@ def _report(result: Any, as_json: bool, show_diff: bool) -> None:
         emit_json(result.as_dict(preview=result.dry_run or show_diff))
         return
     prefix = "[dry run] " if result.dry_run else ""
-    entity = result.entity
-    click.echo(f"{prefix}{_safe(result.message, 500)}" + (f" ({_safe(entity.title, 80)})" if entity.title != entity.slug else ""))
+    click.echo(f"{prefix}{_safe(result.message, 500)}")
     if result.evidence_path:
         click.echo(f"  {'tombstone' if result.action == 'forget' else 'evidence'}: {result.evidence_path}")
     if result.page is not None:
@@ -236,10 +235,10 @@ def list_cmd(subject: str | None, as_of: str | None, known_at: str | None, histo
              as_json: bool, corpus_opt: Path | None) -> None:
     """List current claims of SUBJECT (or of every entity)."""
     store = _store(corpus_opt)
-    entity = _run(lambda: store.resolve(subject)) if subject else None
-    if entity is not None and not entity.exists:
-        raise Problem(f"no entity {entity.id} yet")
-    eid = entity.id if entity else None
+    eid = _run(lambda: store.entity_id(subject)) if subject else None
+    entity = store.registry().get(eid) if eid else None
+    if eid and entity is None and not store.load().for_entity(eid):
+        raise Problem(f"no entity {eid} yet")
     if history:
         if as_of or known_at:
             raise click.UsageError("--history shows everything; drop --as-of/--known-at")
@@ -250,7 +249,7 @@ def list_cmd(subject: str | None, as_of: str | None, known_at: str | None, histo
     warnings = [str(w) for w in store.load().warnings]
     if as_json:
         emit_json({
-            "entity": entity.as_dict() if entity else None,
+            "entity": entity.as_dict() if entity else ({"id": eid, "exists": False} if eid else None),
             "as_of": as_of, "known_at": known_at, "history": history,
             "count": len(claims), "claims": claims, "warnings": warnings,
         })

@@ -294,7 +294,7 @@ class ClaimStore:
                 state.extend(_as_event(e) for e in events)
                 result.page = plan_page(self.root, entity, state.for_entity(entity.id), self.now())
                 result.evidence_path = events[0]["source"]
-                result.message = f"would forget {len(ids)} claim{'s' if len(ids) != 1 else ''} of {entity.id}"
+                result.message = f"would forget {len(ids)} claim{'s' if len(ids) != 1 else ''} of {_label(entity)}"
                 return result
             tomb = write_tombstone(
                 self.root, entity, at, actor=actor, reason=safe_reason, whole_entity=whole,
@@ -317,7 +317,7 @@ class ClaimStore:
                 result.warnings.append(
                     "the forgotten text still appears in files written by hand or in other claims: "
                     + ", ".join(result.still_present[:20]) + " (edit them, or forget those claims too)")
-            result.message = (f"forgot {len(ids)} claim{'s' if len(ids) != 1 else ''} of {entity.id}; "
+            result.message = (f"forgot {len(ids)} claim{'s' if len(ids) != 1 else ''} of {_label(entity)}; "
                               f"tombstone {tomb}")
             return result
 
@@ -394,7 +394,7 @@ class ClaimStore:
                                        "flagged on the page — use replace or retire to settle it")
         verb = {"add": "added", "replace": "replaced", "retire": "retired", "invalidate": "invalidated"}[action]
         what = f"{kind} claim" if action == "add" else "claim"
-        result.message = f"{'would have ' if dry_run else ''}{verb} {what} {', '.join(ids)} of {entity.id}"
+        result.message = f"{'would have ' if dry_run else ''}{verb} {what} {', '.join(ids)} of {_label(entity)}"
         return result
 
     def _mark_superseded(self, entity: Entity, tomb: str, result: WriteResult) -> None:
@@ -528,6 +528,11 @@ class ClaimStore:
                              + "; ".join(f"{c.claim_id}: {c.statement[:60]}" for c in live), [c.claim_id for c in live])
 
 
+def _label(entity: Entity) -> str:
+    title = one_line(entity.title)[:80]
+    return entity.id if title.casefold() in (entity.slug.casefold(), "") else f"{entity.id} ({title})"
+
+
 def _looks_like_path(text: str) -> bool:
     """`notes/a.md`, `a.md`, `/abs/in/corpus.md`, `docs/x.png` are paths; prose is not."""
     return text.lower().endswith(".md") or (("/" in text or "\\" in text) and not re.search(r"\s", text))
@@ -577,6 +582,8 @@ def _key(key: Any) -> str | None:
 def _confidence(value: Any) -> float | str | None:
     if value is None or value == "":
         return None
+    if isinstance(value, bool):
+        raise InvalidClaim("confidence must be a number from 0 to 1 or low/medium/high, not a boolean")
     if isinstance(value, str) and value.strip().lower() in CONFIDENCE_WORDS:
         return value.strip().lower()
     try:

@@ -38,6 +38,7 @@ FAMILY_NAMES = {
 }
 _FOLDERS = {"person": "people", "concept": "concepts", "decision": "decisions", "core": "core"}
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+MAX_SUBJECT = 300
 _SLUGGY = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 
 
@@ -160,6 +161,8 @@ class Registry:
         """Exactly one entity for `subject`, or UnknownSubject / AmbiguousSubject."""
         if not isinstance(subject, str) or not one_line(subject):
             raise InvalidClaim("subject is empty")
+        if len(subject) > MAX_SUBJECT:
+            raise InvalidClaim(f"subject is {len(subject):,} characters; the limit is {MAX_SUBJECT}")
         s = one_line(subject)
         if s.startswith("[[") and s.endswith("]]"):
             s = s[2:-2].split("|", 1)[0].strip()

@@ -40,14 +40,17 @@ def artifact_path(entity: Entity, at: dt.datetime, action: str, n: int = 1) -> s
     return f"{ARTIFACT_DIR}/{at:%Y/%m/%d}/{_file_slug(entity)}-{at:%H%M%S}-{action}{suffix}.md"
 
 
-def _title(action: str, entity: Entity, at: dt.datetime) -> str:
-    return f"Claim {action}: {one_line(entity.title)[:120]} ({at.astimezone(times.UTC):%Y-%m-%d %H:%M:%S} UTC)"
+def _title(action: str, entity: Entity, at: dt.datetime, n: int = 1) -> str:
+    """Unique like the file name: same second, same entity, same action -> `#2`, `#3`."""
+    suffix = f" #{n}" if n > 1 else ""
+    return f"Claim {action}: {one_line(entity.title)[:120]} ({at.astimezone(times.UTC):%Y-%m-%d %H:%M:%S} UTC{suffix})"
 
 
 def artifact_text(*, entity: Entity, action: str, at: dt.datetime, actor: str, kind: str | None,
                   reason: str | None, claim_ids: list[str], event_ids: list[str],
-                  raw_input: str | None, evidence: dict | None, extra: dict[str, Any] | None = None) -> str:
-    title = _title(action, entity, at)
+                  raw_input: str | None, evidence: dict | None, extra: dict[str, Any] | None = None,
+                  n: int = 1) -> str:
+    title = _title(action, entity, at, n)
     meta: dict[str, Any] = {
         "title": title,
         "type": "source",
@@ -83,18 +86,19 @@ def write_artifact(root: Path, entity: Entity, action: str, at: dt.datetime, **k
     """Create the artifact; returns its corpus-relative path."""
     if action not in ACTIONS:
         raise ValueError(action)
-    data = artifact_text(entity=entity, action=action, at=at, **kw).encode("utf-8")
     for n in range(1, 1000):
         rel = artifact_path(entity, at, action, n)
+        data = artifact_text(entity=entity, action=action, at=at, n=n, **kw).encode("utf-8")
         if create_exclusive(inside(root, rel), data):
             return rel
     raise OSError(f"no free artifact name for {entity.id} at {at}")
 
 
 def tombstone_text(*, entity: Entity, at: dt.datetime, actor: str, reason: str,
-                   claims: list[dict[str, Any]], event_ids: list[str], whole_entity: bool) -> str:
+                   claims: list[dict[str, Any]], event_ids: list[str], whole_entity: bool, n_file: int = 1) -> str:
     n = len(claims)
-    title = f"Forgotten: {n} claim{'s' if n != 1 else ''} about {one_line(entity.title)[:120]} ({at.astimezone(times.UTC):%Y-%m-%d %H:%M:%S} UTC)"
+    suffix = f" #{n_file}" if n_file > 1 else ""
+    title = f"Forgotten: {n} claim{'s' if n != 1 else ''} about {one_line(entity.title)[:120]} ({at.astimezone(times.UTC):%Y-%m-%d %H:%M:%S} UTC{suffix})"
     meta: dict[str, Any] = {
         "title": title,
         "type": "tombstone",
@@ -132,9 +136,9 @@ def tombstone_text(*, entity: Entity, at: dt.datetime, actor: str, reason: str,
 
 
 def write_tombstone(root: Path, entity: Entity, at: dt.datetime, **kw: Any) -> str:
-    data = tombstone_text(entity=entity, at=at, **kw).encode("utf-8")
     for n in range(1, 1000):
         rel = artifact_path(entity, at, "forget", n)
+        data = tombstone_text(entity=entity, at=at, n_file=n, **kw).encode("utf-8")
         if create_exclusive(inside(root, rel), data):
             return rel
     raise OSError(f"no free tombstone name for {entity.id} at {at}")

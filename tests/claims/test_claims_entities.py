@@ -117,3 +117,17 @@ def test_paths_and_slugs():
     assert slugify("snake_case name") == "snake-case-name"
     with pytest.raises(InvalidClaim):
         slugify("!!!")
+
+
+def test_hostile_subjects_actors_and_types_from_json_are_refused_or_made_safe(make_store, corpus):
+    s = make_store("../../etc/cron.d/x")
+    r = s.add("alex", "Alex likes tea")
+    log_file = next((corpus / "claims").rglob("*.jsonl"))
+    assert log_file.parent == corpus / "claims/2026/03/01" and log_file.name.startswith("etc-cron.d-x-")
+    assert s.history("alex")[0]["actor"] == "../../etc/cron.d/x"  # recorded as given, in JSON
+    assert r.action == "add"
+    for bad in [dict(subject="x" * 100_000), dict(statement=123), dict(statement=["a"]), dict(kind=None),
+                dict(confidence=True), dict(valid_from=20260101), dict(key={"a": 1}), dict(evidence=42)]:
+        kwargs = {"subject": "alex", "statement": "ok statement", **bad}
+        with pytest.raises(InvalidClaim):
+            s.add(kwargs.pop("subject"), kwargs.pop("statement"), **kwargs)

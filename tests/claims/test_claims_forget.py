@@ -89,6 +89,14 @@ def test_artifact_names_never_collide(make_store, corpus):
     assert len(set(paths)) == 4
     assert [p.rsplit("/", 1)[1] for p in paths] == ["alex-090000-add.md", "alex-090000-add-2.md",
                                                     "alex-090000-add-3.md", "alex-090000-add-4.md"]
+    assert len({frontmatter_of(corpus, p)["title"] for p in paths}) == 4  # titles too: links stay unambiguous
+    store.forget("alex", "number 1", reason="r")
+    store.forget("alex", "number 2", reason="r")
+    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.lint import lint
+
+    findings = [f for f in lint(load_corpus(corpus)) if f.path.startswith(("sources/", "people/"))]
+    assert findings == []
 
 
 def test_dry_run_writes_nothing_and_previews_the_page(store: ClaimStore, corpus):
