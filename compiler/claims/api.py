@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import times
-from .canonical import PageChange, compile_page, find_sections, plan_page, read_page, set_frontmatter_fields
+from .canonical import (
+    PageChange, compile_page, find_sections, heal_merge_conflict, plan_page, read_page, set_frontmatter_fields,
+)
 from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry
 from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
 from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
@@ -455,6 +457,7 @@ class ClaimStore:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise PageConflict(f"{entity.path} is not valid UTF-8 (byte {exc.start}); fix it first") from None
+        text = heal_merge_conflict(text, entity.path) or text
         find_sections(text, entity.path)
         if re.search(r"(?m)^status:\s*['\"]?superseded", text.split("\n---", 1)[0] if text.startswith("---") else ""):
             return [f"{entity.path} is marked superseded; change its status if {entity.id} is current again"]

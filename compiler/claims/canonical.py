@@ -106,6 +106,54 @@ def find_sections(text: str, path: str = "page") -> dict[str, Span]:
     return spans
 
 
+def _outside(text: str, spans: dict[str, Span]) -> list[str]:
+    out, pos = [], 0
+    for span in sorted(spans.values(), key=lambda s: s.start):
+        out.append(text[pos:span.start])
+        pos = span.end
+    out.append(text[pos:])
+    return out
+
+
+def heal_merge_conflict(text: str, path: str = "page") -> str | None:
+    """A page with git conflict markers whose two sides differ only inside managed
+    sections (two machines compiled different claims) -> our side; the sections are
+    recompiled from the merged log anyway. None when there is no conflict. Raises
+    PageConflict when the conflict touches text a person wrote."""
+    if not re.search(r"(?m)^<{7}(?: |\r?$)", text):
+        return None
+    ours: list[str] = []
+    theirs: list[str] = []
+    side = None
+    for line in text.split("\n"):
+        bare = line.rstrip("\r")
+        if side is None and bare.startswith("<<<<<<<") and bare[7:8] in ("", " "):
+            side = "ours"
+        elif side in ("ours", "base") and bare.startswith("|||||||"):
+            side = "base"
+        elif side in ("ours", "base") and bare == "=======":
+            side = "theirs"
+        elif side == "theirs" and bare.startswith(">>>>>>>") and bare[7:8] in ("", " "):
+            side = None
+        elif side is None:
+            ours.append(line)
+            theirs.append(line)
+        elif side == "ours":
+            ours.append(line)
+        elif side == "theirs":
+            theirs.append(line)
+    if side is not None:
+        raise PageConflict(f"{path}: unfinished git conflict markers; resolve them by hand")
+    a, b = "\n".join(ours), "\n".join(theirs)
+    try:
+        same = _outside(a, find_sections(a, path)) == _outside(b, find_sections(b, path))
+    except PageConflict:
+        same = False
+    if not same:
+        raise PageConflict(f"{path}: git conflict markers in text outside the managed sections; resolve them by hand")
+    return a
+
+
 def splice(text: str, contents: dict[str, list[str]], path: str = "page") -> str:
     """Replace (or add) the managed sections; every other byte stays as it was."""
     nl = "\r\n" if "\r\n" in text else "\n"
@@ -394,6 +442,9 @@ def plan_page(root: Path, entity: Entity, claims: list[Claim], now: dt.datetime,
             text = old.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise PageConflict(f"{entity.path} is not valid UTF-8 (byte {exc.start}); not compiled") from None
+        healed = heal_merge_conflict(text, entity.path)
+        if healed is not None:
+            text = healed
     new = splice(text, render_sections(claims, now), entity.path)
     return PageChange(entity.path, old, new.encode("utf-8"))
 

@@ -112,7 +112,8 @@ class _CorpusLock:
         if self.depth == 0:
             try:
                 makedirs(self.lock_path.parent)
-                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                # Read-only is enough for flock, and still opens on a read-only corpus.
+                fd = os.open(self.lock_path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except BaseException:
                 self.rlock.release()

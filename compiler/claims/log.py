@@ -177,11 +177,20 @@ class ClaimLog:
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     data = b"\n" + data  # a crash left a partial line: never glue onto it
-                written = os.write(fd, data)
-                while written < len(data):  # only after a short write (disk full); still locked
-                    written += os.write(fd, data[written:])
-                if self.fsync:
-                    os.fsync(fd)
+                try:
+                    written = os.write(fd, data)
+                    while written < len(data):  # only after a short write (disk full); still locked
+                        written += os.write(fd, data[written:])
+                    if self.fsync:
+                        os.fsync(fd)
+                except OSError:
+                    # Disk full or I/O error: the append failed, so take back what part of
+                    # it landed (still under the lock), leaving no partial line behind.
+                    try:
+                        os.ftruncate(fd, size)
+                    except OSError:
+                        pass
+                    raise
             finally:
                 os.close(fd)  # releases the flock
         if size == 0 and self.fsync:

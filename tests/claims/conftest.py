@@ -10,43 +10,9 @@ import pytest
 
 from commonplace.compiler.claims import ClaimStore
 
-from claimtools import FakeClock
+from claimtools import FILES, FakeClock
 
 UTC = dt.timezone.utc
-
-ALEX = """---
-title: Alex Smith
-aliases: [Alex, A. Smith]
-tags: [team]
-custom_field: {nested: [1, 2]}
----
-# Alex Smith
-
-Hand-written intro about Alex.
-"""
-
-ATLAS = """---
-title: Atlas
-type: project
-status: active
-aliases: [Project Atlas]
----
-# Atlas
-
-Notes a person wrote.
-"""
-
-FILES = {
-    "people/alex.md": ALEX,
-    "people/sam.md": "---\ntitle: Sam Lee\n---\n# Sam Lee\n",
-    "people/atlas.md": "# Atlas Person\n\nA person whose slug collides with the project title.\n",
-    "projects/atlas/state.md": ATLAS,
-    "projects/atlas/notes.md": "# Atlas notes\n",
-    "concepts/hybrid-search.md": "---\ntitle: Hybrid search\naliases: [RRF search]\n---\nBody.\n",
-    "core/identity.md": "---\ntitle: Identity\n---\n# Identity\n",
-    "notes/meeting.md": "# Meeting\n\nline two\nline three\n",
-}
-
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:

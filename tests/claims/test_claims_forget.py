@@ -16,7 +16,8 @@ from commonplace.compiler.claims.canonical import find_sections
 from commonplace.compiler.claims.evidence import artifact_files
 from commonplace.compiler.claims.log import ClaimLog
 
-from claimtools import page, site_files
+from claimtools import ALEX as FILES_ALEX
+from claimtools import FILES, page, site_files
 
 SECRET = "Alex's door code is <4711> & **never** share [[it]]"
 SECRET_TOKEN = "4711"
@@ -243,8 +244,6 @@ def test_clean_rebuild_from_markdown_and_claims_gives_the_same_pages_and_site(st
             shutil.copy2(p, fresh / rel)
     assert not (fresh / ".commonplace").exists()
     # ... where the compiled sections were even thrown away by hand, and a created page deleted.
-    from conftest import FILES
-
     for rel in ("people/alex.md", "projects/atlas/state.md", "concepts/hybrid-search.md"):
         (fresh / rel).write_text(FILES[rel])
     (fresh / "projects/moon-base/state.md").unlink()
@@ -301,3 +300,49 @@ def test_stage_recompiles_when_a_validity_window_ends_or_the_page_changes(store:
     (corpus / "people/alex.md").write_text(page(corpus, "people/alex.md").replace("Alex is on call", "edited by hand!"))
     again = run_stage(corpus, now=dt.datetime(2026, 3, 12, tzinfo=utc))
     assert again.pages_updated == ["people/alex.md"] and "edited by hand!" not in page(corpus, "people/alex.md")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x",
+           "HOME": str(cwd), "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    r = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    return r.stdout + r.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_merge_of_two_writers_heals_on_the_next_build(corpus, make_store, clock, tmp_path):
+    _git(corpus, "init", "-q", "-b", "main")
+    _git(corpus, "add", "-A")
+    _git(corpus, "commit", "-q", "-m", "base")
+    _git(corpus, "checkout", "-q", "-b", "laptop")
+    make_store("laptop").add("alex", "Alex likes tea")
+    _git(corpus, "add", "-A")
+    _git(corpus, "commit", "-q", "-m", "laptop")
+    _git(corpus, "checkout", "-q", "main")
+    clock.set("2026-03-01T10:00:00")
+    make_store("desktop").add("alex", "Alex likes chess")
+    _git(corpus, "add", "-A")
+    _git(corpus, "commit", "-q", "-m", "desktop")
+    out = _git(corpus, "merge", "laptop")
+    assert "CONFLICT (content): Merge conflict in people/alex.md" in out
+    assert "claims/" not in out.split("CONFLICT")[1]  # the logs merged cleanly: one file per actor
+    assert "<<<<<<<" in page(corpus, "people/alex.md")
+    result = run_build(corpus, tmp_path / "site")
+    assert result.extra["claims_pages_updated"] == 1 and not [w for w in result.warnings if w.code == "claims-page"]
+    healed = page(corpus, "people/alex.md")
+    assert "<<<<<<<" not in healed and "=======" not in healed
+    assert "- Alex likes tea — " in healed and "- Alex likes chess — " in healed
+    assert healed.startswith(FILES_ALEX)
+
+
+def test_conflict_in_human_text_is_refused(store: ClaimStore, corpus):
+    store.add("alex", "Alex likes tea")
+    text = page(corpus, "people/alex.md").replace("Hand-written intro about Alex.\n",
+                                                  "<<<<<<< ours\nIntro A\n=======\nIntro B\n>>>>>>> theirs\n")
+    (corpus / "people/alex.md").write_text(text)
+    with pytest.raises(Exception) as exc:
+        store.add("alex", "Alex likes cake")
+    assert "conflict" in exc.value.message
+    assert page(corpus, "people/alex.md") == text
