@@ -180,7 +180,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     with _timed(result.stages, "claims"):
         from .claims.stage import run_stage
 
-        claims = run_stage(root)
+        claims = run_stage(root, commit=False)  # forgets count as handled once the index purged them
         result.extra.update(claims.extra())  # claims_pages_updated, claims_forgotten, ...
 
     with _timed(result.stages, "scan"):
@@ -214,6 +214,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
             result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
                                                 progress=opts.progress,
                                                 purge=bool(result.extra.get("claims_forgotten"))))
+        claims.commit()
 
     result.documents = len(state.docs)
     result.documents_changed = len(stats.changed)

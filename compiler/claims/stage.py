@@ -44,6 +44,21 @@ class StageResult:
     forgotten_new: list[str] = field(default_factory=list)  # their claim ids
     redacted: list[str] = field(default_factory=list)
     warnings: list[Warning_] = field(default_factory=list)
+    root: Path | None = None
+    forgotten_ids: set[str] = field(default_factory=set)  # every forgotten claim in the log
+    _seen: set[str] | None = None
+
+    def commit(self) -> None:
+        """Record that derived state no longer holds the forgotten text (call it once the
+        search indexes were purged); until then later stages keep reporting `forgotten`."""
+        if self.root is None or self._seen == self.forgotten_ids:
+            return
+        try:
+            atomic_write(self.root / STATE_DIR / SEEN_FILE,
+                         json.dumps({"forgotten": sorted(self.forgotten_ids)}, indent=1).encode("utf-8"))
+            self._seen = set(self.forgotten_ids)
+        except OSError as exc:
+            self.warnings.append(Warning_(f"{STATE_DIR}/{SEEN_FILE}", f"cannot record forgotten claims: {exc}", code="claims-state"))
 
     @property
     def pages_updated(self) -> list[str]:
@@ -113,9 +128,11 @@ class _Memo:
 _memos: dict[str, dict[str, _Memo]] = {}
 
 
-def run_stage(root: Path, now: dt.datetime | None = None) -> StageResult:
+def run_stage(root: Path, now: dt.datetime | None = None, commit: bool = True) -> StageResult:
+    """Recompile canonical pages from the log. With `commit=False` the caller calls
+    `result.commit()` after purging derived state (the build does, after the index)."""
     root = Path(root).resolve()
-    result = StageResult()
+    result = StageResult(root=root)
     if not (root / LOG_DIR).is_dir():
         return result
     with corpus_lock(root):
@@ -172,6 +189,7 @@ def run_stage(root: Path, now: dt.datetime | None = None) -> StageResult:
                 result.unchanged += 1
 
         seen = _read_seen(root)
+        result.forgotten_ids, result._seen = forgotten_ids, seen
         new = sorted(forgotten_ids - (seen or set()))
         result.forgotten_new = new
         result.forgotten = bool(new)
@@ -182,12 +200,8 @@ def run_stage(root: Path, now: dt.datetime | None = None) -> StageResult:
             touched = {e for e, evs in groups.items() if any(ev.claim_id in forgotten_ids for ev in evs)}
             forgotten = [c for e in sorted(touched) for c in fold(groups[e]).for_entity(e) if c.forgotten]
             result.redacted = redact_artifacts(root, forgotten, full_scan=bool(new))
-        if seen is None or seen != forgotten_ids:
-            try:
-                atomic_write(root / STATE_DIR / SEEN_FILE,
-                             json.dumps({"forgotten": sorted(forgotten_ids)}, indent=1).encode("utf-8"))
-            except OSError as exc:
-                result.warnings.append(Warning_(f"{STATE_DIR}/{SEEN_FILE}", f"cannot record forgotten claims: {exc}", code="claims-state"))
+        if commit:
+            result.commit()
     return result
 
 

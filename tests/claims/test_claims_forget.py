@@ -346,3 +346,16 @@ def test_conflict_in_human_text_is_refused(store: ClaimStore, corpus):
         store.add("alex", "Alex likes cake")
     assert "conflict" in exc.value.message
     assert page(corpus, "people/alex.md") == text
+
+
+def test_forgotten_stays_reported_until_committed(store: ClaimStore, corpus):
+    store.add("alex", "Alex hums loudly")
+    store.forget("alex", "hums", reason="r")
+    first = run_stage(corpus, commit=False)
+    assert first.forgotten and first.forgotten_new == [store.history("alex")[0]["claim_id"]]
+    # The build died before the search indexes were purged: the next run must say so again.
+    assert run_stage(corpus, commit=False).forgotten
+    again = run_stage(corpus, commit=False)
+    again.commit()
+    assert not run_stage(corpus).forgotten
+    assert not (corpus / ".commonplace/claims-forgotten.json").read_text().count("hums")
