@@ -349,7 +349,8 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _makedirs(path: Path, root: Path) -> None:
+def _makedirs(path: Path, root: Path) -> list[Path]:
+    """mkdir -p inside the corpus; returns the folders it created (outermost first)."""
     missing = []
     p = path
     while not p.exists():
@@ -357,14 +358,29 @@ def _makedirs(path: Path, root: Path) -> None:
             break
         missing.append(p)
         p = p.parent
+    created: list[Path] = []
     for d in reversed(missing):
         try:
             d.mkdir()
+            created.append(d)
         except FileExistsError:
             pass
+        except OSError:
+            _rmdirs(created)
+            raise
         fsync_dir(d.parent)
     if not path.is_dir():
         raise InvalidTarget(f"cannot create folder {path.name!r}: a file with that name exists")
+    return created
+
+
+def _rmdirs(created: list[Path]) -> None:
+    """Undo `_makedirs` after a failed write (only folders still empty)."""
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 def _tmp_for(path: Path) -> Path:
@@ -450,7 +466,8 @@ class _ProcessLock:
         if self.depth == 0:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                # Read-only is enough for flock, and still opens on a read-only corpus.
+                fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except BaseException:
                 self.rlock.release()
@@ -479,14 +496,20 @@ def write_lock(root: Path) -> Iterator[None]:
         if lock is None:
             lock = _locks[key] = _ProcessLock(Path(key) / STATE_DIR / "writes.lock")
     with ExitStack() as stack:
-        lock.acquire()
+        try:
+            lock.acquire()
+        except OSError as exc:  # no lock file and a read-only or full disk
+            raise _os_error(exc, "the corpus") from None
         stack.callback(lock.release)
         try:  # the claim store compiles canonical pages under its own lock
             from .claims.fsutil import corpus_lock
         except ImportError:  # pragma: no cover - claims not installed
             corpus_lock = None
         if corpus_lock is not None:
-            stack.enter_context(corpus_lock(Path(key)))
+            try:
+                stack.enter_context(corpus_lock(Path(key)))
+            except OSError as exc:
+                raise _os_error(exc, "the corpus") from None
         yield
 
 
@@ -801,14 +824,16 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
         if req.dry_run:
             result.message = f"dry run: would be {action}; nothing was changed"
             return result
+        created: list[Path] = []
         try:
-            _makedirs(full.parent, root)
+            created = _makedirs(full.parent, root)
             if action == "created":
                 if not atomic_create(full, data):
                     raise Conflict(f"{rel} already exists; use kind=append or kind=replace")
             else:
                 atomic_replace(full, data)
         except OSError as exc:
+            _rmdirs(created)
             raise _os_error(exc, rel) from None
         return result
 
