@@ -16,6 +16,7 @@ with a generic message (logged with the request id, never sent to the client).
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import re
@@ -32,6 +33,7 @@ from werkzeug.exceptions import HTTPException
 from .errors import ApiError, TYPES
 
 log = logging.getLogger("commonplace.server")
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 DEFAULT_MAX_BODY = 1024 * 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
@@ -226,6 +228,18 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
     def _unexpected(exc: Exception) -> Any:
         if isinstance(exc, HTTPException):  # pragma: no cover - handled above
             return _http_error(exc)
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRORS:
+            # The disk refused (full, read-only, no permission): the caller's request was
+            # fine, so say so clearly instead of a 500. The path stays in the server log.
+            log.warning("request %s: %s", getattr(g, "request_id", "?"), exc)
+            why = "no space left on the device" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
+                "the corpus is read-only here"
+            err = ApiError(503, "write_failed", f"cannot write: {why}; the write did not complete",
+                           type="server_error")
+            resp = jsonify(err.body())
+            resp.status_code = 503
+            resp.headers["Retry-After"] = "60"
+            return resp
         log.exception("request %s failed", getattr(g, "request_id", "?"))
         err = ApiError(500, "internal_error",
                        f"internal error; the server log has the details (request id {getattr(g, 'request_id', '?')})")
