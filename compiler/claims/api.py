@@ -22,7 +22,7 @@ from . import times
 from .canonical import (
     PageChange, compile_page, find_sections, heal_merge_conflict, plan_page, read_page, set_frontmatter_fields,
 )
-from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry
+from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry, entity_from_log
 from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
 from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
 from .fold import Claim, State, conflict_groups, fold, select_claims
@@ -222,7 +222,7 @@ class ClaimStore:
         raw = _raw(raw_input)
         actor = actor_label(actor) if actor is not None else self.actor
         with corpus_lock(self.root):
-            entity = self._resolve(self.registry(), subject, False)
+            entity = self._resolve_known(subject)
             ev_dict, warnings = self._evidence(evidence)
             warnings += self._check_page(entity)
             state = self._entity_state(entity)
@@ -270,9 +270,7 @@ class ClaimStore:
             raise InvalidClaim("say what to forget: a statement or claim id, or all=True / --all for every claim")
         actor = actor_label(actor) if actor is not None else self.actor
         with corpus_lock(self.root):
-            entity = self._resolve(self.registry(), subject, False)
-            if not entity.exists:
-                raise UnknownSubject(f"no entity {entity.id}; nothing to forget")
+            entity = self._resolve_known(subject)
             state = self._entity_state(entity)
             pool = [c for c in state.for_entity(entity.id) if not c.forgotten]
             if pattern is not None:
@@ -308,8 +306,9 @@ class ClaimStore:
                 e["source"] = tomb
             files = self.log.append_many(events)
             state.extend(_as_event(e, f) for e, f in zip(events, files))
-            result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now())
-            if whole:
+            if entity.exists or any(not c.forgotten for c in state.for_entity(entity.id)):
+                result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now())
+            if whole and result.page is not None:
                 self._mark_superseded(entity, tomb, result)
             forgotten = [state.claims[i] for i in ids]
             result.evidence_path = tomb
@@ -331,7 +330,7 @@ class ClaimStore:
             res = run_stage(self.root, now=self.now())
             return res.changes
         with corpus_lock(self.root):
-            entity = self._resolve(self.registry(), subject, False)
+            entity = self._resolve_known(subject)
             state = self.load(entity=entity.id)
             return [compile_page(self.root, entity, state.for_entity(entity.id), self.now())]
 
@@ -346,7 +345,7 @@ class ClaimStore:
         actor = actor_label(actor) if actor is not None else self.actor
         action = "retire" if event_name == "retired" else "invalidate"
         with corpus_lock(self.root):
-            entity = self._resolve(self.registry(), subject, False)
+            entity = self._resolve_known(subject)
             warnings = self._check_page(entity)
             state = self._entity_state(entity)
             if event_name == "retired":
@@ -430,6 +429,20 @@ class ClaimStore:
             if family and (family in CREATABLE or create):
                 return reg.plan(s)
             raise
+
+    def _resolve_known(self, subject: str) -> Entity:
+        """An entity that exists, or whose page is gone but whose claims are in the log."""
+        try:
+            entity = self._resolve(self.registry(), subject, False)
+        except UnknownSubject:
+            s = one_line(subject) if isinstance(subject, str) else ""
+            events = [e for e in self.log.read().events if e.data["entity"] == s]
+            if not events:
+                raise
+            return entity_from_log(Registry(self.root), s, events)
+        if not entity.exists and not any(e.data["entity"] == entity.id for e in self.log.read().events):
+            raise UnknownSubject(f"no entity {entity.id} yet; add a claim to create it")
+        return entity
 
     def entity_id(self, subject: str | None) -> str | None:
         """The entity id `subject` names; an id whose page is gone still works if it has claims."""

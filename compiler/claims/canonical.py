@@ -30,7 +30,7 @@ from . import times
 from .entities import Entity
 from .errors import PageConflict
 from .fold import (
-    CURRENT, ENDED, FORGOTTEN, INVALIDATED, RETIRED, UPCOMING, Claim, Version, conflict_groups,
+    ENDED, FORGOTTEN, INVALIDATED, RETIRED, UPCOMING, Claim, Version, conflict_groups,
 )
 from .fsutil import atomic_write, inside
 from .text import md_code, md_inline, one_line, wikilink

@@ -268,3 +268,14 @@ def _candidate_paths(root: Path) -> list[str]:
             if not p.name.startswith(".") and p.is_dir() and not p.is_symlink() and ((p / "state.md").is_file() or (p / "state.md").is_symlink()):
                 out.append(f"projects/{p.name}/state.md")
     return out
+
+
+def entity_from_log(reg: Registry, eid: str, events: list) -> Entity:
+    """The registered entity, or (page missing) one rebuilt from its claim events."""
+    hit = reg.entities.get(eid)
+    if hit is not None:
+        return hit
+    family, slug = eid.split(":", 1)
+    title = next((e.data["entity_title"].strip() for e in events
+                  if isinstance(e.data.get("entity_title"), str) and e.data["entity_title"].strip()), slug)
+    return Entity(eid, family, slug, entity_path(family, slug), title, (), exists=False)

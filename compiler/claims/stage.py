@@ -23,7 +23,7 @@ from typing import Any
 from ..model import STATE_DIR, Warning_
 from . import times
 from .canonical import PageChange, compile_page
-from .entities import Entity, Registry, entity_path
+from .entities import Registry, entity_from_log
 from .errors import PageConflict
 from .fold import Claim, fold
 from .forget import redact_artifacts, secrets_of
@@ -75,16 +75,6 @@ class StageResult:
             "claims_pages_updated": len(self.pages_updated),
             "claims_forgotten": self.forgotten,
         }
-
-
-def _entity_for(reg: Registry, eid: str, events: list[Event]) -> Entity:
-    hit = reg.entities.get(eid)
-    if hit is not None:
-        return hit
-    family, slug = eid.split(":", 1)
-    title = next((e.entity_title.strip() for e in events
-                  if isinstance(e.entity_title, str) and e.entity_title.strip()), slug)
-    return Entity(eid, family, slug, entity_path(family, slug), title, (), exists=False)
 
 
 def _read_seen(root: Path) -> set[str] | None:
@@ -155,7 +145,7 @@ def run_stage(root: Path, now: dt.datetime | None = None, commit: bool = True) -
         memos = _memos.setdefault(str(root), {})
         for eid in sorted(groups):
             events = groups[eid]
-            entity = _entity_for(reg, eid, events)
+            entity = entity_from_log(reg, eid, events)
             ids = {e.claim_id for e in events}
             if not entity.exists and ids <= forgotten_ids:
                 continue  # never resurrect a page whose every claim was forgotten

@@ -359,3 +359,15 @@ def test_forgotten_stays_reported_until_committed(store: ClaimStore, corpus):
     again.commit()
     assert not run_stage(corpus).forgotten
     assert not (corpus / ".commonplace/claims-forgotten.json").read_text().count("hums")
+
+
+def test_claims_of_a_deleted_page_can_still_be_forgotten(store: ClaimStore, corpus, tmp_path):
+    store.add("sam", "Sam's salary is 100k")
+    (corpus / "people/sam.md").unlink()
+    r = store.forget("person:sam", "salary", reason="private")
+    assert r.page is None and not (corpus / "people/sam.md").exists()  # not resurrected just to be empty
+    run_build(corpus, tmp_path / "site")
+    assert not (corpus / "people/sam.md").exists()
+    assert grep_tree(tmp_path / "site", ["100k"]) == []
+    with pytest.raises(Exception):
+        store.forget("person:nobody", "x", reason="r")
