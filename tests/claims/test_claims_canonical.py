@@ -260,3 +260,48 @@ def test_page_is_written_atomically_and_keeps_permissions(store: ClaimStore, cor
     assert (os.stat(corpus / "people/alex.md").st_mode & 0o777) == 0o600
     leftovers = [p.name for p in (corpus / "people").iterdir() if p.name.startswith(".")]
     assert leftovers == []
+
+
+_ALPHABET = st.sampled_from(list("ab <>&*_`[]|#!-+=.:$~\\\n\t\"'") + ["<!-- commonplace:claims:end -->", "```", "[[x]]",
+                                                                       "\u2028", "é", "🧠", "1. ", "# "])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(_ALPHABET, min_size=1, max_size=30).map("".join), min_size=1, max_size=4))
+def test_any_statements_keep_the_page_well_formed_and_forget_removes_them(tmp_path_factory, statements):
+    from claimtools import FILES, FakeClock
+    from commonplace.compiler.claims import InvalidClaim
+
+    root = tmp_path_factory.mktemp("c")
+    (root / "people").mkdir()
+    human = FILES["people/alex.md"]
+    (root / "people/alex.md").write_text(human)
+    store = ClaimStore(root, actor="t", fsync=False, now=FakeClock(dt.datetime(2026, 3, 1, tzinfo=UTC)))
+    added = []
+    for s in statements:
+        try:
+            r = store.add("alex", s)
+        except InvalidClaim:
+            continue  # empty after trimming
+        if r.action == "add":
+            added.append((r.claim_ids[0], s))
+    text = page(root, "people/alex.md")
+    if not added:
+        assert text == human
+        return
+    assert text.startswith(human) and list(find_sections(text)) == ["claims", "timeline", "evidence"]
+    doc, _ = parse("people/alex.md", text.encode())
+    body_html = render_tokens(doc.tokens, doc.md_env).split("Hand-written intro about Alex.")[1]
+    assert body_html.count("<h2") == 3 and body_html.count("<details") == body_html.count("</details>")
+    for cid, _ in added:
+        store.forget("alex", cid, reason="test")
+    final = page(root, "people/alex.md")
+    assert final.startswith(human)
+    managed = final[len(human):]
+    if added:  # everything forgotten: no statement-bearing line may remain
+        assert "*No current claims.*" in managed and "details:start" not in managed
+        timeline = sections_of(final)["timeline"]
+        entries = [l for l in timeline.splitlines() if l.startswith("- ")]
+        assert entries and all(l.endswith("(text forgotten) (by t)") or " · forgot 1 claim " in l for l in entries)
+        assert all(not l.startswith("- [[") or "forget (tombstone)" in l
+                   for l in sections_of(final)["evidence"].splitlines())
