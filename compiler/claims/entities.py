@@ -24,6 +24,7 @@ from pathlib import Path
 from .. import frontmatter as fm
 from ..model import Warning_
 from .errors import AmbiguousSubject, InvalidClaim, UnknownSubject
+from .fsutil import at_fork_in_child
 from .log import valid_entity_id
 from .text import one_line
 
@@ -239,6 +240,14 @@ class Registry:
 
 _names_cache: dict[str, tuple[tuple, tuple[str, tuple[str, ...], str | None]]] = {}
 _names_lock = threading.Lock()
+
+
+def _reset_after_fork() -> None:
+    global _names_lock
+    _names_lock = threading.Lock()
+
+
+at_fork_in_child(_reset_after_fork)
 
 
 def _page_names(full: Path, slug: str) -> tuple[str, tuple[str, ...], str | None]:

@@ -10,7 +10,7 @@ import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..model import STATE_DIR
 
@@ -114,7 +114,13 @@ class _CorpusLock:
                 makedirs(self.lock_path.parent)
                 # Read-only is enough for flock, and still opens on a read-only corpus.
                 fd = os.open(self.lock_path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                track_fd(fd)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    untrack_fd(fd)
+                    os.close(fd)
+                    raise
             except BaseException:
                 self.rlock.release()
                 raise
@@ -124,6 +130,7 @@ class _CorpusLock:
     def release(self) -> None:
         self.depth -= 1
         if self.depth == 0 and self.fd is not None:
+            untrack_fd(self.fd)
             os.close(self.fd)  # closing drops the flock
             self.fd = None
         self.rlock.release()
@@ -131,6 +138,44 @@ class _CorpusLock:
 
 _locks: dict[str, _CorpusLock] = {}
 _locks_guard = threading.Lock()
+
+# File descriptors that hold (or may hold) a flock right now. A child forked meanwhile
+# (build workers, the server) would inherit them and keep the lock until it exits, so
+# the child closes them at once; it also starts with fresh thread locks.
+_held_fds: set[int] = set()
+_at_fork_hooks: list[Callable[[], None]] = []
+
+
+def track_fd(fd: int) -> None:
+    _held_fds.add(fd)
+
+
+def untrack_fd(fd: int) -> None:
+    _held_fds.discard(fd)
+
+
+def at_fork_in_child(hook: Callable[[], None]) -> None:
+    """Register `hook` to reset module state in a forked child."""
+    _at_fork_hooks.append(hook)
+
+
+def _after_fork_in_child() -> None:
+    global _locks, _locks_guard
+    for fd in list(_held_fds):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _held_fds.clear()
+    for lock in _locks.values():
+        lock.fd = None  # closed above; a release in this child must not close a reused number
+    _locks = {}
+    _locks_guard = threading.Lock()
+    for hook in _at_fork_hooks:
+        hook()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager

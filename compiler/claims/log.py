@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 from ..model import Warning_
 from . import times
-from .fsutil import fsync_dir, makedirs
+from .fsutil import at_fork_in_child, fsync_dir, makedirs, track_fd, untrack_fd
 
 LOG_DIR = "claims"
 
@@ -172,6 +172,7 @@ class ClaimLog:
         makedirs(path.parent)
         with _thread_lock(path):
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            track_fd(fd)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 size = os.fstat(fd).st_size
@@ -192,6 +193,7 @@ class ClaimLog:
                         pass
                     raise
             finally:
+                untrack_fd(fd)
                 os.close(fd)  # releases the flock
         if size == 0 and self.fsync:
             fsync_dir(path.parent)
@@ -271,25 +273,40 @@ _parsed: dict[str, _Parsed] = {}
 _merged: dict[str, tuple[tuple, ReadResult]] = {}
 
 
+def _reset_after_fork() -> None:
+    """A forked child must not inherit locks another thread held at fork time."""
+    global _thread_locks, _thread_locks_guard, _cache_lock
+    _thread_locks = defaultdict(threading.Lock)
+    _thread_locks_guard = threading.Lock()
+    _cache_lock = threading.Lock()
+
+
+at_fork_in_child(_reset_after_fork)
+
+
 def _read_file(full: Path, rel: str) -> tuple[list[Event], list[Warning_]]:
     """Events and warnings of one file, reusing what an earlier read already parsed."""
     with open(full, "rb") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
-        st = os.fstat(fh.fileno())
-        ident = (st.st_dev, st.st_ino)
-        with _cache_lock:
-            c = _parsed.get(str(full))
-        grown = (c is not None and c.ident == ident and st.st_size >= c.size
-                 and (st.st_size > c.size or st.st_mtime_ns == c.mtime))
-        if grown and c is not None and c.size:
-            fh.seek(c.size - 1)
-            grown = fh.read(1) == b"\n"  # still a line boundary: only appended to
-        if grown and c is not None:
-            base, lines, events, warnings = c.size, c.lines, list(c.events), list(c.warnings)
-        else:
-            base, lines, events, warnings = 0, 0, [], []
-        fh.seek(base)
-        data = fh.read()
+        track_fd(fh.fileno())  # a shared flock: a child forked meanwhile must not keep it
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            with _cache_lock:
+                c = _parsed.get(str(full))
+            grown = (c is not None and c.ident == ident and st.st_size >= c.size
+                     and (st.st_size > c.size or st.st_mtime_ns == c.mtime))
+            if grown and c is not None and c.size:
+                fh.seek(c.size - 1)
+                grown = fh.read(1) == b"\n"  # still a line boundary: only appended to
+            if grown and c is not None:
+                base, lines, events, warnings = c.size, c.lines, list(c.events), list(c.warnings)
+            else:
+                base, lines, events, warnings = 0, 0, [], []
+            fh.seek(base)
+            data = fh.read()
+        finally:
+            untrack_fd(fh.fileno())
     cut = data.rfind(b"\n") + 1  # complete lines end here; the rest is an unfinished write
     for raw in data[:cut].split(b"\n")[:-1]:
         lines += 1

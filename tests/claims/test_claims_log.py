@@ -229,3 +229,36 @@ def test_two_processes_recording_claims_about_one_entity_lose_nothing(corpus):
         for i in range(n):
             assert f"- {w} fact {i} — " in text  # the page saw every claim: no lost update
     assert len(list((corpus / "sources/semantic").rglob("*.md"))) == 2 * n
+
+
+LOCKER = r"""
+import sys, time
+from commonplace.compiler.claims.fsutil import corpus_lock
+from pathlib import Path
+t0 = time.monotonic()
+with corpus_lock(Path(sys.argv[1])):
+    print(round(time.monotonic() - t0, 2))
+"""
+
+
+def test_a_forked_child_does_not_keep_the_locks(tmp_path: Path):
+    """Build workers and servers fork; a child must not go on holding a claims lock."""
+    import os
+    import time
+
+    from commonplace.compiler.claims.fsutil import corpus_lock
+
+    with corpus_lock(tmp_path):
+        pid = os.fork()
+        if pid == 0:  # child: outlive the parent's lock by a while, then vanish
+            time.sleep(5)
+            os._exit(0)
+    try:
+        out = subprocess.run([sys.executable, "-c", LOCKER, str(tmp_path)], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert float(out.stdout) < 2.0  # did not wait for the child to exit
+        log = ClaimLog(tmp_path, fsync=False)
+        log.append(event(1))  # the log's own locks work in this process too
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
