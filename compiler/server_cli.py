@@ -98,18 +98,24 @@ def _warm_up(live: Any, embed: bool) -> None:
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256), help="Worker threads.")
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
               help="Extra Host header names to answer to (for a non-loopback bind behind a name).")
+@click.option("--access-log", is_flag=True, help="Log one line per request (request id, method, path, status, ms).")
 def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str, port: int, watch: bool,
-          no_auth: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...]) -> None:
+          no_auth: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...],
+          access_log: bool) -> None:
     """Serve the wiki at / and the /v1 API (search, get, write, memory-write, wake, link, status).
 
     Loopback clients may read without a token; writes need `Authorization: Bearer <token>`
     (see `commonplace token new`) unless --no-auth. A non-loopback --host refuses to start
     without tokens.
     """
+    import logging
+
     from .tokens import TokenStore
 
     from commonplace.server.app import ServerConfig, create_app, is_loopback
 
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("commonplace.server").setLevel(logging.INFO if access_log else logging.WARNING)
     root = pick_corpus(corpus_arg, corpus_opt).resolve()
     body_limit = parse_size(max_body)
     if body_limit < 1024:
@@ -159,7 +165,9 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
             os.kill(os.getpid(), signal.SIGTERM)
             return
         state.gate.set()
-        _write_server_file(root, url)
+        # A wildcard bind is reached on loopback by local clients (`commonplace search`).
+        local = url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")
+        _write_server_file(root, local)
         docs = getattr(result, "documents", None)
         click.echo(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")
                    + ("; watching for changes" if watch else ""))

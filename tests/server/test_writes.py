@@ -213,3 +213,20 @@ def test_read_only_corpus_fails_cleanly(tmp_path: Path) -> None:
         assert (d / "a.md").read_bytes() == b"keep\n"
     finally:
         os.chmod(d, 0o755)
+
+
+@pytest.mark.parametrize("errno_", [28, 30])  # ENOSPC, EROFS
+def test_failed_rename_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, errno_: int) -> None:
+    (tmp_path / "keep.md").write_bytes(b"old\n")
+
+    def broken_replace(src, dst):  # noqa: ANN001
+        raise OSError(errno_, os.strerror(errno_))
+
+    monkeypatch.setattr(w.os, "replace", broken_replace)
+    with pytest.raises(w.WriteFailed) as e:
+        w.apply_write(tmp_path, req("append", "keep.md", "new"))
+    monkeypatch.undo()
+    assert e.value.status == 503 and "nothing was changed" in e.value.message
+    assert str(tmp_path) not in e.value.message
+    assert (tmp_path / "keep.md").read_bytes() == b"old\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name != ".commonplace"] == ["keep.md"]  # no temp file left

@@ -1,0 +1,316 @@
+"""Server benchmark: `commonplace serve` under load on loopback.
+
+    python -m tests.benchmarks.bench_server [--n 10000] [--workdir DIR] [--clients 8]
+                                            [--seconds 20] [--no-embed] [--json]
+
+Generates a corpus with `corpus_gen` (kept in --workdir, default a temporary folder; an
+existing corpus there is reused, and so are its built site and indexes), starts
+`commonplace serve --no-auth --port 0` (waitress, 8 threads) as a subprocess and waits for
+`/healthz` (that time includes any build and the model load), then runs, each for
+--seconds with --clients concurrent clients (threads of this process, one keep-alive
+HTTP connection each):
+
+1. search, mode bm25
+2. search, mode hybrid (needs embeddings; skipped with --no-embed)
+3. mixed 90/10: 90% reads (search hybrid or bm25 3 in 4, get 1 in 4), 10% writes (an
+   append of one unique line to the client's own `inbox/bench-<client>.md`).
+
+Queries are drawn (seeded) from the corpus itself: a title, a heading or a few words of a
+document, so most have answers. Every answer is checked (status 200, JSON shape); after
+the mixed run every appended line is looked up on disk: it must be there exactly once.
+
+Prints a table (or JSON with --json) on stdout; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    from .corpus_gen import generate
+except ImportError:  # run as a plain script
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from corpus_gen import generate  # type: ignore[no-redef]
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+@dataclass
+class Phase:
+    name: str
+    clients: int
+    seconds: float = 0.0
+    requests: int = 0
+    errors: int = 0
+    by_op: dict[str, list[float]] = field(default_factory=dict)
+    error_samples: list[str] = field(default_factory=list)
+
+    def add(self, op: str, ms: float) -> None:
+        self.by_op.setdefault(op, []).append(ms)
+
+    def row(self, op: str | None = None) -> dict[str, Any]:
+        lat = [x for v in self.by_op.values() for x in v] if op is None else self.by_op.get(op, [])
+        return {
+            "phase": self.name, "op": op or "all", "clients": self.clients, "requests": len(lat),
+            "rps": round(len(lat) / self.seconds, 1) if self.seconds else 0.0,
+            "p50_ms": round(percentile(lat, 0.50), 1), "p95_ms": round(percentile(lat, 0.95), 1),
+            "p99_ms": round(percentile(lat, 0.99), 1), "errors": self.errors if op is None else None,
+        }
+
+
+class Client:
+    def __init__(self, host: str, port: int) -> None:
+        self.conn = http.client.HTTPConnection(host, port, timeout=120)
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                r = self.conn.getresponse()
+                raw = r.read()
+                return r.status, json.loads(raw) if raw else None
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.conn.close()
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def queries_from(corpus: Path, n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    files = sorted(p for p in corpus.rglob("*.md") if ".commonplace" not in p.parts)
+    out: list[str] = []
+    for p in rng.sample(files, min(n, len(files))):
+        text = p.read_text("utf-8", "replace")
+        heads = re.findall(r"^#{1,3} (.+)$", text, re.M)
+        words = re.findall(r"[A-Za-z][A-Za-z+_-]{3,}", text.split("---", 2)[-1])
+        pick = rng.random()
+        if heads and pick < 0.4:
+            out.append(rng.choice(heads))
+        elif len(words) > 6:
+            i = rng.randrange(len(words) - 5)
+            out.append(" ".join(words[i: i + rng.randint(2, 5)]))
+        else:
+            out.append(p.stem.replace("-", " "))
+    return out
+
+
+def run_phase(name: str, host: str, port: int, clients: int, seconds: float,
+              pick: Any, root: Path, appended: dict[int, list[str]] | None = None) -> Phase:
+    phase = Phase(name, clients)
+    lock = threading.Lock()
+    stop = time.perf_counter() + seconds
+    start = threading.Barrier(clients + 1)
+
+    def worker(cid: int) -> None:
+        c = Client(host, port)
+        rng = random.Random(1000 + cid)
+        seq = 0
+        start.wait()
+        while time.perf_counter() < stop:
+            op, method, path, body = pick(rng, cid, seq)
+            seq += 1
+            t0 = time.perf_counter()
+            try:
+                status, answer = c.call(method, path, body)
+                ok = status == 200 and isinstance(answer, dict)
+                if ok and op.startswith("search"):
+                    ok = isinstance(answer.get("results"), list)
+                if ok and op == "write":
+                    ok = answer.get("action") in ("created", "appended")
+                    if ok and appended is not None:
+                        appended.setdefault(cid, []).append(body["content"])
+            except Exception as exc:  # noqa: BLE001 - counted as an error
+                status, answer, ok = 0, str(exc), False
+            ms = (time.perf_counter() - t0) * 1000
+            with lock:
+                if ok:
+                    phase.add(op, ms)
+                else:
+                    phase.errors += 1
+                    if len(phase.error_samples) < 5:
+                        phase.error_samples.append(f"{op} {status} {str(answer)[:200]}")
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    phase.seconds = time.perf_counter() - t0
+    phase.requests = sum(len(v) for v in phase.by_op.values()) + phase.errors
+    return phase
+
+
+def start_server(corpus: Path, out: Path, embed: bool, threads: int) -> tuple[subprocess.Popen, str, int, float]:
+    cmd = [sys.executable, "-c", "from commonplace.compiler.cli import main; main()", "serve", str(corpus),
+           "--out", str(out), "--port", "0", "--no-auth", "--threads", str(threads)]
+    if not embed:
+        cmd.append("--no-embed")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    m = re.search(r"http://([\d.]+):(\d+)", line)
+    if not m:
+        raise SystemExit(f"server did not start: {line}{proc.stdout.read()}")
+    host, port = m.group(1), int(m.group(2))
+    url = f"http://{host}:{port}"
+    log(f"server at {url}; waiting for /healthz (build + model load)")
+    last = time.perf_counter()
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=5) as r:
+                if r.status == 200:
+                    break
+        except Exception:  # noqa: BLE001 - 503 or not listening yet
+            pass
+        if proc.poll() is not None:
+            raise SystemExit("server exited:\n" + proc.stdout.read())
+        if time.perf_counter() - last > 60:
+            log(f"  ... still starting ({time.perf_counter() - t0:.0f} s)")
+            last = time.perf_counter()
+        time.sleep(0.5)
+    ready = time.perf_counter() - t0
+
+    def drain() -> None:  # keep the pipe from filling up
+        for _ in proc.stdout:  # type: ignore[union-attr]
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    return proc, host, port, ready
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=8, help="server worker threads")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--no-embed", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-server-"))
+    corpus, out = work / "corpus", work / "site"
+    if not (corpus / "index.md").exists():
+        log(f"generating {args.n} documents in {corpus}")
+        generate(corpus, args.n, seed=args.seed)
+    for p in corpus.glob("inbox/bench-*.md"):
+        p.unlink()  # appends from an earlier run
+    embed = not args.no_embed
+    proc, host, port, ready = start_server(corpus, out, embed, args.threads)
+    log(f"ready after {ready:.1f} s")
+    queries = queries_from(corpus, 500, args.seed)
+    docs = sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.md") if ".commonplace" not in p.parts)
+    rng0 = random.Random(args.seed)
+    get_paths = rng0.sample(docs, min(500, len(docs)))
+    phases: list[Phase] = []
+    appended: dict[int, list[str]] = {}
+    try:
+        status, st = Client(host, port).call("GET", "/v1/status")
+        def search(mode: str) -> Any:
+            return lambda rng, cid, seq: (f"search_{mode}", "POST", "/v1/search",
+                                          {"query": rng.choice(queries), "k": 10, "mode": mode})
+
+        Client(host, port).call("POST", "/v1/search", {"query": "warm", "mode": "hybrid" if embed else "bm25"})
+        log("phase: search bm25")
+        phases.append(run_phase("search bm25", host, port, args.clients, args.seconds, search("bm25"), corpus))
+        if embed:
+            log("phase: search hybrid")
+            phases.append(run_phase("search hybrid", host, port, args.clients, args.seconds, search("hybrid"), corpus))
+
+        def mixed(rng: random.Random, cid: int, seq: int) -> Any:
+            r = rng.random()
+            if r < 0.10:
+                line = f"- bench c{cid} s{seq} {rng.getrandbits(48):012x}"
+                return ("write", "POST", "/v1/write", {"kind": "append", "target": f"inbox/bench-{cid}.md",
+                                                       "content": line})
+            if r < 0.325:
+                return ("get", "GET", f"/v1/get?path={urllib.request.quote(rng.choice(get_paths))}", None)
+            mode = "hybrid" if embed and rng.random() < 0.5 else "bm25"
+            return (f"search_{mode}", "POST", "/v1/search", {"query": rng.choice(queries), "k": 10, "mode": mode})
+
+        log("phase: mixed 90/10")
+        phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    lost = dup = 0
+    for cid, lines in appended.items():
+        text = (corpus / f"inbox/bench-{cid}.md").read_text("utf-8")
+        for line in lines:
+            c = text.count(line + "\n")
+            lost += c == 0
+            dup += c > 1
+    rows = []
+    for ph in phases:
+        rows.append(ph.row())
+        if len(ph.by_op) > 1:
+            for op in sorted(ph.by_op):
+                rows.append(ph.row(op))
+    report = {
+        "n_documents": len(docs), "embed": embed, "clients": args.clients, "server_threads": args.threads,
+        "seconds_per_phase": args.seconds, "startup_seconds": round(ready, 1),
+        "index": {k: st.get(k) for k in ("documents", "chunks", "vectors", "model", "dimensions")} if isinstance(st, dict) else {},
+        "rows": rows, "writes_checked": sum(len(v) for v in appended.values()), "writes_lost": lost,
+        "writes_duplicated": dup, "error_samples": [e for ph in phases for e in ph.error_samples],
+        "cpus": os.cpu_count(),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"commonplace serve, {len(docs)} documents, {args.clients} clients, {args.seconds:.0f} s per phase, "
+              f"{os.cpu_count()} CPUs; ready after {ready:.1f} s; index: {report['index']}")
+        print()
+        print("| phase | op | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['phase']} | {r['op']} | {r['requests']} | {r['rps']} | {r['p50_ms']} | {r['p95_ms']} | "
+                  f"{r['p99_ms']} | {'' if r['errors'] is None else r['errors']} |")
+        print()
+        print(f"writes checked: {report['writes_checked']}, lost: {lost}, duplicated: {dup}")
+        for e in report["error_samples"]:
+            print(f"error: {e}")
+    return 0 if not (lost or dup or any(ph.errors for ph in phases)) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
