@@ -11,6 +11,9 @@ Policy (design, "Server"):
 - A presented token that is not valid is always a 401, even where none is needed: a client
   with a revoked token should learn it at once, not when it first writes.
 - The site itself (pages) follows the read rule.
+- "On loopback" means the TCP peer is a loopback address *and* the request carries no
+  forwarding header (X-Forwarded-For, Forwarded, X-Real-IP, X-Forwarded-Host): behind a
+  reverse proxy on the same machine every request would otherwise look local.
 
 The token is taken from `Authorization: Bearer <token>` only (never from the URL, where it
 would end up in logs and browser history). It is never logged or echoed.
@@ -46,6 +49,17 @@ def _unauthorized(message: str) -> ApiError:
     return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": 'Bearer realm="commonplace"'})
 
 
+PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP", "X-Forwarded-Host")
+
+
+def is_local_client() -> bool:
+    """A client on this machine. A request relayed by a reverse proxy on loopback carries
+    forwarding headers and is treated as remote: the proxy's clients are not local."""
+    if not is_loopback(request.remote_addr or ""):
+        return False
+    return not any(h in request.headers for h in PROXY_HEADERS)
+
+
 @auth.before_app_request
 def authenticate() -> Any:
     st = state()
@@ -61,7 +75,7 @@ def authenticate() -> Any:
     if path in PUBLIC:
         return None
     cfg = st.config
-    client_local = is_loopback(request.remote_addr or "")
+    client_local = is_local_client()
     if path in WRITES:
         if cfg.no_auth and cfg.loopback and client_local:
             return None

@@ -320,7 +320,7 @@ MEMORY_WRITE = Route(
         Param("kind", {"type": "string", "enum": ["fact", "preference", "state", "decision", "note"]}, "Kind of claim (default fact).", default="fact"),
         Param("subject", {"type": "string", "minLength": 1, "maxLength": 500}, "Who or what it is about: name, alias, slug, path or family:slug.", required=True),
         Param("content", {"type": "string"}, "The statement, one atomic fact (for forget: which claim, by text or id).", default=""),
-        Param("scope", {"type": "string"}, "Optional scope note recorded with the claim."),
+        Param("scope", {"type": "string"}, "Accepted for Dory compatibility (checked like content); not used yet."),
         Param("confidence", {"anyOf": [{"type": "string"}, {"type": "number"}]}, "low, medium, high, or a number from 0 to 1."),
         Param("reason", {"type": "string"}, "Why (required for forget)."),
         Param("source", {"type": "string"}, "Evidence: a corpus path (optionally path#L3-L7) the claim comes from."),

@@ -315,3 +315,13 @@ def test_security_headers(client) -> None:
     assert "script-src 'self'" in r.headers["Content-Security-Policy"]
     r = client.get("/v1/status")
     assert r.headers["Cache-Control"] == "no-store"
+
+
+def test_site_search_box_request(client) -> None:
+    """What templates/static/search.js sends when the site is served (same origin, hybrid)."""
+    r = client.post("/v1/search", json={"query": "billing migration", "k": 20, "mode": "hybrid",
+                                        "snippet_marks": "brackets"},
+                    headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 200
+    results = r.get_json()["results"]
+    assert results and any("[[" in res["snippet"] for res in results)

@@ -146,3 +146,9 @@ def test_cross_origin_requests_refused(open_client, corpus: Path) -> None:
     assert r.status_code == 200
     r = open_client.post("/v1/search", json={"query": "x"}, headers={"Origin": "null"})
     assert r.status_code == 403
+
+
+def test_proxied_loopback_requests_are_remote(client, auth) -> None:
+    for h in ({"X-Forwarded-For": "203.0.113.9"}, {"Forwarded": "for=203.0.113.9"}, {"X-Real-IP": "203.0.113.9"}):
+        assert client.post("/v1/search", json={"query": "x"}, headers=h).status_code == 401
+        assert client.post("/v1/search", json={"query": "x"}, headers={**h, **auth}).status_code == 200
