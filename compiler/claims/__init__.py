@@ -18,13 +18,14 @@ from __future__ import annotations
 from .api import ClaimStore, WriteResult
 from .entities import Entity, Registry
 from .errors import (
-    AmbiguousClaim, AmbiguousSubject, ClaimError, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject,
+    AmbiguousClaim, AmbiguousSubject, ClaimError, ClaimNotFound, InvalidClaim, PageConflict, RefusedContent,
+    UnknownSubject,
 )
 from .log import EVENTS, KINDS, ClaimLog
 from .stage import StageResult, forgotten_statements, run_stage
 
 __all__ = [
     "AmbiguousClaim", "AmbiguousSubject", "ClaimError", "ClaimLog", "ClaimNotFound", "ClaimStore", "EVENTS",
-    "Entity", "InvalidClaim", "KINDS", "PageConflict", "Registry", "StageResult", "UnknownSubject",
+    "Entity", "InvalidClaim", "KINDS", "PageConflict", "RefusedContent", "Registry", "StageResult", "UnknownSubject",
     "WriteResult", "forgotten_statements", "run_stage",
 ]

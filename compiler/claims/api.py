@@ -23,7 +23,7 @@ from .canonical import (
     PageChange, compile_page, find_sections, heal_merge_conflict, plan_page, read_page, set_frontmatter_fields,
 )
 from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry, entity_from_log
-from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
+from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, RefusedContent, UnknownSubject
 from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
 from .fold import Claim, State, conflict_groups, fold, select_claims
 from .forget import redact_artifacts, remaining, secrets_of
@@ -181,6 +181,8 @@ class ClaimStore:
         key = _key(key)
         reason = check_text(reason, "reason", MAX_REASON, required=False)
         raw = _raw(raw_input)
+        _scan(statement=statement, reason=reason, key=key, raw_input=raw, subject=subject,
+              evidence=evidence if isinstance(evidence, str) else None)
         actor = actor_label(actor) if actor is not None else self.actor
         with corpus_lock(self.root):
             reg = self.registry()
@@ -220,6 +222,8 @@ class ClaimStore:
         key = _key(key)
         reason = check_text(reason, "reason", MAX_REASON, required=False)
         raw = _raw(raw_input)
+        _scan(statement=statement, reason=reason, key=key, raw_input=raw,
+              evidence=evidence if isinstance(evidence, str) else None)
         actor = actor_label(actor) if actor is not None else self.actor
         with corpus_lock(self.root):
             entity = self._resolve_known(subject)
@@ -265,6 +269,7 @@ class ClaimStore:
         when the whole entity is forgotten, marks its page `status: superseded`.
         """
         reason = check_text(reason, "reason", MAX_REASON)
+        _scan(reason=reason)
         pattern = check_text(statement, "statement", MAX_STATEMENT, required=False)
         if pattern is None and not all:
             raise InvalidClaim("say what to forget: a statement or claim id, or all=True / --all for every claim")
@@ -339,6 +344,7 @@ class ClaimStore:
     def _close(self, event_name: str, subject: str, claim: str, reason: str, valid_to: Any,
                actor: str | None, dry_run: bool) -> WriteResult:
         reason = check_text(reason, "reason", MAX_REASON)
+        _scan(reason=reason)
         if not isinstance(claim, str) or not claim.strip():
             raise InvalidClaim("say which claim: its id, its statement, or a unique part of it")
         _, vt = _bounds(None, valid_to)
@@ -574,6 +580,21 @@ def _event(entity: Entity, claim_id: str, event: str, at: dt.datetime, actor: st
 
 def _as_event(data: dict[str, Any], path: str = "(dry run)") -> Event:
     return Event(dict(data), path, 0, times.parse_at(data["at"]))
+
+
+def _scan(**texts: str | None) -> None:
+    """The write safety checks every write passes (invisible characters, prompt
+    injection): refused text never reaches the log, a page or an artifact."""
+    from ..writes import scan_content
+
+    for what, text in texts.items():
+        if not text:
+            continue
+        findings = scan_content(text)
+        if findings:
+            first = findings[0]
+            raise RefusedContent(f"{what.replace('_', ' ')} refused: {first.message}",
+                                 [f.as_dict() for f in findings])
 
 
 def _instant(value: Any, what: str) -> dt.datetime:

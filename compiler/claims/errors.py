@@ -28,6 +28,20 @@ class InvalidClaim(ClaimError):
     code = "invalid"
 
 
+class RefusedContent(InvalidClaim):
+    """The text failed the write safety checks (invisible characters, prompt injection);
+    `findings` lists why. The server answers 422."""
+
+    code = "content_refused"
+
+    def __init__(self, message: str, findings: list[dict] | None = None) -> None:
+        super().__init__(message)
+        self.findings = list(findings or [])
+
+    def as_dict(self) -> dict:
+        return {**super().as_dict(), "findings": self.findings}
+
+
 class UnknownSubject(ClaimError):
     """No entity matches the subject. `candidates` holds near matches, if any."""
 
