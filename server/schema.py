@@ -149,6 +149,7 @@ class Route:
     tool: bool = True
     writes: bool = False
     example: dict[str, Any] | None = None
+    site: bool = False  # serves the built wiki (any content type), not JSON
 
     @property
     def body_methods(self) -> tuple[str, ...]:
@@ -465,7 +466,21 @@ HEALTHZ = Route(
     tool=False,
 )
 
-ROUTES: tuple[Route, ...] = (HEALTHZ, SEARCH, GET, WRITE, MEMORY_WRITE, WAKE, LINK, STATUS, TOOLS, OPENAPI)
+SITE_HOME = Route(
+    "site_home", "/", ("GET",), "The wiki's start page",
+    "The built site's index.html.", (), {}, errors=(400, 401, 403, 404), tool=False, site=True,
+)
+
+SITE_PAGE = Route(
+    "site_page", "/{rel}", ("GET",), "A file of the built wiki",
+    "Pages by pretty URL (`/people/alex/` serves people/alex/index.html; `/people/alex` and "
+    "`/people/alex.md` redirect there), and the site's assets. Nothing outside the output "
+    "folder is ever served: hidden parts, `..` and encoded separators are 404.",
+    (), {}, errors=(400, 401, 403, 404), tool=False, site=True,
+)
+
+ROUTES: tuple[Route, ...] = (HEALTHZ, SEARCH, GET, WRITE, MEMORY_WRITE, WAKE, LINK, STATUS, TOOLS, OPENAPI,
+                             SITE_HOME, SITE_PAGE)
 BY_NAME = {r.name: r for r in ROUTES}
 
 
@@ -536,10 +551,34 @@ def _query_param(p: Param) -> dict[str, Any] | None:
     return {"name": p.name, "in": "query", "required": p.required, "description": p.description, "schema": schema}
 
 
+def _site_operation(r: Route) -> dict[str, Any]:
+    errors = {str(code): {"description": _STATUS_TEXT[code],
+                          "content": {"application/json": {"schema": ERROR_SCHEMA}}} for code in r.errors if code != 404}
+    op: dict[str, Any] = {
+        "operationId": r.name,
+        "summary": r.summary,
+        "description": r.description,
+        "responses": {
+            "200": {"description": "A page or asset of the built site", "content": {"*/*": {}}},
+            "308": {"description": "Redirect to the page's canonical URL (trailing slash)"},
+            "404": {"description": "Not found: the site's 404 page (HTML), or the JSON envelope under /v1/",
+                    "content": {"text/html": {}, "application/json": {"schema": ERROR_SCHEMA}}},
+            **errors,
+        },
+    }
+    if "{rel}" in r.path:
+        op["parameters"] = [{"name": "rel", "in": "path", "required": True,
+                             "description": "Path inside the site", "schema": {"type": "string"}}]
+    return op
+
+
 def openapi_document(server_url: str | None = None) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for r in ROUTES:
         ops: dict[str, Any] = {}
+        if r.site:
+            paths[r.path] = {"get": _site_operation(r)}
+            continue
         for method in r.methods:
             op: dict[str, Any] = {
                 "operationId": f"{r.name}_{method.lower()}",
