@@ -305,13 +305,16 @@ def get(path: str, corpus_opt: Path | None, start: int, lines: int | None, as_js
 @click.option("--soft", is_flag=True, help="Quarantine refused content under inbox/quarantine/ instead of failing.")
 @click.option("--no-build", is_flag=True, help="Do not update the site and indexes afterwards.")
 @click.option("--no-embed", is_flag=True, help="Update the site and BM25 index only.")
+@click.option("--local", is_flag=True, help="Write here even when a server for the corpus is running.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result like POST /v1/write.")
 def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: str | None, file_: Any,
           frontmatter: str | None, expected_hash: str | None, reason: str | None, dry_run: bool, soft: bool,
-          no_build: bool, no_embed: bool, as_json: bool) -> None:
+          no_build: bool, no_embed: bool, local: bool, as_json: bool) -> None:
     """Write to a document safely, like POST /v1/write (atomic, checked, serialized).
 
-    Then updates the site and indexes with an incremental build (unless --no-build).
+    When a server for the corpus is running (`.commonplace/server.json`), the write is
+    sent to it (with the token in COMMONPLACE_TOKEN), so its site and indexes stay
+    current. Otherwise it is done here, followed by an incremental build (unless --no-build).
     """
     from .writes import WriteError, WriteRequest, apply_write
 
@@ -331,6 +334,15 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
             meta = json.loads(frontmatter)
         except ValueError as exc:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--frontmatter") from None
+    if not local:
+        from .search_cli import server_url
+
+        url = server_url(root.resolve())
+        if url is not None:
+            body = {"kind": kind, "target": target, "content": content, "frontmatter": meta,
+                    "expected_hash": expected_hash, "reason": reason, "dry_run": dry_run, "soft": soft}
+            _write_via_server(url, {k: v for k, v in body.items() if v is not None}, as_json)
+            return
     req = WriteRequest(kind=kind, target=target, content=content, frontmatter=meta, expected_hash=expected_hash,
                        reason=reason, dry_run=dry_run, soft=soft, actor=os.environ.get("COMMONPLACE_ACTOR") or "cli")
     try:
@@ -355,5 +367,40 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
     else:
         verb = "would be " + res.action if dry_run else res.action
         click.echo(f"{res.path}: {verb} ({res.bytes_written} bytes, {res.hash})")
+        if data.get("message"):
+            click.echo(data["message"], err=True)
+
+
+def _write_via_server(url: str, body: dict[str, Any], as_json: bool) -> None:
+    import urllib.error
+    import urllib.request
+
+    headers = {"Content-Type": "application/json"}
+    token = os.environ.get("COMMONPLACE_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(f"{url}/v1/write", data=json.dumps(body).encode("utf-8"), headers=headers,
+                                 method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=300) as r:
+            data = json.loads(r.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        try:
+            err = json.loads(exc.read().decode("utf-8"))["error"]
+        except Exception:  # noqa: BLE001
+            err = {"code": "http_error", "message": f"HTTP {exc.code}", "type": "server_error"}
+        if exc.code == 401:
+            err["message"] += " (a server is running for this corpus: set COMMONPLACE_TOKEN, or use --local)"
+        if as_json:
+            emit_json({"error": err})
+            sys.exit(1)
+        raise Problem(err.get("message", "refused")) from None
+    except OSError as exc:
+        raise Problem(f"the running server at {url} did not answer ({exc}); retry, or use --local") from None
+    if as_json:
+        emit_json(data)
+    else:
+        verb = ("would be " if data.get("dry_run") else "") + str(data.get("action"))
+        click.echo(f"{data.get('path')}: {verb} ({data.get('bytes_written')} bytes, {data.get('hash')}) via {url}")
         if data.get("message"):
             click.echo(data["message"], err=True)

@@ -154,3 +154,27 @@ def test_watch_flag_is_wired(corpus: Path, tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=20)
     assert served, out
+
+
+def test_write_goes_through_a_running_server(corpus: Path, tmp_path: Path) -> None:
+    from commonplace.compiler.tokens import TokenStore
+
+    token = TokenStore(corpus).create("cli")
+    proc, url = _start(corpus, tmp_path, "--no-embed")
+    try:
+        _wait_ready(url, proc)
+        r = run("write", "inbox/via.md", "-C", corpus, "--kind", "create", "--content", "# Via server", "--json")
+        assert r.exit_code == 1 and "COMMONPLACE_TOKEN" in r.output
+        os.environ["COMMONPLACE_TOKEN"] = token
+        try:
+            r = run("write", "inbox/via.md", "-C", corpus, "--kind", "create", "--content", "# Via server", "--json")
+        finally:
+            del os.environ["COMMONPLACE_TOKEN"]
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.stdout)
+        assert d["action"] == "created" and d["indexed"] is True
+        with urllib.request.urlopen(url + "/inbox/via/") as resp:  # the server's site has it at once
+            assert b"Via server" in resp.read()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
