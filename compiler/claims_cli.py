@@ -97,7 +97,7 @@ def claim() -> None:
 @click.option("--confidence", default=None, help="0 to 1, or low/medium/high.")
 @click.option("--valid-from", default=None, help="Date or datetime the claim starts to hold.")
 @click.option("--valid-to", default=None, help="Date (inclusive) or datetime the claim stops holding.")
-@click.option("-e", "--evidence", default=None, help="Corpus path backing the claim, optionally PATH:START-END, or a URL.")
+@click.option("-e", "--evidence", default=None, help="Corpus path backing the claim (optionally PATH:START-END), a URL, or a free-text source.")
 @click.option("--key", default=None, help="Attribute name (e.g. location): two current claims with one key that differ are a contradiction.")
 @click.option("--reason", default=None, help="Why this is recorded.")
 @click.option("--create", is_flag=True, help="Create the entity's page if it does not exist (needed for person: and core:).")
