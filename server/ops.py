@@ -10,11 +10,11 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-import time
+import weakref
 from collections import deque
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from commonplace.compiler import writes as w
 
@@ -57,8 +57,8 @@ class RefreshBatcher:
     about N / (writers waiting) refreshes; alone, a writer refreshes at once.
     """
 
-    def __init__(self, live: Any) -> None:
-        self.live = live
+    def __init__(self) -> None:
+        # No reference to the live corpus: the registry's weak key must be able to die.
         self.cv = threading.Condition()
         self.pending: set[str] = set()
         self.ticket = 0  # last ticket handed out
@@ -67,7 +67,7 @@ class RefreshBatcher:
         self.outcomes: list[tuple[int, tuple[bool, str | None]]] = []
         self.batches = 0
 
-    def refresh(self, paths: list[str]) -> tuple[bool, str | None]:
+    def refresh(self, live: Any, paths: list[str]) -> tuple[bool, str | None]:
         with self.cv:
             self.ticket += 1
             mine = self.ticket
@@ -83,7 +83,7 @@ class RefreshBatcher:
                 self.cv.wait()
         outcome: tuple[bool, str | None] = (False, "written; refresh did not run")
         try:
-            outcome = _refresh_now(self.live, batch)
+            outcome = _refresh_now(live, batch)
         finally:
             with self.cv:
                 self.running = False
@@ -101,15 +101,19 @@ class RefreshBatcher:
         return True, None  # pragma: no cover - pruned long ago
 
 
-_batchers: dict[int, RefreshBatcher] = {}
+_batchers: "weakref.WeakKeyDictionary[Any, RefreshBatcher]" = weakref.WeakKeyDictionary()
 _batchers_guard = threading.Lock()
 
 
 def batcher(live: Any) -> RefreshBatcher:
+    """The batcher of a live corpus (one per corpus object, dropped with it)."""
     with _batchers_guard:
-        b = _batchers.get(id(live))
-        if b is None or b.live is not live:
-            b = _batchers[id(live)] = RefreshBatcher(live)
+        try:
+            b = _batchers.get(live)
+            if b is None:
+                b = _batchers[live] = RefreshBatcher()
+        except TypeError:  # not weak-referenceable: no sharing, refresh directly
+            b = RefreshBatcher()
         return b
 
 
@@ -117,7 +121,7 @@ def refresh(live: Any, paths: list[str]) -> tuple[bool, str | None]:
     """Rebuild what `paths` touch (shared with concurrent writers). Never raises: a write
     that landed is not undone by a failed index update; the answer says `indexed: false`
     and the next refresh catches up."""
-    return batcher(live).refresh(paths)
+    return batcher(live).refresh(live, paths)
 
 
 def links_of(live: Any, rel: str, data: bytes | None) -> set[str]:
@@ -565,9 +569,3 @@ def status(live: Any, root: Path, server: dict[str, Any], out: Path | None = Non
     if isinstance(lb, dict):  # warnings name corpus files only; keep the answer small
         lb.pop("warnings", None)
     return answer
-
-
-def timed(fn: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], float]:
-    t0 = time.perf_counter()
-    r = fn()
-    return r, (time.perf_counter() - t0) * 1000
