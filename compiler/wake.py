@@ -183,7 +183,8 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, budget_tokens: int =
     block = _Block(budget)
     sources: list[dict[str, Any]] = []
     omitted: list[str] = []
-    block.add(f"# Memory wake-up{f' for {agent}' if agent else ''}")
+    who = re.sub(r"[\x00-\x1f\x7f-\x9f#`]+", " ", agent or "").strip()[:80]  # one plain line
+    block.add(f"# Memory wake-up{f' for {who}' if who else ''}")
 
     heading: list[str] = []  # a section heading waiting for its first item that fits
 
