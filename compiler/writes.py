@@ -387,7 +387,30 @@ def _tmp_for(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
+def _sweep_stale_tmp(path: Path) -> None:
+    """Remove temp files a killed writer left for `path` (their pid is gone). Hidden, so
+    never documents, but a crash should not leave litter for ever. Called under the lock."""
+    prefix = f".{path.name}."
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        m = re.fullmatch(r"(\d+)\.[0-9a-f]{8}\.tmp", name[len(prefix):])
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # that writer is alive (or the pid was reused): leave it
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        _unlink(path.parent / name)
+
+
 def _write_tmp(path: Path, data: bytes, mode: int | None) -> Path:
+    _sweep_stale_tmp(path)
     tmp = _tmp_for(path)
     try:
         with open(tmp, "xb") as fh:
