@@ -5,7 +5,9 @@ Three writers run in subprocesses and are killed at a random moment, again and a
 - `compiler/writes.py` in a loop (append a numbered line, replace an 800 KB file, create a
   new note), so kills land inside temp-file writes, fsyncs and renames;
 - `commonplace write` in a shell loop (the CLI path, one process per write);
-- `commonplace claim add` in a shell loop (the claim log and canonical pages).
+- `commonplace claim add` in a shell loop (the claim log and canonical pages);
+- and, deterministically, `writes.py` killed at each disk step of one write (half the temp
+  file written, before its fsync, before the rename or hard link, before the folder fsync).
 
 After every kill: each target holds either its old or its new content, never a mix; the
 appended lines form an unbroken sequence, each once; every claim log line parses; the next
@@ -145,7 +147,11 @@ def figures() -> dict:
             old = json.loads(FIGURES.read_text())
         except ValueError:
             old = {}
-    old.update(data)
+    for key, value in data.items():
+        if key == "steps" and isinstance(old.get("steps"), dict):
+            old["steps"].update(value)
+        else:
+            old[key] = value
     FIGURES.write_text(json.dumps(old, indent=2) + "\n")
     print(json.dumps(data, indent=2))
 
@@ -237,3 +243,84 @@ def test_claim_cli_killed_at_random_points(tmp_path: Path, figures: dict) -> Non
             assert f"fact number {i:06d}" in page, f"claim {i} missing from the compiled page after the build"
     figures["claim_cli"] = {"trials": len(kills), "claims": n, "kills": kills,
                             "leftover_tmp_files": leftover_tmp(corpus)}
+
+
+STEP_WRITER = r"""
+import builtins, os, signal, sys
+from pathlib import Path
+from commonplace.compiler import writes as w
+root, step, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+def die(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if step == "mid-temp-write":
+    real_open = builtins.open
+    class Half:
+        def __init__(self, fh): self.fh = fh
+        def write(self, data):
+            self.fh.write(data[: len(data) // 2]); self.fh.flush(); os.fsync(self.fh.fileno()); die()
+        def __getattr__(self, n): return getattr(self.fh, n)
+        def __enter__(self): return self
+        def __exit__(self, *a): self.fh.close()
+    w.open = lambda f, m="r", *a, **k: Half(real_open(f, m, *a, **k)) if "x" in m else real_open(f, m, *a, **k)
+elif step == "before-fsync":
+    w.os.fsync = die
+elif step == "before-rename":
+    w.os.replace = die
+elif step == "before-link":
+    w.os.link = die
+elif step == "before-folder-fsync":
+    w.fsync_dir = die
+target = "notes/big.md" if kind == "replace" else "notes/created.md"
+content = (("NEW " * 200_000) + "\n") if kind == "replace" else "# Created\n\nnew file\n"
+cur = (root / target).read_bytes() if (root / target).exists() else None
+w.apply_write(root, w.WriteRequest(kind, target, content,
+                                   expected_hash=w.content_hash(cur) if cur is not None else None))
+print("finished")
+"""
+
+STEPS = [("mid-temp-write", "replace"), ("before-fsync", "replace"), ("before-rename", "replace"),
+         ("before-folder-fsync", "replace"), ("mid-temp-write", "create"), ("before-link", "create"),
+         ("before-folder-fsync", "create")]
+
+
+@pytest.mark.parametrize("step,kind", STEPS, ids=[f"{s}-{k}" for s, k in STEPS])
+def test_writer_killed_at_each_step(step: str, kind: str, tmp_path: Path, figures: dict) -> None:
+    """Deterministic kills at every disk step of a write (the random kills above rarely
+    land inside the short temp-file window)."""
+    corpus = tmp_path / "corpus"
+    seed_corpus(corpus)
+    out = tmp_path / "site"
+    assert build(corpus, out).returncode == 0
+    old = (corpus / "notes/big.md").read_bytes()
+    r = subprocess.run([PY, "-c", STEP_WRITER, str(corpus), step, kind], capture_output=True, text=True, timeout=120)
+    assert r.returncode == -signal.SIGKILL, (r.returncode, r.stderr[-2000:])
+    big = (corpus / "notes/big.md").read_bytes()
+    new_big = (("NEW " * 200_000) + "\n").encode()
+    assert big in (old, new_big), "big.md holds a mix of old and new"
+    if step in ("mid-temp-write", "before-fsync", "before-rename") and kind == "replace":
+        assert big == old
+    created = corpus / "notes/created.md"
+    if created.exists():
+        assert created.read_text() == "# Created\n\nnew file\n", "a partial created file"
+    if step in ("mid-temp-write", "before-link"):
+        assert not created.exists()
+    for p in public_files(corpus):
+        assert not p.name.endswith(".tmp")
+    leftovers = leftover_tmp(corpus)
+    assert all(Path(x).name.startswith(".") for x in leftovers), leftovers  # hidden: never a document
+    # (and swept by the next write of the same target, below)
+    assert_next_build_equals_clean(corpus, out, tmp_path, f"killed at {step} ({kind})")
+    # The next write works despite any leftover temp file.
+    from commonplace.compiler import writes as w
+
+    cur = (corpus / "notes/big.md").read_bytes()
+    w.apply_write(corpus, w.WriteRequest("replace", "notes/big.md", "after the crash\n", expected_hash=w.content_hash(cur)))
+    assert (corpus / "notes/big.md").read_text() == "after the crash\n"
+    if kind == "create":
+        w.apply_write(corpus, w.WriteRequest("append", "notes/created.md", "after the crash\n"))
+    assert leftover_tmp(corpus) == [], "the next write of the target sweeps a dead writer's temp file"
+    figures.setdefault("steps", {})[f"{step}-{kind}"] = {"target_after_kill": "new" if big == new_big else "old",
+                                                        "created_exists": created.exists(),
+                                                        "leftover_tmp_files": len(leftovers)}
