@@ -43,6 +43,15 @@ def test_path_refused_over_http(case: PathCase, env: Env, client, corpus_files) 
     body = check(client.get("/v1/get", query_string={"path": path}), case.read, "GET /v1/get")
     assert body["error"]["code"] in ("not_found", "invalid_path", "invalid_parameter")
     check(client.post("/v1/get", json={"path": path, "debug": True}), case.read, "POST /v1/get")
+    if path.strip():
+        # link resolves names like a wikilink (trimmed, by stem or title): a 200 must name a
+        # real, visible corpus document
+        body = check(client.post("/v1/link", json={"op": "backlinks", "path": path}), (200, 400, 404), "POST /v1/link")
+        if body and "error" not in body:
+            assert (env.corpus / body["path"]).is_file() and not body["path"].startswith(".")
+    body = check(client.post("/v1/wake", json={"project": path[:500], "budget_tokens": 500}), (200, 400), "POST /v1/wake")
+    if body and "block" in body:
+        assert OUTSIDE_SECRET not in body["block"]
     for kind in ("create", "append"):
         body = check(client.post("/v1/write", json={"kind": kind, "target": path, "content": "hostile write\n"},
                                  headers=env.auth), case.write, f"POST /v1/write kind={kind}")
