@@ -522,7 +522,7 @@ CLAIMS: list[tuple[str, str, str, tuple[str, ...], int, tuple[int, ...], str | N
     ("subject-family-traversal", "project:../../../tmp/evil", "statement one", (), 0, (200,), "written"),
     ("subject-family-hidden", "concept:.hidden", "statement two", (), 0, (200,), "written"),
     ("subject-nul", "person:a\x00b", "x", (), 1, (422,), None),
-    ("subject-bidi", "concept:a\u202eb", "x", (), 0, (422,), None),  # CLI: slug 'ab', title without the control
+    ("subject-bidi", "concept:a\u202eb", "x", (), 1, (422,), None),
     ("statement-bidi", "Alex", "access \u202enimda", (), 1, (422,), None),
     ("statement-control", "Alex", "a\x1b[2Jb", (), 1, (422,), None),
     ("statement-too-long", "Alex", "x" * 5000, (), 1, (400,), None),
