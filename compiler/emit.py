@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from xml.sax.saxutils import escape as xml_escape
 
 import jinja2
+from markupsafe import Markup, escape
 
 from ..templates import STATIC_DIR, TEMPLATE_DIR
 from .model import Document, page_url
@@ -44,8 +45,26 @@ def _entry(d: Document) -> dict:
     return {"title": d.title, "url": d.url, "path": d.path, "status": d.status, "date": d.sort_date}
 
 
+_NAV_CACHE: dict[tuple, Markup] = {}
+
+
+def _nav(site: SiteContext, root: str) -> Markup:
+    """The type list of the side navigation: the same on every page of one depth, so it
+    is rendered once per depth rather than once per page."""
+    key = (tuple(site.types), root)
+    nav = _NAV_CACHE.get(key)
+    if nav is None:
+        if len(_NAV_CACHE) > 256:
+            _NAV_CACHE.clear()
+        items = "".join(f'<li><a href="{escape(root + t["url"])}">{escape(t["label"])}</a></li>'
+                        for t in site.nav_types())
+        nav = _NAV_CACHE[key] = Markup(items)
+    return nav
+
+
 def _common(site: SiteContext, url: str) -> dict:
-    return {"root": root_prefix(url), "site_name": site.name, "nav_types": site.nav_types()}
+    root = root_prefix(url)
+    return {"root": root, "site_name": site.name, "nav_types_html": _nav(site, root)}
 
 
 def crumbs(folder: str) -> list[dict]:
@@ -164,7 +183,8 @@ def not_found_page(site: Site, env: jinja2.Environment) -> Output:
 
 
 def _dumps(data: Any) -> bytes:
-    return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    # No indent: with one, json falls back to its pure-Python encoder (slow at 10k nodes).
+    return (json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def graph_json(site: Site) -> Output:

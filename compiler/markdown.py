@@ -45,6 +45,8 @@ def split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
+    if src[pos] != "[" and src[pos] != "!":  # cheap exit: this runs at every `*`, `_`, `$`...
+        return False
     embed = src.startswith("![[", pos)
     start = pos + (3 if embed else 2)
     if not (embed or src.startswith("[[", pos)):
@@ -92,6 +94,8 @@ def _marker_rule(state: Any, start: int, end: int, silent: bool) -> bool:
     `details:start Summary` / `details:end` pair becomes a collapsed <details> block.
     """
     pos = state.bMarks[start] + state.tShift[start]
+    if not state.src.startswith("<!-- commonplace:", pos):  # cheap exit: runs at every line
+        return False
     line = state.src[pos : state.eMarks[start]]
     m = _MARKER.match(line)
     if not m or state.sCount[start] - state.blkIndent >= 4:

@@ -7,8 +7,8 @@ disk (file://), from any static host path, and from the server.
 from __future__ import annotations
 
 import html as html_lib
-import posixpath
 import re
+from functools import lru_cache
 from urllib.parse import quote
 
 from .links import Resolver, _md_target
@@ -17,10 +17,16 @@ from .model import Document, page_url
 
 
 def href(from_url: str, to_url: str) -> str:
-    """Relative href from one site file to another (both site-relative)."""
-    start = posixpath.dirname(from_url) or "."
-    rel = posixpath.relpath(to_url, start)
-    return quote(rel, safe="/#.-_~")
+    """Relative href from one site file to another (both site-relative).
+
+    Always up to the site root and down again: correct from disk and from any host
+    path, and far cheaper than posixpath.relpath (measured: a tenth of render time)."""
+    return "../" * from_url.count("/") + quote_url(to_url)
+
+
+@lru_cache(maxsize=65536)
+def quote_url(url: str) -> str:
+    return quote(url, safe="/#.-_~")
 
 
 _TAG_RE = re.compile(r"<[^>]+>")
