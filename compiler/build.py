@@ -212,7 +212,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
             from .search.index_stage import run_index_stage
 
             result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
-                                                progress=opts.progress,
+                                                progress=opts.progress, stages=result.stages,
                                                 purge=bool(result.extra.get("claims_forgotten"))))
         claims.commit()
 
