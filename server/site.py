@@ -34,6 +34,9 @@ def _safe_file(out: Path, rel: str) -> Path | None:
     try:
         real = full.resolve()
         real.relative_to(out)
+        os.stat(real)  # a name too long for the filesystem (ENAMETOOLONG) is simply absent
+    except FileNotFoundError:
+        pass
     except (ValueError, OSError, RuntimeError):
         return None
     return real
