@@ -154,6 +154,10 @@ SITE_URLS: list[str] = [
     "/\uff0e\uff0e/\uff0e\uff0e/etc/passwd",
     "/people/alex.md/../../../../etc/passwd",
     "/v1/../.commonplace/tokens.json",
+    "/" + "a/" * 3000,  # longer than PATH_MAX
+    "/" + "x" * 300 + "/",  # a name longer than NAME_MAX
+    "/notes/links/index.html/x",  # a file used as a folder (ENOTDIR)
+    "/notes/links.md/",
 ]
 
 # --------------------------------------------------------------------------- auth and headers (HTTP)
