@@ -212,3 +212,57 @@ def test_mixed_load_on_loopback(server: dict) -> None:
     assert len(appended) > 0 and len(claimed) > 0 and lat["search"] and lat["get"]
     server_log = Path(server["log"]).read_text()
     assert "Traceback" not in server_log, server_log[-3000:]
+
+
+RAW_REQUESTS = [
+    ("traversal", b"GET /../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (404,)),
+    ("encoded-traversal", b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (404,)),
+    ("tokens-file", b"GET /.commonplace/tokens.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (404,)),
+    ("api-traversal", b"GET /v1/get?path=..%2f..%2fetc%2fpasswd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (404,)),
+    ("garbage", b"GARBAGE\r\n\r\n", (400,)),
+    ("huge-content-length", b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999999999999999\r\n\r\n{}", (400, 413)),
+    ("oversized-declared", b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n{", (413,)),
+    ("long-header", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n", (200, 400, 431)),
+    ("long-path", b"GET /" + b"a/" * 3000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (404, 414)),
+    ("chunked-search", b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       b"d\r\n{\"query\":\"a\"}\r\n0\r\n\r\n", (200,)),
+    ("smuggling-cl-te", b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 13\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        b"0\r\n\r\nGET /.commonplace/tokens.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (200, 400)),
+    ("evil-host", b"POST /v1/search HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2\r\n\r\n{}", (400,)),
+    ("bad-auth-bytes", b"POST /v1/write HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xff\xfe\r\nContent-Length: 2\r\n\r\n{}", (401,)),
+]
+
+
+def _raw(url: str, data: bytes) -> bytes:
+    import socket
+
+    host, port = url.split("//")[1].split(":")
+    out = b""
+    with socket.create_connection((host, int(port)), timeout=15) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        try:
+            while len(out) < 1 << 20:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return out
+
+
+def test_raw_hostile_requests_to_the_real_server(server: dict) -> None:
+    """Requests a test client cannot send (malformed HTTP, smuggling, huge declared bodies)
+    against waitress itself: never a 5xx, never a secret, and the server keeps serving."""
+    token = server["token"]
+    for cid, data, statuses in RAW_REQUESTS:
+        answer = _raw(server["url"], data)
+        assert answer.startswith(b"HTTP/1."), (cid, answer[:200])
+        status = int(answer.split(b" ", 2)[1])
+        assert status < 500 and status in statuses, (cid, status, answer[:300])
+        text = answer.decode("utf-8", "replace")
+        assert token not in text and "root:x:0:0" not in text and '"hash": "sha256:' not in text, cid
+        assert str(server["corpus"].parent) not in text, (cid, text[:300])
+        assert requests.get(server["url"] + "/healthz", timeout=10).status_code == 200, f"server unhealthy after {cid}"
+    assert "Traceback" not in Path(server["log"]).read_text()
