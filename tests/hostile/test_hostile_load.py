@@ -8,7 +8,8 @@ write (append: each client to its own file and all to one shared file) and memor
 (one claim per request) for the duration. Then: zero errors (no 5xx, no other non-200, no
 connection error), zero lost writes (every acknowledged appended line present exactly once,
 every acknowledged claim once in the log and on the compiled page), and p50/p95 latency
-per operation, printed and written to /tmp/commonplace-hostile-load.json.
+per operation, printed and written to /tmp/commonplace-hostile-load.json
+(`-embed.json` with the real model).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ CLI = [sys.executable, "-c", "from commonplace.compiler.cli import main; main()"
 SECONDS = min(60.0, float(os.environ.get("LOAD_SECONDS", "30")))
 CLIENTS = int(os.environ.get("LOAD_CLIENTS", "6"))
 EMBED = os.environ.get("LOAD_EMBED") == "1"
-FIGURES = Path("/tmp/commonplace-hostile-load.json")
+FIGURES = Path("/tmp/commonplace-hostile-load-embed.json" if EMBED else "/tmp/commonplace-hostile-load.json")
 MIX = [("search", 40), ("get", 30), ("write", 20), ("memory_write", 10)]
 QUERIES = ["billing migration", "who owns the rollout?", "deploy AND rollback", "\"incident review\"", "cache*",
            "C++ foo/bar", "", "title:atlas", "postgres replica lag", "\U0001f600 emoji"]
