@@ -1,17 +1,23 @@
 """The BM25 index: the only module that uses the Whoosh API (Whoosh-Reloaded 2.7.5).
 
-One Whoosh document per chunk. Text fields use `text.analyze` (identifier-aware,
-stemmed); `title` carries the title and aliases, `headings` the heading path, `body` the
-chunk text, `meta` the path words and tags. Ranking is Whoosh's BM25F with per-field
-boosts set on the query terms (title 3, headings 2, meta 1.5, body 1). Queries are built
-here from a `ParsedQuery`, never by Whoosh's query parser, so no input can raise.
+One Whoosh document per chunk. Terms come from `text.analyze` (identifier-aware,
+stemmed). Ranking is BM25F in its original form: one `text` field whose term
+frequencies are the field-weighted sums over the chunk's title and aliases (x3), heading
+path (x2), path words and tags (x1.5) and body (x1), saturated once by BM25 (K1 1.2,
+B 0.75). Compared with scoring every field separately and summing, this is both the
+better model (a word in title and body is not counted as two independent matches) and
+four times fewer postings to walk per query term.
+
+`title` and `meta` (path and tags) are also indexed on their own, on each document's
+first chunk only, for `title:`/`path:`/`tag:` query syntax. Queries are built here from a
+`ParsedQuery`, never by Whoosh's query parser, so no input can raise.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from whoosh import fields, formats, index, scoring
 from whoosh import query as wq
@@ -20,8 +26,10 @@ from whoosh.system import pack_uint
 
 from .text import analyze, term_counts, unique_terms, weighted_terms
 
-FIELD_BOOSTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0}
-MAX_QUERY_TERMS = 48
+FIELD_WEIGHTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0}
+MAX_SEARCH_TERMS = 12  # Whoosh matcher path (prefix/field queries, or no fast path)
+MAX_FAST_TERMS = 64
+COMMON_TERM_SHARE = 0.1
 MIN_PREFIX = 3
 MAX_PREFIX_EXPANSION = 64
 
@@ -53,13 +61,22 @@ class CommonplaceTokenizer(Tokenizer):
 class CountedFrequency(formats.Frequency):
     """Whoosh's Frequency format, fed by `text.term_counts` instead of token objects.
 
-    Same postings and field lengths as the analyzer would give; about 3x less Python work
-    per posting when indexing (the index is built in pure Python, so this matters).
+    The value is a string, or a list of `(text, weight)` parts: a term's posting weight
+    (its BM25 term frequency) is the weighted sum over the parts, and the field length is
+    the plain token count. About 3x less Python work per posting than the token path.
     """
 
-    def word_values(self, value: str, analyzer: Any, **kwargs: Any):
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any):
         fb = self.field_boost
-        return ((w, n, n * fb, pack_uint(n)) for w, n in term_counts(value).items())
+        if isinstance(value, str):
+            return ((w, n, n * fb, pack_uint(n)) for w, n in term_counts(value).items())
+        freq: dict[str, int] = {}
+        weight: dict[str, float] = {}
+        for text, wt in value:
+            for w, n in term_counts(text).items():
+                freq[w] = freq.get(w, 0) + n
+                weight[w] = weight.get(w, 0.0) + n * wt
+        return ((w, n, weight[w] * fb, pack_uint(n)) for w, n in freq.items())
 
 
 def _text_field(ana: Tokenizer) -> fields.TEXT:
@@ -78,9 +95,8 @@ def make_schema() -> fields.Schema:
         status=fields.ID(),
         tags=fields.KEYWORD(lowercase=True, commas=True),
         date=fields.ID(),
+        text=_text_field(ana),
         title=_text_field(ana),
-        headings=_text_field(ana),
-        body=_text_field(ana),
         meta=_text_field(ana),
     )
 
@@ -104,13 +120,19 @@ class ChunkDoc:
     headings: str
     body: str
     meta: str
+    first: bool = True  # the document's first chunk (carries `title`/`meta` for field queries)
 
-    def fields(self) -> dict[str, str]:
-        out = {
+    def fields(self) -> dict[str, Any]:
+        w = FIELD_WEIGHTS
+        out: dict[str, Any] = {
             "cid": str(self.cid), "path": self.path, "kind": self.kind, "type": self.type or "note",
-            "tags": ",".join(t.replace(",", " ") for t in self.tags), "title": self.title,
-            "headings": self.headings, "body": self.body, "meta": self.meta,
+            "tags": ",".join(t.replace(",", " ") for t in self.tags),
+            "text": [(self.title, w["title"]), (self.headings, w["headings"]), (self.meta, w["meta"]),
+                     (self.body, w["body"])],
         }
+        if self.first:
+            out["title"] = self.title
+            out["meta"] = self.meta
         if self.status:
             out["status"] = self.status
         if self.date:
@@ -157,7 +179,94 @@ class BM25Hit:
     cid: int
     path: str
     score: float
-    coverage: float = 1.0  # share of the query's (weighted) terms the chunk matched
+    coverage: float | None = None  # with `search_terms(coverage=...)`
+
+
+class _FastScorer:
+    """BM25F over Whoosh's postings, term at a time, in numpy.
+
+    Whoosh's own OR matcher walks every posting through a tree of Python matcher objects
+    (about 5-10 us each); a question of common words touches tens of thousands of
+    postings on a 10,000-document corpus. This reads each term's posting blocks from the
+    same segment files (Whoosh decodes them), caches the decoded arrays per term, and
+    scores with the same formula and statistics as `scoring.BM25F` (idf, average field
+    length, the segment's byte-encoded field lengths), so rankings are the same as
+    `searcher.search` would give. It reads some W3 codec internals; when anything is
+    unexpected it raises and the caller falls back to Whoosh's matcher.
+    """
+
+    MAX_CACHED_TERMS = 4096
+
+    def __init__(self, searcher: Any, field: str = "text", B: float = 0.75, K1: float = 1.2):
+        import numpy as np
+
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+        from whoosh.util.numeric import byte_to_length
+
+        self.np = np
+        self.searcher = searcher
+        self.field = field
+        self.B, self.K1 = B, K1
+        self.total = searcher.doc_count_all()
+        self.avgfl = searcher.avg_field_length(field) or 1.0
+        table = np.array([byte_to_length(i) for i in range(256)], dtype=np.float32)
+        lengths = np.zeros(self.total, dtype=np.float32)
+        self.leaves: list[tuple[Any, int]] = []
+        deleted = np.zeros(self.total, dtype=bool)
+        for sub, offset in searcher.leaf_searchers():
+            r = sub.reader()
+            n = r.doc_count_all()
+            col = r._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)  # W3PerDocReader
+            if col is not None and n:
+                raw = col._dbfile.get(col._basepos, min(col._count, n))
+                lengths[offset : offset + len(raw)] = table[np.frombuffer(raw, dtype=np.uint8)]
+            for d in (r.deleted_docs_set or ()):
+                deleted[offset + d] = True
+            self.leaves.append((r, offset))
+        self.norm = (self.K1 * ((1 - self.B) + self.B * lengths / self.avgfl)).astype(np.float32)
+        self.deleted = deleted if deleted.any() else None
+        self._cache: dict[str, Any] = {}
+
+    def postings(self, term: str) -> tuple[Any, Any]:
+        got = self._cache.get(term)
+        if got is not None:
+            return got
+        np = self.np
+        ids_parts, w_parts = [], []
+        btext = term.encode("utf-8")
+        for r, offset in self.leaves:
+            if (self.field, btext) not in r._terms:
+                continue
+            m = r._terms.matcher(self.field, btext, r.schema[self.field].format)
+            while m.is_active():
+                m._read_ids()
+                m._read_weights()
+                ids = np.asarray(m._ids, dtype=np.int64)
+                ids_parts.append(ids + offset)
+                w_parts.append(np.asarray(m._weights, dtype=np.float32))
+                m._next_block()
+        if ids_parts:
+            got = (np.concatenate(ids_parts), np.concatenate(w_parts))
+        else:
+            got = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        if len(self._cache) >= self.MAX_CACHED_TERMS:
+            self._cache.clear()
+        self._cache[term] = got
+        return got
+
+    def scores(self, boosts: dict[str, float]) -> Any:
+        np = self.np
+        acc = np.zeros(self.total, dtype=np.float32)
+        k1p1 = self.K1 + 1.0
+        for term, boost in boosts.items():
+            ids, tf = self.postings(term)
+            if not len(ids):
+                continue
+            idf = self.searcher.idf(self.field, term)
+            acc[ids] += (boost * idf) * (tf * k1p1) / (tf + self.norm[ids])
+        if self.deleted is not None:
+            acc[self.deleted] = 0.0
+        return acc
 
 
 class BM25Searcher:
@@ -166,7 +275,9 @@ class BM25Searcher:
     def __init__(self, directory: Path):
         self.ix = open_index(directory)
         self.searcher = self.ix.searcher(weighting=weighting())
-        self._kind_mask: Any = None
+        self._fast: _FastScorer | None = None
+        self._fast_failed = False
+        self._masks: dict[Any, Any] = {}
 
     def close(self) -> None:
         self.searcher.close()
@@ -177,43 +288,143 @@ class BM25Searcher:
         return self.searcher.doc_count()
 
     def _df(self, term: str) -> int:
-        s = self.searcher
-        return max(s.doc_frequency(f, term) for f in FIELD_BOOSTS)
+        return self.searcher.doc_frequency("text", term)
+
+    def term_boosts(self, weights: dict[str, float]) -> dict[str, float]:
+        """Boosts for the fast path: every term the index has (the rarest `MAX_FAST_TERMS`
+        for long pastes); no pruning of common terms is needed there."""
+        present = {t: w for t, w in weights.items() if self._df(t) > 0}
+        if len(present) > MAX_FAST_TERMS:
+            keep = sorted(present, key=lambda t: -present[t] * self.searcher.idf("text", t))[:MAX_FAST_TERMS]
+            present = {t: present[t] for t in keep}
+        return present
+
+    def _search_terms(self, weights: dict[str, float]) -> list[str]:
+        """The terms worth walking postings for, in query order.
+
+        Terms the index does not have are skipped; at most `MAX_SEARCH_TERMS`, the most
+        informative first (idf x weight); and very common terms (in more than
+        `COMMON_TERM_SHARE` of the chunks, near-zero idf) are dropped while at least two
+        rarer ones remain. Whoosh's OR walks every posting of every term in pure Python,
+        so a long question full of common words would otherwise cost 100+ ms; the
+        ranking barely changes (those terms add almost nothing to BM25 scores).
+        """
+        n = max(1, self.searcher.doc_count_all())
+        df = {t: self._df(t) for t in weights}
+        by_rarity = sorted((t for t in weights if df[t] > 0), key=lambda t: df[t])
+        pool = [t for i, t in enumerate(by_rarity) if i < 2 or df[t] <= COMMON_TERM_SHARE * n]
+        ranked = sorted(pool, key=lambda t: -weights[t] * self.searcher.idf("text", t))[:MAX_SEARCH_TERMS]
+        keep = set(ranked)
+        return [t for t in weights if t in keep]
+
+    def fast(self) -> "_FastScorer | None":
+        if self._fast is None and not self._fast_failed:
+            try:
+                self._fast = _FastScorer(self.searcher)
+            except Exception:  # noqa: BLE001 - unexpected codec internals: use Whoosh's matcher
+                self._fast_failed = True
+        return self._fast
+
+    def _session_mask(self) -> Any:
+        if "sessions" not in self._masks:
+            import numpy as np
+
+            m = np.zeros(self.searcher.doc_count_all(), dtype=bool)
+            ids = list(wq.Term("kind", "session").docs(self.searcher))
+            if ids:
+                m[np.asarray(ids, dtype=np.int64)] = True
+            self._masks["sessions"] = m
+        return self._masks["sessions"]
+
+    def search_terms(self, boosts: dict[str, float], limit: int, corpus: str = "all",
+                     allowed: set[int] | None = None, coverage: dict[str, float] | None = None
+                     ) -> list[BM25Hit] | None:
+        """The fast path for plain term queries (see `_FastScorer`): the best chunk of each of
+        the top `limit` documents. None when the fast scorer is unavailable.
+
+        With `coverage` ({term: weight} for the whole query), each hit also gets the
+        idf-weighted share of the query's terms its chunk contains."""
+        fast = self.fast()
+        if fast is None:
+            return None
+        np = fast.np
+        try:
+            acc = fast.scores(boosts)
+        except Exception:  # noqa: BLE001
+            self._fast_failed, self._fast = True, None
+            return None
+        if corpus == "durable":
+            acc[self._session_mask()] = 0.0
+        elif corpus == "sessions":
+            acc[~self._session_mask()] = 0.0
+        if allowed is not None:
+            keep = np.zeros(len(acc), dtype=bool)
+            if allowed:
+                keep[np.fromiter(allowed, dtype=np.int64, count=len(allowed))] = True
+            acc[~keep] = 0.0
+        n_pos = int(np.count_nonzero(acc))
+        out: list[BM25Hit] = []
+        docnums: list[int] = []
+        seen: set[str] = set()
+        fetch = max(limit * 3, 16)
+        done = 0
+        order = None
+        while len(out) < limit and done < n_pos:
+            want = min(n_pos, done + fetch)
+            if order is None or want > len(order):
+                top = np.argpartition(-acc, want - 1)[:want] if want < len(acc) else np.arange(len(acc))
+                order = top[np.lexsort((top, -acc[top]))]
+            for d in order[done:want]:
+                d = int(d)
+                if acc[d] <= 0:
+                    break
+                stored = self.searcher.stored_fields(d)
+                path = stored["path"]
+                if path in seen:
+                    continue
+                seen.add(path)
+                out.append(BM25Hit(int(stored["cid"]), path, float(acc[d])))
+                docnums.append(d)
+                if len(out) >= limit:
+                    break
+            done = want
+            fetch *= 4
+        if coverage and out:
+            idf = {t: w * self.searcher.idf("text", t) for t, w in coverage.items()}
+            total = sum(idf.values())
+            got = np.zeros(len(out), dtype=np.float64)
+            cand = np.asarray(docnums, dtype=np.int64)
+            for t, w in idf.items():
+                if self._df(t) > 0:
+                    got += w * np.isin(cand, fast.postings(t)[0])
+            for h, g in zip(out, got):
+                h.coverage = min(1.0, float(g) / total) if total > 0 else 0.0
+        return out
 
     def build_query(self, words: str, phrases: Sequence[str] = (), prefixes: Sequence[str] = (),
                     fielded: Sequence[tuple[str, str]] = ()) -> tuple[Any, dict[str, float]]:
-        """OR of every query term over the text fields: (query or None, {term: weight}).
+        """OR of every query term: (query or None, {term: weight}).
 
         Weights: whole identifiers 2, words 1, identifier parts 0.5 (see `text`); they
-        scale the field boosts and define a hit's `coverage`.
+        boost the terms and define a hit's coverage in hybrid fusion.
         """
         weights = weighted_terms(" ".join([words, *phrases]))
-        if len(weights) > MAX_QUERY_TERMS:
-            # Long pastes: keep the rarest terms the index actually has.
-            scored = [(self._df(t), i, t) for i, t in enumerate(weights)]
-            present = [x for x in scored if x[0] > 0]
-            present.sort()
-            keep = {t for _, _, t in present[:MAX_QUERY_TERMS]}
-            weights = {t: w for t, w in weights.items() if t in keep}
-        clauses: list[Any] = []
-        for t, w in weights.items():
-            for f, boost in FIELD_BOOSTS.items():
-                clauses.append(wq.Term(f, t, boost=boost * w))
+        clauses: list[Any] = [wq.Term("text", t, boost=weights[t]) for t in self._search_terms(weights)]
         for p in prefixes:
             for t in unique_terms(p)[:1]:
                 if len(t) >= MIN_PREFIX:
-                    for f, boost in FIELD_BOOSTS.items():
-                        clauses.append(wq.Prefix(f, t, boost=boost * 0.5))
+                    clauses.append(wq.Prefix("text", t, boost=0.5))
                     weights.setdefault(t, 1.0)
-        field_map = {"title": ["title"], "heading": ["headings"], "headings": ["headings"], "body": ["body"],
-                     "path": ["meta"], "tag": ["meta"], "tags": ["meta"]}
+        field_map = {"title": "title", "heading": "text", "headings": "text", "body": "text",
+                     "path": "meta", "tag": "meta", "tags": "meta"}
         for name, value in fielded:
+            f = field_map.get(name)
             for t in unique_terms(value):
-                for f in field_map.get(name, []):
-                    clauses.append(wq.Term(f, t, boost=FIELD_BOOSTS[f] * 2))
+                if f:
+                    clauses.append(wq.Term(f, t, boost=4.0))
                 weights.setdefault(t, 1.0)
             if name in {"tag", "tags"}:
-                clauses.append(wq.Term("tags", value.lower(), boost=3.0))
+                clauses.append(wq.Term("tags", value.lower(), boost=4.0))
         if not clauses:
             return None, {}
         return wq.Or(clauses), weights
@@ -245,13 +456,25 @@ class BM25Searcher:
             return set()
         return set(q.docs(self.searcher))
 
+    def idf(self, term: str) -> float:
+        return self.searcher.idf("text", term)
+
+    @staticmethod
+    def restrict_kind(q: Any, corpus: str) -> Any:
+        """sessions: only session chunks (a query clause). durable is not done here: an
+        AndNot clause costs a skip on the session postings for every matching chunk, so
+        `search(exclude=...)` drops the (few) session hits instead."""
+        if q is None or corpus != "sessions":
+            return q
+        return wq.And([q, wq.Term("kind", "session", boost=0.0)])
+
     def search(self, q: Any, limit: int, filter: Any = None, mask: Any = None, group: bool = True,
-               weights: dict[str, float] | None = None) -> list[BM25Hit]:
+               exclude: Callable[[str], bool] | None = None) -> list[BM25Hit]:
         """Top `limit` chunks, or with `group` the best chunk of each of the top `limit` documents.
 
         Grouping is done here rather than with Whoosh's `collapse`, which ignores
-        `filter`/`mask` (FilterCollector feeds the collapse child directly). With
-        `weights`, each hit gets its `coverage` of the query terms.
+        `filter`/`mask` (FilterCollector feeds the collapse child directly). Hits whose
+        path `exclude` accepts are skipped.
         """
         if q is None:
             return []
@@ -260,13 +483,7 @@ class BM25Searcher:
             kwargs["filter"] = filter
         if mask is not None:
             kwargs["mask"] = mask
-        if weights:
-            kwargs["terms"] = True
-        if weights:
-            # Coverage counts informative terms more: weight x idf (unseen terms are rare).
-            weights = {t: w * self.searcher.idf("body", t) for t, w in weights.items()}
-        total = sum(weights.values()) if weights else 0.0
-        fetch = max(limit * 8, 40) if group else limit
+        fetch = max(limit * 2, 10) if group else limit
         while True:
             results = self.searcher.search(q, limit=fetch, **kwargs)
             out: list[BM25Hit] = []
@@ -274,15 +491,13 @@ class BM25Searcher:
             for hit in results:
                 stored = hit.fields()
                 path = stored["path"]
+                if exclude is not None and exclude(path):
+                    continue
                 if group:
                     if path in seen:
                         continue
                     seen.add(path)
-                h = BM25Hit(int(stored["cid"]), path, float(hit.score))
-                if weights and total > 0:
-                    matched = {t.decode("utf-8") if isinstance(t, bytes) else t for _f, t in hit.matched_terms()}
-                    h.coverage = min(1.0, sum(weights.get(t, 0.0) for t in matched) / total)
-                out.append(h)
+                out.append(BM25Hit(int(stored["cid"]), path, float(hit.score)))
                 if len(out) >= limit:
                     break
             if len(out) >= limit or results.scored_length() < fetch or fetch >= 20_000:

@@ -138,8 +138,13 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
+                import torch
                 from sentence_transformers import SentenceTransformer
 
+                # One torch thread in-process: queries and small jobs are tiny matrices, where
+                # OpenMP across cores costs more than it gives (6x slower query embeddings on
+                # a busy 2-core machine). Big jobs use one worker process per core instead.
+                torch.set_num_threads(max(1, int(os.environ.get("COMMONPLACE_TORCH_THREADS", "1") or 1)))
                 model = SentenceTransformer(self.ref.location, device="cpu")
                 model.eval()
             except Exception as exc:  # noqa: BLE001
@@ -265,7 +270,7 @@ def loaded_embedders() -> list[Embedder]:
 
 # --------------------------------------------------------------------------- worker pool
 
-POOL_MIN_TEXTS = 1500  # below this, spawning workers (each imports torch) does not pay
+POOL_MIN_TEXTS = 600  # below this, starting workers (each imports torch, ~6 s) does not pay
 
 
 def pool_workers() -> int:

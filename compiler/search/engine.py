@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..model import is_session_path
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .snippet import make_snippet
 from .store import IndexStore, Meta, open_table
@@ -182,23 +183,19 @@ class SearchEngine:
 
         return self._cached(("paths", corpus, scope.key()), make)
 
-    def _bm25_filter(self, corpus: str, scope: Scope) -> tuple[Any, Any]:
-        """(filter, mask) docnum sets for Whoosh."""
+    def _bm25_filter(self, corpus: str, scope: Scope) -> Any:
+        """A docnum set for Whoosh's `filter`, or None. The corpus kind alone is not a
+        filter but part of the query (`kind_clause`): a collector filter makes Whoosh visit
+        every matching chunk instead of skipping blocks that cannot reach the top."""
         if scope.empty:
-            if corpus == "all":
-                return None, None
-            def make_kind() -> set[int]:
-                return self._bm25.docnums(self._bm25.filter_query(kinds=["session"]))
-
-            sessions = self._cached(("kind-docnums",), make_kind)
-            return (None, sessions) if corpus == "durable" else (sessions, None)
+            return None
         allowed = self._allowed_paths(corpus, scope)
 
         def make() -> set[int]:
             paths = self._cached(("docnum-paths",), self._bm25.all_paths_docnums)
             return {i for i, p in enumerate(paths) if p in allowed}
 
-        return self._cached(("bm25-filter", corpus, scope.key()), make), None
+        return self._cached(("bm25-filter", corpus, scope.key()), make)
 
     def _vector_filter(self, corpus: str, scope: Scope) -> set[int] | None:
         allowed = self._allowed_paths(corpus, scope)
@@ -228,16 +225,51 @@ class SearchEngine:
         terms = list(weights)
         if q is None:
             return [], terms
-        flt, mask = self._bm25_filter(corpus, scope)
+        flt = self._bm25_filter(corpus, scope)
         if flt is not None and not flt:
             return [], terms
-        hits = self._bm25.search(q, limit=limit, filter=flt, mask=mask, weights=weights if coverage else None)
-        # In fusion a lexical hit counts by how much of the query it matched: a page that
-        # shares one or two common words with a question is no evidence at all.
-        out = [_Hit(h.path, h.cid, h.score, weight=lexical_weight(h.coverage)) for h in hits]
+        hits = None
+        if not pq.prefixes and not pq.fielded:  # plain terms: the numpy BM25F path
+            hits = self._bm25.search_terms(self._bm25.term_boosts(weights), limit, corpus, allowed=flt,
+                                           coverage=weights if coverage else None)
+        if hits is None:
+            exclude = is_session_path if corpus == "durable" and flt is None else None
+            hits = self._bm25.search(self._bm25.restrict_kind(q, corpus), limit=limit, filter=flt, exclude=exclude)
+        out = [_Hit(h.path, h.cid, h.score) for h in hits]
+        if coverage and out:
+            # In fusion a lexical hit counts by how much of the query it matched: a page
+            # that shares one or two common words with a question is no evidence at all.
+            covs = [h.coverage for h in hits]
+            if any(c is None for c in covs):
+                covs = self._coverage(out, weights)
+            for h, cov in zip(out, covs):
+                h.weight = lexical_weight(cov)
         if pq.phrases and out:
             out = self._phrase_bonus(out, pq.phrases)
         return out, terms
+
+    def _coverage(self, hits: list[_Hit], weights: dict[str, float]) -> list[float]:
+        """Share of the query's idf-weighted terms each hit's chunk (with its title, heading
+        path, path and tags) contains."""
+        from .text import term_counts
+
+        idf = {t: w * self._bm25.idf(t) for t, w in weights.items()}
+        total = sum(idf.values())
+        if total <= 0:
+            return [0.0] * len(hits)
+        ids = [h.cid for h in hits]
+        chunks = {r[0]: (r[1], r[2]) for r in self._db.execute(
+            f"SELECT id, heading, text FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        paths = sorted({h.path for h in hits})
+        docs = {r[0]: (r[1], r[2]) for r in self._db.execute(
+            f"SELECT path, title, tags FROM docs WHERE path IN ({','.join('?' * len(paths))})", paths)}
+        out = []
+        for h in hits:
+            heading, text = chunks.get(h.cid, ("", ""))
+            title, tags = docs.get(h.path, ("", "[]"))
+            have = term_counts(" ".join((title, heading, h.path[:-3], tags, text)))
+            out.append(min(1.0, sum(w for t, w in idf.items() if t in have) / total))
+        return out
 
     def _phrase_bonus(self, hits: list[_Hit], phrases: list[str]) -> list[_Hit]:
         texts = self._chunk_texts([h.cid for h in hits])
@@ -463,29 +495,32 @@ class SearchEngine:
         k = req.k
         mode = req.mode
         prefixes = [t for p in pq.prefixes for t in unique_terms(p)[:1]]
+        terms: list[str] = []
         if mode == "exact":
             hits = self._exact_list(req.query, req.corpus, scope, k)
-            terms: list[str] = []
-        else:
-            depth = k if mode == "bm25" else max(CANDIDATES, k)
-            bm, terms = self._bm25_list(pq, req.corpus, scope, depth, coverage=mode == "hybrid")
-            if not terms and mode == "bm25":
+        elif mode == "bm25":
+            hits, terms = self._bm25_list(pq, req.corpus, scope, k)
+            if not terms:
                 warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
-            if mode == "bm25":
+        else:
+            depth = max(CANDIDATES, k)
+            if self.meta and self.meta.pending_documents:
+                warnings.append(f"{len(self.meta.pending_documents)} document(s) are not embedded yet; "
+                                "vector results may miss them")
+            vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
+            if vec is None or mode == "hybrid":
+                bm, terms = self._bm25_list(pq, req.corpus, scope, k if vec is None else depth,
+                                            coverage=vec is not None)
+            else:  # vector mode needs the query terms only, to mark them in snippets
+                terms = list(self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)[1])
+            if vec is None:  # degrade to lexical
                 hits = bm[:k]
-            else:
-                if self.meta and self.meta.pending_documents:
-                    warnings.append(f"{len(self.meta.pending_documents)} document(s) are not embedded yet; "
-                                    "vector results may miss them")
-                vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
-                if vec is None:  # degrade to lexical
-                    hits = bm[:k]
-                elif mode == "vector":
-                    hits = vec[:k]
-                else:
-                    hits = self._fuse({"bm25": bm, "vector": vec}, k)
-                if mode == "vector" and vec is None and hits:
+                if mode == "vector" and hits:
                     warnings.append("vector search unavailable; these are bm25 results")
+            elif mode == "vector":
+                hits = vec[:k]
+            else:
+                hits = self._fuse({"bm25": bm, "vector": vec}, k)
         if req.min_score is not None:
             hits = [h for h in hits if h.score >= req.min_score]
         return self._results(hits, req, terms, prefixes)

@@ -155,7 +155,7 @@ def _doc_row(root: Path, doc: Document) -> tuple:
     )
 
 
-def _bm25_doc(doc: Document, ch: Chunk, cid: int) -> Any:
+def _bm25_doc(doc: Document, ch: Chunk, cid: int, first: bool = True) -> Any:
     from .bm25 import ChunkDoc
 
     words = doc.path[:-3] if doc.path.endswith(".md") else doc.path
@@ -163,7 +163,7 @@ def _bm25_doc(doc: Document, ch: Chunk, cid: int) -> Any:
         cid=cid, path=doc.path, kind="session" if doc.is_session else "durable", type=doc.type,
         status=doc.status or "", tags=doc.tags, date=doc.sort_date or "",
         title=" ; ".join([doc.title, *doc.aliases]), headings=ch.heading, body=ch.text,
-        meta=" ".join([words, *doc.tags]),
+        meta=" ".join([words, *doc.tags]), first=first,
     )
 
 
@@ -327,7 +327,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
                 next_id += 1
                 rows.append((cid, d.path, ch.ordinal, ch.start_line, ch.end_line, ch.heading, ch.text,
                              ch.text_hash, ch.prefix, 0))
-                bm25_docs.append(_bm25_doc(d, ch, cid))
+                bm25_docs.append(_bm25_doc(d, ch, cid, first=ch.ordinal == 0))
             db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
             report.chunks_added += len(rows)
             bar.update(1)

@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from ..model import STATE_DIR
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 _GEN = re.compile(r"^g(\d{6,})$")
 
 TABLE_SCHEMA = """

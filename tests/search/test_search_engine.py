@@ -171,3 +171,33 @@ def test_empty_query_is_valid(engine):
     for mode in ("bm25", "vector", "hybrid", "exact"):
         res = engine.search({"query": "   ", "mode": mode})
         assert res["count"] == 0 and res["warnings"] == ["empty query"]
+
+
+def test_fast_bm25_path_matches_whoosh_scoring(indexed):
+    """The numpy BM25F path gives Whoosh's own scores, across segments and deletions."""
+    from conftest import reindex
+
+    files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"Note {i} about billing pipeline run {i % 7}. "
+                                       f"{'invoice ' * (i % 4)}{'svc-auth-v2 ' * (i % 3)}\n") for i in range(40)}
+    files["logs/sessions/2024/01/s.md"] = doc("S", "billing pipeline invoice transcript\n")
+    root, engine = indexed(files)
+    for i in range(0, 40, 5):  # a second segment, and deletions in the first
+        p = root / f"notes/n{i:02d}.md"
+        p.write_text(p.read_text() + "\nbilling invoice addendum\n")
+        reindex(root)
+    engine.search({"query": "x"})
+    bm = engine._bm25
+    assert bm.fast() is not None
+    assert len(list(bm.searcher.leaf_searchers())) >= 1
+    for query in ["billing pipeline", "invoice svc-auth-v2", "run 3 addendum", "note"]:
+        weights = bm.build_query(query)[1]
+        boosts = bm.term_boosts(weights)
+        for corpus in ("durable", "sessions", "all"):
+            fast = bm.search_terms(boosts, 10, corpus)
+            q = bm.restrict_kind(bm.build_query(query)[0], corpus)
+            exclude = (lambda p: p.startswith("logs/sessions/")) if corpus == "durable" else None
+            slow = bm.search(q, 10, exclude=exclude) if set(boosts) == set(bm._search_terms(weights)) else None
+            assert fast is not None
+            if slow is not None:
+                assert [h.path for h in fast] == [h.path for h in slow], (query, corpus)
+                assert [round(h.score, 3) for h in fast] == [round(h.score, 3) for h in slow]
