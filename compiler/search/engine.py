@@ -81,6 +81,7 @@ class SearchEngine:
         self._vectors_loaded = False
         self._cache: OrderedDict[tuple, Any] = OrderedDict()
         self._docs: dict[str, Any] | None = None
+        self._qvec: dict[tuple, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -133,6 +134,17 @@ class SearchEngine:
 
         assert self.meta is not None
         return get_embedder(self.meta.model_location or self.meta.model)
+
+    def _query_vector(self, text: str) -> Any:
+        """Query embeddings, remembered per process (a repeated query costs nothing)."""
+        key = (self.meta.model if self.meta else None, text)
+        v = self._qvec.get(key)
+        if v is None:
+            v = self.embedder().encode_query(text)
+            if len(self._qvec) >= 1024:
+                self._qvec.pop(next(iter(self._qvec)))
+            self._qvec[key] = v
+        return v
 
     def _cached(self, key: tuple, make: Any) -> Any:
         if key in self._cache:
@@ -300,7 +312,7 @@ class SearchEngine:
         if not text:
             return []
         try:
-            qv = self.embedder().encode_query(text[:4000])
+            qv = self._query_vector(text[:4000])
         except Exception as exc:  # noqa: BLE001 - a broken model degrades to bm25
             log.warning("query embedding failed: %s", exc)
             warnings.append(f"query embedding failed ({exc}); used bm25 only")
@@ -504,8 +516,8 @@ class SearchEngine:
                 warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
         else:
             depth = max(CANDIDATES, k)
-            if self.meta and self.meta.pending_documents:
-                warnings.append(f"{len(self.meta.pending_documents)} document(s) are not embedded yet; "
+            if self.meta and self.meta.pending_count:
+                warnings.append(f"{self.meta.pending_count} document(s) are not embedded yet; "
                                 "vector results may miss them")
             vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
             if vec is None or mode == "hybrid":

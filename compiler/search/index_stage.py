@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..model import Document
 from .chunk import Chunk, ChunkConfig, chunk_documents, compose_embed_text, token_counter
-from .store import INDEX_FORMAT, IndexStore, Meta, cache_path, dumps, open_table
+from .store import INDEX_FORMAT, MAX_PENDING_LISTED, IndexStore, Meta, cache_path, dumps, open_table
 
 log = logging.getLogger("commonplace.search")
 
@@ -53,7 +53,8 @@ class IndexReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     embeddings_pending: int = 0  # chunks still without a vector
-    pending_documents: list[str] = field(default_factory=list)
+    pending_count: int = 0  # documents with chunks still without a vector
+    pending_documents: list[str] = field(default_factory=list)  # changed ones + the first 100
     generation: str | None = None
     model: str | None = None
     precision: str | None = None
@@ -264,6 +265,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
             report.documents, report.chunks, report.vectors = meta.documents, meta.chunks, meta.vectors
             report.embeddings_pending = pending_chunks
             report.pending_documents = list(meta.pending_documents)
+            report.pending_count = meta.pending_count
             report.model, report.precision = meta.model, meta.precision
             report.seconds = time.perf_counter() - t0
             return report
@@ -279,7 +281,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         report.written = True
         report.generation = meta.generation
         report.documents, report.chunks, report.vectors = meta.documents, meta.chunks, meta.vectors
-        report.pending_documents = list(meta.pending_documents)
+        report.pending_count = meta.pending_count
         report.model = meta.model
         report.precision = report.precision or meta.precision
     report.seconds = time.perf_counter() - t0
@@ -317,7 +319,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
     t = time.perf_counter()
     # 2. Chunk the changed documents and insert them.
     bm25_docs = []
-    next_id = new_meta.next_id
+    next_id = first_new_id = new_meta.next_id
     with _progress(len(changed), "Chunking", progress) as bar:
         for d, chunks in chunk_documents(changed, counter, cfg):
             db.execute("INSERT INTO docs VALUES (" + ",".join("?" * 17) + ")", _doc_row(root, d))
@@ -339,6 +341,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
     #    and runs while this process writes the BM25 index.
     vectors = _Vectors(root, gen, db, new_meta, dropped_ids, old_vectors, embed=embed, model=model, ref=ref,
                        report=report, progress=progress)
+    vectors.first_new_id = first_new_id
     try:
         vectors.prepare()
     except BaseException:
@@ -372,10 +375,24 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
     # 6. Counts and pending documents.
     new_meta.documents = db.execute("SELECT count(*) FROM docs").fetchone()[0]
     new_meta.chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    new_meta.vectors = db.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
-    db.execute("UPDATE docs SET pending = 0")
-    db.execute("UPDATE docs SET pending = 1 WHERE path IN (SELECT DISTINCT path FROM chunks WHERE has_vector = 0)")
-    new_meta.pending_documents = [r[0] for r in db.execute("SELECT path FROM docs WHERE pending = 1 ORDER BY path")]
+    pending_paths = {r[0] for r in db.execute("SELECT DISTINCT path FROM chunks WHERE has_vector = 0")}
+    new_meta.vectors = new_meta.chunks - db.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0]
+    was_pending = {r[0] for r in db.execute("SELECT path FROM docs WHERE pending = 1")}
+    for flag, paths in ((0, sorted(was_pending - pending_paths)), (1, sorted(pending_paths - was_pending))):
+        for i in range(0, len(paths), 500):
+            batch = paths[i : i + 500]
+            db.execute(f"UPDATE docs SET pending = {flag} WHERE path IN ({','.join('?' * len(batch))})", batch)
+    new_meta.pending_count = len(pending_paths)
+    new_meta.pending_documents = [r[0] for r in db.execute(
+        f"SELECT path FROM docs WHERE pending = 1 ORDER BY path LIMIT {MAX_PENDING_LISTED}")]
+    # The report lists every changed document left pending (callers check their own).
+    changed_pending = set()
+    changed_paths = [d.path for d in changed]
+    for i in range(0, len(changed_paths), 500):
+        batch = changed_paths[i : i + 500]
+        changed_pending.update(r[0] for r in db.execute(
+            f"SELECT path FROM docs WHERE pending = 1 AND path IN ({','.join('?' * len(batch))})", batch))
+    report.pending_documents = sorted(changed_pending | set(new_meta.pending_documents))
     report.embeddings_pending = new_meta.chunks - new_meta.vectors
     db.commit()
     db.close()
@@ -409,6 +426,7 @@ class _Vectors:
         self.root, self.gen, self.db, self.meta = root, gen, db, meta
         self.dropped_ids, self.old_vectors = dropped_ids, old_vectors
         self.embed, self.model, self.ref, self.report, self.progress = embed, model, ref, report, progress
+        self.first_new_id = 0  # ids from here on were added by this update
         self.found: dict[int, Any] = {}
         self.index: Any = None
         self.cache: Any = None
@@ -428,8 +446,11 @@ class _Vectors:
         from .vectors import VectorIndex
 
         meta, report = self.meta, self.report
-        todo = [(r["id"], r["text_hash"]) for r in
-                self.db.execute("SELECT id, text_hash FROM chunks WHERE has_vector = 0 ORDER BY id")]
+        # Without embedding, only this update's new chunks are worth a cache lookup; with it,
+        # every chunk still lacking a vector (earlier failures, --no-embed builds) is retried.
+        first_new = 0 if self.embed else self.first_new_id
+        todo = [(r["id"], r["text_hash"]) for r in self.db.execute(
+            "SELECT id, text_hash FROM chunks WHERE has_vector = 0 AND id >= ? ORDER BY id", [first_new])]
         self.hashes = dict(todo)
         vec_path = self.gen / "vectors.hnsw"
         if meta.dim and vec_path.exists():

@@ -82,7 +82,7 @@ def index_status(root: Path, out: Path | None = None, check_freshness: bool = Tr
             "vectors": meta.vectors,
             "deleted_vectors": meta.deleted_vectors,
             "pending": {
-                "documents": len(meta.pending_documents),
+                "documents": meta.pending_count,
                 "chunks": pending_chunks,
                 "paths": meta.pending_documents[:20],
             },

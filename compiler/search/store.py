@@ -32,6 +32,7 @@ from typing import Any, Iterator
 from ..model import STATE_DIR
 
 INDEX_FORMAT = 2
+MAX_PENDING_LISTED = 100
 _GEN = re.compile(r"^g(\d{6,})$")
 
 TABLE_SCHEMA = """
@@ -67,6 +68,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     has_vector INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(path) WHERE has_vector = 0;
+CREATE INDEX IF NOT EXISTS docs_pending ON docs(path) WHERE pending = 1;
 """
 
 
@@ -134,7 +137,8 @@ class Meta:
     chunks: int = 0
     vectors: int = 0
     deleted_vectors: int = 0  # marked deleted in the HNSW file, awaiting compaction
-    pending_documents: list[str] = field(default_factory=list)
+    pending_documents: list[str] = field(default_factory=list)  # the first MAX_PENDING_LISTED
+    pending_count: int = 0  # documents with chunks not embedded yet
     built_at: float = 0.0
     hnsw: dict[str, int] = field(default_factory=dict)  # M, ef_construction, max_elements
 
@@ -214,12 +218,9 @@ class IndexStore:
                 shutil.copy2(src, dst)
         src_db = base / "table.sqlite"
         if src_db.exists():
-            s = sqlite3.connect(str(src_db))
-            d = sqlite3.connect(str(gen / "table.sqlite"))
-            with d:
-                s.backup(d)
-            s.close()
-            d.close()
+            # A plain copy is consistent: only the writer (holding the lock) ever writes a
+            # table, and a committed generation's table is never written again.
+            shutil.copyfile(src_db, gen / "table.sqlite")
         return gen
 
     def commit(self, gen: Path, keep_previous: bool = True) -> None:
