@@ -363,9 +363,10 @@ class SearchEngine:
             return []
         allowed = self._allowed_paths(corpus, scope)
         best: dict[str, _Hit] = {}
-        if needle.isascii():
+        if needle.isascii():  # SQLite's LIKE is case-insensitive for ASCII, and 2-3x faster than lower()
+            pattern = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             rows = self._db.execute(
-                "SELECT id, path, text FROM chunks WHERE instr(lower(text), ?) > 0 ORDER BY id", [needle.lower()])
+                "SELECT id, path, text FROM chunks WHERE text LIKE ? ESCAPE '\\' ORDER BY id", [pattern])
             low = needle.lower()
             fold = str.lower
         else:

@@ -201,3 +201,12 @@ def test_fast_bm25_path_matches_whoosh_scoring(indexed):
             if slow is not None:
                 assert [h.path for h in fast] == [h.path for h in slow], (query, corpus)
                 assert [round(h.score, 3) for h in fast] == [round(h.score, 3) for h in slow]
+
+
+def test_exact_mode_treats_like_wildcards_literally(indexed):
+    _, engine = indexed({
+        "a.md": doc("A", "We are 100% sure about foo_bar and C:\\temp.\n"),
+        "b.md": doc("B", "Here fooXbar and 100 percent and C:temp.\n"),
+    })
+    for needle, want in [("foo_bar", ["a.md"]), ("100%", ["a.md"]), ("c:\\temp", ["a.md"]), ("%", ["a.md"]), ("_", ["a.md"])]:
+        assert paths(engine.search({"query": needle, "mode": "exact"})) == want, needle
