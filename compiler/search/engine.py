@@ -97,20 +97,28 @@ class SearchEngine:
             self._docs = None
 
     def _ensure_open(self) -> None:
-        name = self.store.current_name()
-        if name is None:
+        for attempt in range(3):
+            name = self.store.current_name()
+            if name is None:
+                self.close()
+                raise IndexNotReady(f"no search index in {self.root}: run `commonplace build`")
+            if name == self._gen:
+                return
             self.close()
-            raise IndexNotReady(f"no search index in {self.root}: run `commonplace build`")
-        if name == self._gen:
-            return
-        self.close()
-        from .bm25 import BM25Searcher
+            from .bm25 import BM25Searcher
 
-        gen = self.store.dir / name
-        self.meta = Meta.load(gen)
-        self._db = open_table(gen, readonly=True)
-        self._bm25 = BM25Searcher(gen / "whoosh")
-        self._gen = name
+            gen = self.store.dir / name
+            try:
+                self.meta = Meta.load(gen)
+                self._db = open_table(gen, readonly=True)
+                self._bm25 = BM25Searcher(gen / "whoosh")
+            except Exception:  # noqa: BLE001 - collected between reading CURRENT and opening it
+                self.close()
+                if attempt == 2:
+                    raise
+                continue
+            self._gen = name
+            return
 
     @property
     def generation(self) -> str | None:

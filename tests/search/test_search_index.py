@@ -200,3 +200,37 @@ def test_manifest_documents_without_text_are_read_again(indexed, fake_embedder):
     report = build_indexes(root, docs)
     assert report.changed == 1
     assert engine.search({"query": "zulu", "mode": "bm25"})["results"][0]["path"] == "notes/b.md"
+
+
+def test_readers_never_see_a_half_written_generation(indexed, fake_embedder):
+    """Searches running while updates commit always get a complete, consistent answer."""
+    import threading
+
+    root, _ = indexed(FILES)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def reader():
+        engine = SearchEngine(root, embedder=fake_embedder)
+        while not stop.is_set():
+            try:
+                for mode, q in (("bm25", "replica svc-auth-v2 billing"), ("hybrid", "replica billing"),
+                                ("exact", "svc-auth-v2")):
+                    res = engine.search({"query": q, "mode": mode})
+                    assert res["count"] >= 1 and all(r["title"] for r in res["results"])
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+                return
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        p = root / "notes/beta.md"
+        for i in range(12):
+            p.write_text(p.read_text() + f"\nround {i}\n")
+            docs = {d.path: d for d in _docs(root)}
+            update_indexes(root, [docs["notes/beta.md"]], [])
+    finally:
+        stop.set()
+        t.join()
+    assert not errors, errors[0]
