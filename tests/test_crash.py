@@ -49,7 +49,7 @@ def edit(corpus: Path, rng: random.Random, step: int) -> None:
 
 def test_killed_builds_recover_to_a_clean_build(tmp_path: Path):
     rng = random.Random(int(os.environ.get("CRASH_SEED", "7")))
-    trials = int(os.environ.get("CRASH_TRIALS", "12"))
+    trials = int(os.environ.get("CRASH_TRIALS", "8"))
     corpus = tmp_path / "corpus"
     generate(corpus, 300, seed=3)
     (corpus / "notes").mkdir(exist_ok=True)
