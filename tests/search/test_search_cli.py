@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import doc
+from searchkit import doc
 
 FILES = {
     "notes/a.md": doc("Alpha", "The replica fell behind during the vacuum job; see svc-auth-v2.\n"),

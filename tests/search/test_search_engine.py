@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import doc
+from searchkit import doc
 
 from commonplace.compiler.search.engine import IndexNotReady, SearchEngine
 from commonplace.compiler.search.query import InvalidRequest
@@ -175,7 +175,7 @@ def test_empty_query_is_valid(engine):
 
 def test_fast_bm25_path_matches_whoosh_scoring(indexed):
     """The numpy BM25F path gives Whoosh's own scores, across segments and deletions."""
-    from conftest import reindex
+    from searchkit import reindex
 
     files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"Note {i} about billing pipeline run {i % 7}. "
                                        f"{'invoice ' * (i % 4)}{'svc-auth-v2 ' * (i % 3)}\n") for i in range(40)}

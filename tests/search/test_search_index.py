@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder, doc, reindex
+from searchkit import FakeEmbedder, doc, reindex
 
 from commonplace.compiler.build import load_corpus
 from commonplace.compiler.search import embed

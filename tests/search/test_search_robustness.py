@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FakeEmbedder, doc
+from searchkit import FakeEmbedder, doc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
