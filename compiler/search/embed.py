@@ -322,55 +322,34 @@ class EmbeddingPool:
         except OSError:
             return ""
 
+    def stream(self, on_result: Callable[[Any, Any, str], None]) -> "EmbeddingStream":
+        """Submit groups while they are being produced; `on_result(key, vectors, precision)`
+        runs in a feeder thread as each group finishes."""
+        return EmbeddingStream(self, on_result)
+
     def imap(self, groups: Sequence[list[str]]) -> Iterator[tuple[int, Any, str]]:
+        """(group index, vectors, precision) as groups finish, in any order."""
         import queue
-        import threading
 
-        import numpy as np
-
-        from .embed_worker import read_frame, write_frame
-
-        jobs: "queue.Queue[int]" = queue.Queue()
-        for gi in range(len(groups)):
-            jobs.put(gi)
-        results: "queue.Queue[tuple]" = queue.Queue()
-
-        def feed(i: int) -> None:
-            proc = self._procs[i]
-            try:
-                while True:
-                    try:
-                        gi = jobs.get_nowait()
-                    except queue.Empty:
-                        return
-                    write_frame(proc.stdin, (gi, groups[gi]))
-                    reply = read_frame(proc.stdout)
-                    if reply is None:
-                        raise EmbeddingError(f"embedding worker exited: {self._stderr_tail(i) or proc.poll()}")
-                    gid, data, rows, dim, precision = reply
-                    if data is None:
-                        raise EmbeddingError(precision)
-                    vecs = np.frombuffer(data, dtype=np.float32).reshape(rows, dim)
-                    results.put(("ok", gid, vecs, precision))
-            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-                results.put(("error", exc))
-            finally:
-                results.put(("done", i))
-
-        threads = [threading.Thread(target=feed, args=(i,), daemon=True) for i in range(self.workers)]
-        for t in threads:
-            t.start()
-        running = len(threads)
-        while running:
-            item = results.get()
-            if item[0] == "done":
-                running -= 1
-            elif item[0] == "error":
-                self.terminate()
-                exc = item[1]
-                raise exc if isinstance(exc, EmbeddingError) else EmbeddingError(str(exc))
-            else:
-                yield item[1], item[2], item[3]
+        out: "queue.Queue[tuple]" = queue.Queue()
+        st = self.stream(lambda key, vecs, prec: out.put((key, vecs, prec)))
+        for gi, g in enumerate(groups):
+            st.submit(gi, g)
+        st.close()
+        for _ in range(len(groups)):
+            while True:
+                try:
+                    item = out.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    if st.error is not None:
+                        raise st.error
+                    if st.finished():
+                        raise EmbeddingError("embedding workers stopped early")
+            yield item
+        st.join()
+        if st.error is not None:
+            raise st.error
 
     def close(self) -> None:
         for p in self._procs:
@@ -392,6 +371,66 @@ class EmbeddingPool:
                 p.wait(timeout=10)
             except Exception:  # noqa: BLE001
                 pass
+
+
+class EmbeddingStream:
+    """A queue of (key, texts) jobs fed to an `EmbeddingPool`'s workers by one thread each."""
+
+    def __init__(self, pool: "EmbeddingPool", on_result: Callable[[Any, Any, str], None]):
+        import queue
+
+        self._pool = pool
+        self._on_result = on_result
+        self._jobs: "queue.Queue[Any]" = queue.Queue()
+        self.error: BaseException | None = None
+        self.submitted = 0
+        self._threads = [threading.Thread(target=self._feed, args=(i,), daemon=True, name=f"embed-feed-{i}")
+                         for i in range(pool.workers)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, key: Any, texts: list[str]) -> None:
+        self.submitted += 1
+        self._jobs.put((key, texts))
+
+    def close(self) -> None:
+        """No more jobs: each feeder stops after the queue drains."""
+        for _ in self._threads:
+            self._jobs.put(None)
+
+    def finished(self) -> bool:
+        return not any(t.is_alive() for t in self._threads)
+
+    def join(self, timeout: float | None = None) -> None:
+        for t in self._threads:
+            t.join(timeout)
+
+    def _feed(self, i: int) -> None:
+        import numpy as np
+
+        from .embed_worker import read_frame, write_frame
+
+        proc = self._pool._procs[i]
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            if self.error is not None:
+                continue  # drain: a failed stream finishes nothing more
+            key, texts = job
+            try:
+                write_frame(proc.stdin, (0, texts))
+                reply = read_frame(proc.stdout)
+                if reply is None:
+                    raise EmbeddingError(f"embedding worker exited: {self._pool._stderr_tail(i) or proc.poll()}")
+                _gid, data, rows, dim, precision = reply
+                if data is None:
+                    raise EmbeddingError(precision)
+                self._on_result(key, np.frombuffer(data, dtype=np.float32).reshape(rows, dim), precision)
+            except BaseException as exc:  # noqa: BLE001 - the owner reads .error
+                if self.error is None:
+                    self.error = exc if isinstance(exc, EmbeddingError) else EmbeddingError(str(exc))
+                self._pool.terminate()
 
 
 # --------------------------------------------------------------------------- cache

@@ -317,37 +317,46 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         db.execute(f"DELETE FROM docs WHERE path IN ({marks})", batch)
 
     t = time.perf_counter()
-    # 2. Chunk the changed documents and insert them.
-    bm25_docs = []
-    next_id = first_new_id = new_meta.next_id
-    with _progress(len(changed), "Chunking", progress) as bar:
-        for d, chunks in chunk_documents(changed, counter, cfg):
-            db.execute("INSERT INTO docs VALUES (" + ",".join("?" * 17) + ")", _doc_row(root, d))
-            rows = []
-            for ch in chunks:
-                cid = next_id
-                next_id += 1
-                rows.append((cid, d.path, ch.ordinal, ch.start_line, ch.end_line, ch.heading, ch.text,
-                             ch.text_hash, ch.prefix, 0))
-                bm25_docs.append(_bm25_doc(d, ch, cid, first=ch.ordinal == 0))
-            db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
-            report.chunks_added += len(rows)
-            bar.update(1)
-    new_meta.next_id = next_id
-
-    report.timings["chunk"] = time.perf_counter() - t
-    t = time.perf_counter()
-    # 3. Vectors, first phase: cache lookups; a big embedding job starts in worker processes
-    #    and runs while this process writes the BM25 index.
+    # 2. Vectors: open the old index and the cache; start embedding workers for a big job.
     vectors = _Vectors(root, gen, db, new_meta, dropped_ids, old_vectors, embed=embed, model=model, ref=ref,
                        report=report, progress=progress)
-    vectors.first_new_id = first_new_id
+    vectors.first_new_id = new_meta.next_id
     try:
-        vectors.prepare()
+        vectors.open(expected_new_chunks=6 * len(changed))
     except BaseException:
         vectors.abort()
         raise
     report.timings["lookup"] = time.perf_counter() - t
+    t = time.perf_counter()
+
+    # 3. Chunk the changed documents, insert them, and hand their chunks to the vectors.
+    bm25_docs = []
+    next_id = new_meta.next_id
+    pending_rows: list[tuple[int, str, str, str]] = []
+    try:
+        with _progress(len(changed), "Chunking", progress) as bar:
+            for d, chunks in chunk_documents(changed, counter, cfg):
+                db.execute("INSERT INTO docs VALUES (" + ",".join("?" * 17) + ")", _doc_row(root, d))
+                rows = []
+                for ch in chunks:
+                    cid = next_id
+                    next_id += 1
+                    rows.append((cid, d.path, ch.ordinal, ch.start_line, ch.end_line, ch.heading, ch.text,
+                                 ch.text_hash, ch.prefix, 0))
+                    bm25_docs.append(_bm25_doc(d, ch, cid, first=ch.ordinal == 0))
+                    pending_rows.append((cid, ch.text_hash, ch.prefix, ch.text))
+                db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+                report.chunks_added += len(rows)
+                if len(pending_rows) >= 1024:
+                    vectors.add(pending_rows)
+                    pending_rows = []
+                bar.update(1)
+        vectors.add(pending_rows)
+    except BaseException:
+        vectors.abort()
+        raise
+    new_meta.next_id = next_id
+    report.timings["chunk"] = time.perf_counter() - t
     t = time.perf_counter()
     # 4. BM25: delete by path, add the new chunks, commit.
     writer = BM25Writer(gen / "whoosh", create=base is None, bulk=len(bm25_docs) > 1000)
@@ -412,17 +421,22 @@ def _embed_texts(db: Any, ids: list[int]) -> dict[int, str]:
 
 
 class _Vectors:
-    """The vector half of a generation update, in two phases around the BM25 write.
+    """The vector half of a generation update, streamed alongside chunking and BM25.
 
-    `prepare()` finds every chunk without a vector, takes what it can from the embedding
-    cache and the old index, and for a big job starts the worker pool embedding the rest,
-    which then runs while the caller writes the Whoosh index. `finish()` embeds in-process
-    (small jobs) or waits for the pool, then updates and saves the HNSW file.
+    `open()` loads the old HNSW index and the embedding cache and queues what earlier runs
+    left pending. `add(rows)` takes newly inserted chunks: vectors come from the cache,
+    else from the old index (same text hash), else the text is queued for embedding. Once
+    a big job shows up, worker processes start and are fed as chunks arrive, so embedding
+    runs while this process chunks and writes the BM25 index. `finish()` embeds in-process
+    (small jobs) or waits for the workers, then updates and saves the HNSW file.
+    Identical texts are embedded once.
     """
 
     def __init__(self, root: Path, gen: Path, db: Any, meta: Meta, dropped_ids: list[int],
                  old_vectors: dict[str, int], *, embed: bool, model: str | None, ref: Any,
                  report: IndexReport, progress: bool):
+        import threading
+
         self.root, self.gen, self.db, self.meta = root, gen, db, meta
         self.dropped_ids, self.old_vectors = dropped_ids, old_vectors
         self.embed, self.model, self.ref, self.report, self.progress = embed, model, ref, report, progress
@@ -430,71 +444,113 @@ class _Vectors:
         self.found: dict[int, Any] = {}
         self.index: Any = None
         self.cache: Any = None
-        self.order: list[int] = []
+        self.queued: list[int] = []  # chunk ids to embed (one per distinct text)
         self.texts: dict[int, str] = {}
         self.hashes: dict[int, str] = {}
+        self.by_hash: dict[str, int] = {}  # text hash -> the chunk id embedded for it
         self.done = 0
         self.error: BaseException | None = None
         self.precision: str | None = None
+        self._lock = threading.Lock()
         self._pool: Any = None
-        self._thread: Any = None
-        self._t_embed = 0.0
+        self._stream: Any = None
+        self._pool_tried = False
+        self.expected = 0
+        self.reused = 0
+        self._t_embed: float | None = None
 
-    # -- phase 1
-    def prepare(self) -> None:
-        from .embed import EmbeddingCache, EmbeddingPool, pool_allowed
+    # -- setup
+    def open(self, expected_new_chunks: int) -> None:
+        """Load the old index and the cache; queue what earlier runs left pending."""
+        from .embed import EmbeddingCache
         from .vectors import VectorIndex
 
-        meta, report = self.meta, self.report
-        # Without embedding, only this update's new chunks are worth a cache lookup; with it,
-        # every chunk still lacking a vector (earlier failures, --no-embed builds) is retried.
-        first_new = 0 if self.embed else self.first_new_id
-        todo = [(r["id"], r["text_hash"]) for r in self.db.execute(
-            "SELECT id, text_hash FROM chunks WHERE has_vector = 0 AND id >= ? ORDER BY id", [first_new])]
-        self.hashes = dict(todo)
         vec_path = self.gen / "vectors.hnsw"
-        if meta.dim and vec_path.exists():
-            self.index = VectorIndex.load(vec_path, meta.dim, deleted=meta.deleted_vectors, writable=True)
+        if self.meta.dim and vec_path.exists():
+            self.index = VectorIndex.load(vec_path, self.meta.dim, deleted=self.meta.deleted_vectors, writable=True)
         self.cache = EmbeddingCache(cache_path(self.root))
-        hits = self.cache.get_many(self.ref.model_id, (h for _, h in todo)) if todo else {}
-        for cid, h in todo:
+        self.expected = expected_new_chunks
+        if self.embed:  # chunks earlier runs could not embed (failures, --no-embed builds)
+            rows = [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
+                "SELECT id, text_hash, prefix, text FROM chunks WHERE has_vector = 0 AND id < ?",
+                [self.first_new_id])]
+            self.expected += len(rows)
+            for i in range(0, len(rows), 2000):
+                self.add(rows[i : i + 2000])
+
+    def _maybe_start_workers(self) -> None:
+        """Worker processes for a big job, started once real work shows up (a rebuild
+        served from the cache never starts them); they load the model while chunking and
+        the BM25 index proceed, then embed groups as they are queued."""
+        from .embed import EmbeddingPool, pool_allowed
+
+        if self._pool_tried or len(self.queued) < 200 or not pool_allowed(max(self.expected, len(self.queued))):
+            return
+        self._pool_tried = True
+        try:
+            self._pool = EmbeddingPool(self.model)
+            self._stream = self._pool.stream(self._on_result)
+        except Exception as exc:  # noqa: BLE001 - no processes here: embed in-process instead
+            log.warning("embedding workers unavailable (%s); embedding in-process", exc)
+            self._pool = self._stream = None
+            return
+        self._submit(self.queued)
+
+    def abort(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.close()
+            self._pool = None
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
+
+    # -- feeding
+    def add(self, rows: list[tuple[int, str, str, str]]) -> None:
+        """Chunks just inserted: (id, text hash, prefix, text)."""
+        with self._lock:  # feeder threads write the cache and `found` concurrently
+            hits = self.cache.get_many(self.ref.model_id, (h for _, h, _, _ in rows)) if rows else {}
+            self._add_locked(rows, hits)
+
+    def _add_locked(self, rows: list[tuple[int, str, str, str]], hits: dict[str, Any]) -> None:
+        meta = self.meta
+        reuse: list[tuple[int, str, int]] = []
+        todo: list[int] = []
+        for cid, h, prefix, text in rows:
+            self.hashes[cid] = h
             v = hits.get(h)
             if v is not None and (meta.dim is None or v.shape[0] == meta.dim):
                 self.found[cid] = v
-        # Old vectors of identical text (when the cache was cleared) come from the index.
-        if self.index is not None:
-            reuse = [(cid, h, self.old_vectors[h]) for cid, h in todo if cid not in self.found and h in self.old_vectors]
-            if reuse:
-                got = self.index.get([old for _, _, old in reuse])
-                for (cid, _, _), v in zip(reuse, got):
-                    self.found[cid] = v
-                self.cache.put_many(self.ref.model_id, ((h, self.found[cid]) for cid, h, _ in reuse))
-            if self.dropped_ids:
-                self.index.remove(self.dropped_ids)  # after reading any vector we reuse from them
-        report.chunks_reused = len(self.found)
-        missing = [cid for cid, _ in todo if cid not in self.found]
-        if not (missing and self.embed):
+                self.reused += 1
+            elif self.index is not None and h in self.old_vectors:
+                reuse.append((cid, h, self.old_vectors[h]))
+            elif self.embed:
+                if h not in self.by_hash:
+                    self.by_hash[h] = cid
+                    self.texts[cid] = compose_embed_text(prefix, text)
+                    todo.append(cid)
+        if reuse:  # the cache was cleared: vectors of unchanged texts come from the old index
+            got = self.index.get([old for _, _, old in reuse])
+            for (cid, _, _), v in zip(reuse, got):
+                self.found[cid] = v
+            self.reused += len(reuse)
+            self.cache.put_many(self.ref.model_id, ((h, self.found[cid]) for cid, h, _ in reuse))
+        self.report.chunks_reused = self.reused
+        if not todo:
             return
-        self.texts = _embed_texts(self.db, missing)
-        # Identical texts are embedded once; similar lengths batch with little padding.
-        first: dict[str, int] = {}
-        for c in missing:
-            first.setdefault(self.hashes[c], c)
-        self.order = sorted(first.values(), key=lambda c: len(self.texts[c]))
-        self._t_embed = time.perf_counter()
-        if pool_allowed(len(self.order)):
-            import threading
+        if self._t_embed is None:
+            self._t_embed = time.perf_counter()
+        self.queued.extend(todo)
+        if self._stream is not None:
+            self._submit(todo)
+        else:
+            self._maybe_start_workers()
 
-            try:
-                self._pool = EmbeddingPool(self.model)
-            except Exception as exc:  # noqa: BLE001 - no processes here: embed in-process instead
-                log.warning("embedding workers unavailable (%s); embedding in-process", exc)
-                return
-            self._thread = threading.Thread(target=self._collect, name="embed-collector", daemon=True)
-            self._thread.start()
-
-    def _groups(self) -> list[list[int]]:
-        return [self.order[i : i + EMBED_GROUP] for i in range(0, len(self.order), EMBED_GROUP)]
+    def _submit(self, ids: list[int]) -> None:
+        ids = sorted(ids, key=lambda c: len(self.texts[c]))  # similar lengths batch with little padding
+        for i in range(0, len(ids), EMBED_GROUP):
+            group = ids[i : i + EMBED_GROUP]
+            self._stream.submit(group, [self.texts[c] for c in group])
 
     def _accept(self, group: list[int], vecs: Any) -> None:
         import numpy as np
@@ -504,39 +560,30 @@ class _Vectors:
         vecs = np.asarray(vecs, dtype=np.float32)
         if vecs.ndim != 2 or vecs.shape[0] != len(group):
             raise EmbeddingError(f"encoder returned shape {vecs.shape} for {len(group)} texts")
-        if self.meta.dim is not None and vecs.shape[1] != self.meta.dim:
-            raise EmbeddingError(f"encoder dimension {vecs.shape[1]} != index dimension {self.meta.dim}")
-        self.meta.dim = int(vecs.shape[1])
-        for c, v in zip(group, vecs):
-            self.found[c] = v
-        self.cache.put_many(self.ref.model_id, ((self.hashes[c], self.found[c]) for c in group))
-        self.done += len(group)
+        with self._lock:
+            if self.meta.dim is not None and vecs.shape[1] != self.meta.dim:
+                raise EmbeddingError(f"encoder dimension {vecs.shape[1]} != index dimension {self.meta.dim}")
+            self.meta.dim = int(vecs.shape[1])
+            for c, v in zip(group, vecs):
+                self.found[c] = v
+            self.cache.put_many(self.ref.model_id, ((self.hashes[c], self.found[c]) for c in group))
+            self.done += len(group)
 
-    def _collect(self) -> None:
-        groups = self._groups()
-        try:
-            for gi, vecs, precision in self._pool.imap([[self.texts[c] for c in g] for g in groups]):
-                self._accept(groups[gi], vecs)
-                self.precision = precision
-        except BaseException as exc:  # noqa: BLE001 - reported by finish()
-            self.error = exc
-            self._pool.terminate()
-        finally:
-            self._pool.close()
+    def _on_result(self, group: list[int], vecs: Any, precision: str) -> None:
+        self._accept(group, vecs)
+        self.precision = precision
 
-    def abort(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-        if self.cache is not None:
-            self.cache.close()
-            self.cache = None
-
-    # -- phase 2
+    # -- the end
     def finish(self) -> None:
+        if self.index is not None and self.dropped_ids:
+            self.index.remove(self.dropped_ids)
         try:
-            if self.order:
+            if self.queued:
                 self._embed_rest()
         finally:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
             if self.cache is not None:
                 self.cache.close()
                 self.cache = None
@@ -546,34 +593,39 @@ class _Vectors:
         from .embed import get_embedder
 
         report = self.report
-        with _progress(len(self.order), "Embedding", self.progress) as bar:
-            if self._thread is not None:
+        with _progress(len(self.queued), "Embedding", self.progress) as bar:
+            if self._stream is not None:
+                self._stream.close()
                 shown = 0
-                while self._thread.is_alive():
-                    self._thread.join(0.25)
+                while not self._stream.finished():
+                    self._stream.join(0.25)
                     bar.update(self.done - shown)
                     shown = self.done
                 bar.update(self.done - shown)
+                self.error = self._stream.error
             else:
                 embedder = get_embedder(self.model)
+                order = sorted(self.queued, key=lambda c: len(self.texts[c]))
                 try:
-                    for group in self._groups():
+                    for i in range(0, len(order), EMBED_GROUP):
+                        group = order[i : i + EMBED_GROUP]
                         self._accept(group, embedder.encode([self.texts[c] for c in group]))
                         bar.update(len(group))
                 except Exception as exc:  # noqa: BLE001
                     self.error = exc
                 self.precision = getattr(embedder, "precision", None)
         if self.error is not None:  # never fail a build over embeddings
-            msg = f"embedding failed ({self.error}); {len(self.order) - self.done} chunks left pending"
+            msg = f"embedding failed ({self.error}); {len(self.queued) - self.done} chunks left pending"
             log.warning(msg)
             report.warnings.append(msg)
         # Chunks with the same text as an embedded one share its vector.
-        by_hash = {self.hashes[c]: self.found[c] for c in self.order if c in self.found}
-        for c in self.texts:
-            if c not in self.found and self.hashes[c] in by_hash:
-                self.found[c] = by_hash[self.hashes[c]]
+        for c, h in self.hashes.items():
+            if c not in self.found:
+                src = self.by_hash.get(h)
+                if src is not None and src in self.found:
+                    self.found[c] = self.found[src]
         report.chunks_embedded = self.done
-        report.timings["embed"] = time.perf_counter() - self._t_embed
+        report.timings["embed"] = time.perf_counter() - (self._t_embed or time.perf_counter())
         report.precision = self.precision
         if self.done:
             self.meta.precision = self.precision
@@ -584,7 +636,6 @@ class _Vectors:
         from .vectors import VectorIndex
 
         t0 = time.perf_counter()
-
         meta, db, index = self.meta, self.db, self.index
         if self.found:
             ids = sorted(self.found)

@@ -65,3 +65,33 @@ def test_build_search_status_with_the_real_model(tmp_path, cli):
     # Rebuilding embeds nothing.
     res = cli("build", root, "--out", tmp_path / "site", "--json")
     assert json.loads(res.output)["extra"]["chunks_embedded"] == 0
+
+
+@pytest.mark.slow
+def test_worker_pool_gives_the_same_vectors_as_in_process():
+    texts = [t for t in rc.DOCS.values()] * 3
+    pool = embed.EmbeddingPool(None, workers=2)
+    try:
+        got: dict[int, np.ndarray] = {}
+        precisions = set()
+        for gi, vecs, prec in pool.imap([texts[i : i + 16] for i in range(0, len(texts), 16)]):
+            got[gi] = vecs
+            precisions.add(prec)
+    finally:
+        pool.close()
+    pooled = np.concatenate([got[i] for i in sorted(got)])
+    local = embed.SentenceTransformerEmbedder(embed.resolve_model(None), "auto").encode(texts)
+    assert pooled.shape == local.shape
+    assert float(np.min(np.sum(pooled * local, axis=1))) >= 0.999
+    assert precisions == {"bf16" if embed.cpu_has_bf16() else "fp32"}
+
+
+def test_a_broken_worker_is_reported_not_hung(monkeypatch):
+    monkeypatch.setenv("COMMONPLACE_EMBED_MODEL", "/nonexistent/model/dir")
+    pool = embed.EmbeddingPool("/nonexistent/model/dir", workers=1)
+    try:
+        with pytest.raises(embed.EmbeddingError):
+            list(pool.imap([["a text"]]))
+    finally:
+        pool.terminate()
+        pool.close()
