@@ -130,3 +130,11 @@ def test_model_tokenizer_is_used_and_regex_fallback_works():
     assert counter.count_many(["unbelievably"])[0] >= 1
     doc = _doc("n.md", FM + "## A\n\nsome text\n")
     assert chunk_document(doc, RegexTokenCounter())[0].text.startswith("## A")
+
+
+def test_fenced_code_is_indexed_but_not_embedded():
+    text = FM + "## Setup\n\nRun the migration:\n\n```sql\nCREATE INDEX idx_orders ON orders(id);\n```\n\nThen check.\n"
+    c = chunk_document(_doc("n.md", text), token_counter())[0]
+    assert "CREATE INDEX idx_orders" in c.text
+    assert "CREATE INDEX" not in c.embed_text
+    assert "```sql" in c.embed_text and "Then check." in c.embed_text
