@@ -336,8 +336,9 @@ class SearchEngine:
         if allowed is not None and len(allowed) <= EXACT_MIN_FILTERED:
             from .vectors import exact_knn
 
-            ids = sorted(allowed)
-            pairs = exact_knn(index.get(ids), ids, qv, min(want, len(ids)))
+            ids, matrix = self._cached(("vec-matrix", corpus, scope.key()),
+                                       lambda: (sorted(allowed), index.get(sorted(allowed))))
+            pairs = exact_knn(matrix, ids, qv, min(want, len(ids)))
         else:
             pairs = index.knn(qv, want, None if allowed is None else allowed.__contains__)
         return self._group(pairs, limit)
