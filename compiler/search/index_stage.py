@@ -329,15 +329,20 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
     report.timings["lookup"] = time.perf_counter() - t
     t = time.perf_counter()
 
-    # 3. Chunk the changed documents, insert them, and hand their chunks to the vectors.
-    bm25_docs = []
+    # 3. Chunk the changed documents, insert them, and hand their chunks to the BM25 writer
+    #    and the vectors as they come (no whole-corpus lists in memory).
+    writer = BM25Writer(gen / "whoosh", create=base is None, bulk=len(changed) > 200)
     next_id = new_meta.next_id
     pending_rows: list[tuple[int, str, str, str]] = []
+    t_bm25 = 0.0
     try:
-        with _progress(len(changed), "Chunking", progress) as bar:
+        if base is not None:
+            writer.delete_paths(out_paths)
+        with _progress(len(changed), "Indexing", progress) as bar:
             for d, chunks in chunk_documents(changed, counter, cfg):
                 db.execute("INSERT INTO docs VALUES (" + ",".join("?" * 17) + ")", _doc_row(root, d))
                 rows = []
+                bm25_docs = []
                 for ch in chunks:
                     cid = next_id
                     next_id += 1
@@ -346,33 +351,25 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
                     bm25_docs.append(_bm25_doc(d, ch, cid, first=ch.ordinal == 0))
                     pending_rows.append((cid, ch.text_hash, ch.prefix, ch.text))
                 db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+                t1 = time.perf_counter()
+                writer.add(bm25_docs)
+                t_bm25 += time.perf_counter() - t1
                 report.chunks_added += len(rows)
                 if len(pending_rows) >= 1024:
                     vectors.add(pending_rows)
                     pending_rows = []
                 bar.update(1)
         vectors.add(pending_rows)
-    except BaseException:
-        vectors.abort()
-        raise
-    new_meta.next_id = next_id
-    report.timings["chunk"] = time.perf_counter() - t
-    t = time.perf_counter()
-    # 4. BM25: delete by path, add the new chunks, commit.
-    writer = BM25Writer(gen / "whoosh", create=base is None, bulk=len(bm25_docs) > 1000)
-    try:
-        if base is not None:
-            writer.delete_paths(out_paths)
-        with _progress(len(bm25_docs), "Indexing", progress) as bar:
-            for i in range(0, len(bm25_docs), 256):
-                writer.add(bm25_docs[i : i + 256])
-                bar.update(min(256, len(bm25_docs) - i))
+        new_meta.next_id = next_id
+        report.timings["chunk"] = time.perf_counter() - t - t_bm25
+        t = time.perf_counter()
+        # 4. BM25: commit (segments are written now).
         writer.commit()
     except BaseException:
         writer.cancel()
         vectors.abort()
         raise
-
+    t = t - t_bm25
     report.timings["bm25"] = time.perf_counter() - t
     # 5. Vectors, second phase: finish embedding, update and save the HNSW index.
     try:
