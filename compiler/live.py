@@ -70,6 +70,7 @@ class LiveCorpus:
         self.last_build: BuildResult | None = None
         self.last_refresh: RefreshResult | None = None
         self._save_timer: threading.Timer | None = None
+        self._save_io_lock = threading.Lock()  # one manifest write at a time
         self._watcher: Any = None
 
     # ----- lifecycle ---------------------------------------------------------------
@@ -214,11 +215,21 @@ class LiveCorpus:
         self._save_timer.start()
 
     def _save_locked(self) -> None:
+        # Take the snapshot under the lock, serialize and write it outside: a 10k-document
+        # manifest takes seconds to encode, and writers must not queue behind that.
         with self.write_lock:
-            self._save()
+            snap = self._snapshot()
+        if snap is not None:
+            with self._save_io_lock:
+                manifest.write(snap)
+
+    def _snapshot(self) -> Any:
+        if self.state is None:
+            return None
+        return manifest.snapshot(self.state, manifest.fingerprint(self.state.name, self.state.site_url, self.out))
 
     def _save(self) -> None:
-        if self.state is None:
-            return
-        fp = manifest.fingerprint(self.state.name, self.state.site_url, self.out)
-        manifest.save(self.state, fp)
+        snap = self._snapshot()
+        if snap is not None:
+            with self._save_io_lock:
+                manifest.write(snap)

@@ -52,8 +52,12 @@ def _doc_from_json(data: dict[str, Any]) -> Document:
 
 
 def save(state: SiteState, fp: str) -> None:
+    write(snapshot(state, fp))
+
+
+def snapshot(state: SiteState, fp: str) -> tuple[Path, dict[str, Any]]:
+    """What `write` stores; cheap enough to take under the writer's lock."""
     path = manifest_path(state.root, state.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": FORMAT,
         "fingerprint": fp,
@@ -61,6 +65,13 @@ def save(state: SiteState, fp: str) -> None:
         "warnings": {p: [w.as_dict() for w in ws] for p, ws in sorted(state.doc_warnings.items()) if ws},
         "outputs": sorted(state.outputs),
     }
+    return path, payload
+
+
+def write(snap: tuple[Path, dict[str, Any]]) -> None:
+    """Serialize and store a snapshot atomically (no lock needed: the data is a copy)."""
+    path, payload = snap
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))  # C encoder; dump() is not
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -1,0 +1,59 @@
+"""Incremental builds give the same search answers as clean builds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import invariant
+
+from commonplace.compiler.build import BuildOptions, build
+
+from test_incremental import IncrementalEqualsClean
+
+
+QUERIES = ["text", "edited body", "alpha", "shared", "words here", "links", "heading", "zeta person", "missing"]
+
+
+def search_results(corpus: Path) -> dict[str, list]:
+    from commonplace.compiler.search.engine import SearchEngine
+
+    engine = SearchEngine(corpus)
+    try:
+        out = {}
+        for q in QUERIES:
+            for mode in ("bm25", "exact"):
+                res = engine.search({"query": q, "mode": mode, "k": 20, "corpus": "all"})
+                out[f"{mode}:{q}"] = [(r["path"], r["lines"], r["title"], r["snippet"]) for r in res["results"]]
+        return out
+    finally:
+        engine.close()
+
+
+class IncrementalSearchEqualsClean(IncrementalEqualsClean):
+    """The same edits; after each step the search indexes answer like a clean build's."""
+
+    @invariant()
+    def incremental_site_equals_clean_site(self):
+        self.steps += 1
+        build(BuildOptions(corpus=self.corpus, out=self.tmp / "site-inc", embed=False))
+        clean_corpus = self.tmp / f"clean-{self.steps}" / self.corpus.name
+        shutil.copytree(self.corpus, clean_corpus, ignore=shutil.ignore_patterns(".commonplace"))
+        build(BuildOptions(corpus=clean_corpus, out=self.tmp / f"clean-site-{self.steps}", embed=False))
+        assert search_results(self.corpus) == search_results(clean_corpus)
+        shutil.rmtree(clean_corpus.parent)
+        shutil.rmtree(self.tmp / f"clean-site-{self.steps}")
+
+
+IncrementalSearchEqualsClean.TestCase.settings = settings(
+    max_examples=6, stateful_step_count=6, deadline=None, derandomize=True, database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+# Known gap (issue 5 stays open on it): after deletions, the incremental index's BM25
+# statistics (document frequencies, average lengths) still count deleted chunks until
+# segments merge, so near-tied results can swap places compared with a clean build.
+test_incremental_search_equals_clean = pytest.mark.xfail(
+    strict=True, reason="BM25 statistics of an incrementally updated index include deleted chunks until a merge"
+)(IncrementalSearchEqualsClean.TestCase)
