@@ -15,6 +15,7 @@ first chunk only, for `title:`/`path:`/`tag:` query syntax. Queries are built he
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -29,6 +30,7 @@ from .text import analyze, term_counts, unique_terms, weighted_terms
 FIELD_WEIGHTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0}
 MAX_SEARCH_TERMS = 12  # Whoosh matcher path (prefix/field queries, or no fast path)
 MAX_FAST_TERMS = 64
+SCORED_FIELDS = ("text", "title", "meta")
 COMMON_TERM_SHARE = 0.1
 MIN_PREFIX = 3
 MAX_PREFIX_EXPANSION = 64
@@ -189,10 +191,14 @@ class _FastScorer:
     (about 5-10 us each); a question of common words touches tens of thousands of
     postings on a 10,000-document corpus. This reads each term's posting blocks from the
     same segment files (Whoosh decodes them), caches the decoded arrays per term, and
-    scores with the same formula and statistics as `scoring.BM25F` (idf, average field
-    length, the segment's byte-encoded field lengths), so rankings are the same as
-    `searcher.search` would give. It reads some W3 codec internals; when anything is
-    unexpected it raises and the caller falls back to Whoosh's matcher.
+    scores with `scoring.BM25F`'s formula on the segment's byte-encoded field lengths.
+
+    Its statistics count live chunks only: N, document frequencies and the average field
+    length leave out chunks deleted but not yet merged away (Whoosh's own counts include
+    them), so an incrementally updated index ranks exactly like a clean build of the same
+    corpus. `LiveBM25F` gives Whoosh's matcher path the same statistics. It reads some W3
+    codec internals; when anything is unexpected it raises and the caller falls back to
+    Whoosh's matcher with Whoosh's statistics.
     """
 
     MAX_CACHED_TERMS = 4096
@@ -208,7 +214,6 @@ class _FastScorer:
         self.field = field
         self.B, self.K1 = B, K1
         self.total = searcher.doc_count_all()
-        self.avgfl = searcher.avg_field_length(field) or 1.0
         table = np.array([byte_to_length(i) for i in range(256)], dtype=np.float32)
         lengths = np.zeros(self.total, dtype=np.float32)
         self.leaves: list[tuple[Any, int]] = []
@@ -223,8 +228,11 @@ class _FastScorer:
             for d in (r.deleted_docs_set or ()):
                 deleted[offset + d] = True
             self.leaves.append((r, offset))
-        self.norm = (self.K1 * ((1 - self.B) + self.B * lengths / self.avgfl)).astype(np.float32)
         self.deleted = deleted if deleted.any() else None
+        live = lengths if self.deleted is None else lengths[~deleted]
+        self.n_live = int(len(live))
+        self.avgfl = float(live.mean()) if len(live) and live.mean() > 0 else 1.0
+        self.norm = (self.K1 * ((1 - self.B) + self.B * lengths / self.avgfl)).astype(np.float32)
         self._cache: dict[str, Any] = {}
 
     def postings(self, term: str) -> tuple[Any, Any]:
@@ -246,13 +254,24 @@ class _FastScorer:
                 w_parts.append(np.asarray(m._weights, dtype=np.float32))
                 m._next_block()
         if ids_parts:
-            got = (np.concatenate(ids_parts), np.concatenate(w_parts))
+            ids, ws = np.concatenate(ids_parts), np.concatenate(w_parts)
+            if self.deleted is not None:
+                keep = ~self.deleted[ids]
+                ids, ws = ids[keep], ws[keep]
+            got = (ids, ws)
         else:
             got = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
         if len(self._cache) >= self.MAX_CACHED_TERMS:
             self._cache.clear()
         self._cache[term] = got
         return got
+
+    def df(self, term: str) -> int:
+        return int(len(self.postings(term)[0]))
+
+    def idf(self, term: str) -> float:
+        """Whoosh's idf, log(N / (df + 1)) + 1, over live chunks."""
+        return math.log(max(1, self.n_live) / (self.df(term) + 1)) + 1
 
     def scores(self, boosts: dict[str, float]) -> Any:
         np = self.np
@@ -262,11 +281,27 @@ class _FastScorer:
             ids, tf = self.postings(term)
             if not len(ids):
                 continue
-            idf = self.searcher.idf(self.field, term)
-            acc[ids] += (boost * idf) * (tf * k1p1) / (tf + self.norm[ids])
-        if self.deleted is not None:
-            acc[self.deleted] = 0.0
+            acc[ids] += (boost * self.idf(term)) * (tf * k1p1) / (tf + self.norm[ids])
         return acc
+
+
+class LiveBM25F(scoring.BM25F):
+    """BM25F whose text-field statistics (idf, average length) come from `_FastScorer`:
+    live chunks only, the same numbers the fast path uses."""
+
+    def __init__(self, stats: Callable[[str], "_FastScorer | None"], **kwargs: Any):
+        super().__init__(**kwargs)
+        self._stats = stats
+
+    def scorer(self, searcher: Any, fieldname: str, text: Any, qf: int = 1) -> Any:
+        stats = self._stats(fieldname) if fieldname in SCORED_FIELDS else None
+        if stats is None:
+            return super().scorer(searcher, fieldname, text, qf=qf)
+        term = text.decode("utf-8") if isinstance(text, bytes) else text
+        sc = scoring.BM25FScorer.__new__(scoring.BM25FScorer)
+        sc.idf, sc.avgfl, sc.B, sc.K1, sc.qf = stats.idf(term), stats.avgfl, self.B, self.K1, qf
+        sc.setup(searcher, fieldname, text)
+        return sc
 
 
 class BM25Searcher:
@@ -274,10 +309,9 @@ class BM25Searcher:
 
     def __init__(self, directory: Path):
         self.ix = open_index(directory)
-        self.searcher = self.ix.searcher(weighting=weighting())
-        self._fast: _FastScorer | None = None
-        self._fast_failed = False
+        self._fast: dict[str, _FastScorer | None] = {}
         self._masks: dict[Any, Any] = {}
+        self.searcher = self.ix.searcher(weighting=LiveBM25F(self.fast, B=0.75, K1=1.2))
 
     def close(self) -> None:
         self.searcher.close()
@@ -288,14 +322,15 @@ class BM25Searcher:
         return self.searcher.doc_count()
 
     def _df(self, term: str) -> int:
-        return self.searcher.doc_frequency("text", term)
+        fast = self.fast()
+        return fast.df(term) if fast is not None else self.searcher.doc_frequency("text", term)
 
     def term_boosts(self, weights: dict[str, float]) -> dict[str, float]:
         """Boosts for the fast path: every term the index has (the rarest `MAX_FAST_TERMS`
         for long pastes); no pruning of common terms is needed there."""
         present = {t: w for t, w in weights.items() if self._df(t) > 0}
         if len(present) > MAX_FAST_TERMS:
-            keep = sorted(present, key=lambda t: -present[t] * self.searcher.idf("text", t))[:MAX_FAST_TERMS]
+            keep = sorted(present, key=lambda t: -present[t] * self.idf(t))[:MAX_FAST_TERMS]
             present = {t: present[t] for t in keep}
         return present
 
@@ -313,17 +348,17 @@ class BM25Searcher:
         df = {t: self._df(t) for t in weights}
         by_rarity = sorted((t for t in weights if df[t] > 0), key=lambda t: df[t])
         pool = [t for i, t in enumerate(by_rarity) if i < 2 or df[t] <= COMMON_TERM_SHARE * n]
-        ranked = sorted(pool, key=lambda t: -weights[t] * self.searcher.idf("text", t))[:MAX_SEARCH_TERMS]
+        ranked = sorted(pool, key=lambda t: -weights[t] * self.idf(t))[:MAX_SEARCH_TERMS]
         keep = set(ranked)
         return [t for t in weights if t in keep]
 
-    def fast(self) -> "_FastScorer | None":
-        if self._fast is None and not self._fast_failed:
+    def fast(self, field: str = "text") -> "_FastScorer | None":
+        if field not in self._fast:
             try:
-                self._fast = _FastScorer(self.searcher)
+                self._fast[field] = _FastScorer(self.searcher, field)
             except Exception:  # noqa: BLE001 - unexpected codec internals: use Whoosh's matcher
-                self._fast_failed = True
-        return self._fast
+                self._fast[field] = None
+        return self._fast[field]
 
     def _session_mask(self) -> Any:
         if "sessions" not in self._masks:
@@ -351,7 +386,7 @@ class BM25Searcher:
         try:
             acc = fast.scores(boosts)
         except Exception:  # noqa: BLE001
-            self._fast_failed, self._fast = True, None
+            self._fast["text"] = None
             return None
         if corpus == "durable":
             acc[self._session_mask()] = 0.0
@@ -369,28 +404,39 @@ class BM25Searcher:
         fetch = max(limit * 3, 16)
         done = 0
         order = None
-        while len(out) < limit and done < n_pos:
+        cutoff: float | None = None  # the limit-th document's score, once reached
+        while done < n_pos:
             want = min(n_pos, done + fetch)
             if order is None or want > len(order):
                 top = np.argpartition(-acc, want - 1)[:want] if want < len(acc) else np.arange(len(acc))
                 order = top[np.lexsort((top, -acc[top]))]
+            finished = False
             for d in order[done:want]:
                 d = int(d)
-                if acc[d] <= 0:
+                score = float(acc[d])
+                if score <= 0 or (cutoff is not None and score < cutoff):
+                    finished = True
                     break
                 stored = self.searcher.stored_fields(d)
                 path = stored["path"]
                 if path in seen:
                     continue
                 seen.add(path)
-                out.append(BM25Hit(int(stored["cid"]), path, float(acc[d])))
+                out.append(BM25Hit(int(stored["cid"]), path, score))
                 docnums.append(d)
-                if len(out) >= limit:
-                    break
+                if len(out) == limit:
+                    cutoff = score  # keep collecting documents tied with the last one
+            if finished:
+                break
             done = want
             fetch *= 4
+        # Equal scores order by path, never by chunk numbering (which differs between an
+        # incrementally updated index and a clean one).
+        ranked = sorted(range(len(out)), key=lambda i: (-out[i].score, out[i].path))[:limit]
+        out = [out[i] for i in ranked]
+        docnums = [docnums[i] for i in ranked]
         if coverage and out:
-            idf = {t: w * self.searcher.idf("text", t) for t, w in coverage.items()}
+            idf = {t: w * self.idf(t) for t, w in coverage.items()}
             total = sum(idf.values())
             got = np.zeros(len(out), dtype=np.float64)
             cand = np.asarray(docnums, dtype=np.int64)
@@ -457,7 +503,8 @@ class BM25Searcher:
         return set(q.docs(self.searcher))
 
     def idf(self, term: str) -> float:
-        return self.searcher.idf("text", term)
+        fast = self.fast()
+        return fast.idf(term) if fast is not None else self.searcher.idf("text", term)
 
     @staticmethod
     def restrict_kind(q: Any, corpus: str) -> Any:
