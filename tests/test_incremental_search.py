@@ -5,8 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis.stateful import invariant
 
 from commonplace.compiler.build import BuildOptions, build
@@ -49,12 +48,6 @@ class IncrementalSearchEqualsClean(IncrementalEqualsClean):
 
 IncrementalSearchEqualsClean.TestCase.settings = settings(
     max_examples=6, stateful_step_count=6, deadline=None, derandomize=True, database=None,
-    phases=[Phase.explicit, Phase.generate],  # a known failure: no time spent shrinking it
     suppress_health_check=[HealthCheck.too_slow],
 )
-# Known gap (issue 5 stays open on it; not strict: a given run may not hit a near-tie): after deletions, the incremental index's BM25
-# statistics (document frequencies, average lengths) still count deleted chunks until
-# segments merge, so near-tied results can swap places compared with a clean build.
-test_incremental_search_equals_clean = pytest.mark.xfail(
-    strict=False, reason="BM25 statistics of an incrementally updated index include deleted chunks until a merge"
-)(IncrementalSearchEqualsClean.TestCase)
+test_incremental_search_equals_clean = IncrementalSearchEqualsClean.TestCase
