@@ -30,7 +30,7 @@ from typing import Iterable, Iterator, Protocol, Sequence
 
 from ..model import Document
 
-CHUNKER_VERSION = 3
+CHUNKER_VERSION = 4
 PREFIX_TOKENS = 32
 SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
 
@@ -407,12 +407,31 @@ def _without_code(text: str) -> str:
     return "\n".join(out)
 
 
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_EMPHASIS = re.compile(r"\*\*|__|~~")
+
+
+def _plain(text: str) -> str:
+    """Markdown syntax the model would spend tokens on without learning anything: table
+    rule rows, cell pipes, bold and strike markers. Code-span backticks stay: without
+    them vector MRR on identifier questions fell from 0.93 to 0.82 (labelled set)."""
+    out = []
+    for line in text.split("\n"):
+        if _TABLE_RULE.match(line) and "-" in line:
+            continue
+        stripped = line.strip()
+        if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
+            line = " ; ".join(cell.strip() for cell in stripped[1:-1].split("|"))
+        out.append(line if _FENCE.match(line) else _EMPHASIS.sub("", line))
+    return "\n".join(out)
+
+
 def compose_embed_text(prefix: str, text: str) -> str:
     """What the model sees for a chunk: the context line, then the text with link syntax
-    reduced to labels and fenced code reduced to its fence line. (Dropping a leading
-    heading line that the context line repeats saves ~2% of tokens but measurably hurt
-    retrieval on the labelled set, so it stays.)"""
-    body = clean_inline(_without_code(text))
+    reduced to labels, fenced code reduced to its fence line and table and emphasis
+    syntax dropped. (Dropping a leading heading line that the context line repeats saves
+    ~2% of tokens but measurably hurt retrieval on the labelled set, so it stays.)"""
+    body = _plain(clean_inline(_without_code(text)))
     if not prefix:
         return body
     return f"{prefix}\n{body}" if body else prefix

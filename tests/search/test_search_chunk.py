@@ -138,3 +138,11 @@ def test_fenced_code_is_indexed_but_not_embedded():
     assert "CREATE INDEX idx_orders" in c.text
     assert "CREATE INDEX" not in c.embed_text
     assert "```sql" in c.embed_text and "Then check." in c.embed_text
+
+
+def test_table_rules_and_emphasis_are_not_embedded():
+    text = FM + "## Owners\n\n| Item | Owner |\n|---|:---:|\n| **route** | `Wen` |\n\nSee ~~old~~ notes.\n"
+    c = chunk_document(_doc("n.md", text), token_counter())[0]
+    assert "| **route** |" in c.text  # the indexed text is the source
+    assert "---" not in c.embed_text and "**" not in c.embed_text and "~~" not in c.embed_text
+    assert "Item ; Owner" in c.embed_text and "route ; `Wen`" in c.embed_text and "See old notes." in c.embed_text
