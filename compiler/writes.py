@@ -28,9 +28,7 @@ import errno
 import fcntl
 import hashlib
 import os
-import posixpath
 import re
-import secrets
 import threading
 import unicodedata
 from contextlib import ExitStack, contextmanager
@@ -39,6 +37,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import frontmatter as fm
+from .fsutil import atomic_create, atomic_replace, fsync_dir
 from .model import STATE_DIR
 
 MAX_PATH_CHARS = 512
@@ -336,19 +335,6 @@ def content_hash(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _makedirs(path: Path, root: Path) -> list[Path]:
     """mkdir -p inside the corpus; returns the folders it created (outermost first)."""
     missing = []
@@ -381,83 +367,6 @@ def _rmdirs(created: list[Path]) -> None:
             d.rmdir()
         except OSError:
             break
-
-
-def _tmp_for(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-
-
-def _sweep_stale_tmp(path: Path) -> None:
-    """Remove temp files a killed writer left for `path` (their pid is gone). Hidden, so
-    never documents, but a crash should not leave litter for ever. Called under the lock."""
-    prefix = f".{path.name}."
-    try:
-        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n.endswith(".tmp")]
-    except OSError:
-        return
-    for name in names:
-        m = re.fullmatch(r"(\d+)\.[0-9a-f]{8}\.tmp", name[len(prefix):])
-        if not m or int(m.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(m.group(1)), 0)
-            continue  # that writer is alive (or the pid was reused): leave it
-        except ProcessLookupError:
-            pass
-        except OSError:
-            continue
-        _unlink(path.parent / name)
-
-
-def _write_tmp(path: Path, data: bytes, mode: int | None) -> Path:
-    _sweep_stale_tmp(path)
-    tmp = _tmp_for(path)
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-            fh.flush()
-            if mode is not None:
-                os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-    except BaseException:
-        _unlink(tmp)
-        raise
-    return tmp
-
-
-def _unlink(p: Path) -> None:
-    try:
-        p.unlink()
-    except FileNotFoundError:
-        pass
-
-
-def atomic_replace(path: Path, data: bytes) -> None:
-    """Temp file, flush, fsync, rename over `path`, fsync the folder."""
-    try:
-        mode: int | None = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    tmp = _write_tmp(path, data, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink(tmp)
-        raise
-    fsync_dir(path.parent)
-
-
-def atomic_create(path: Path, data: bytes) -> bool:
-    """Like atomic_replace, but never replaces an existing file (False if it exists)."""
-    tmp = _write_tmp(path, data, None)
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        _unlink(tmp)
-    fsync_dir(path.parent)
-    return True
 
 
 def _os_error(exc: OSError, rel: str) -> WriteError:

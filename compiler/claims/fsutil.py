@@ -1,101 +1,31 @@
-"""Durable file operations: atomic replace, exclusive create, directory fsync, and
-the corpus-wide claims lock that serializes page compilation."""
+"""The corpus-wide claims lock that serializes page compilation, and the durable writes
+the claims code uses (built on the shared `compiler.fsutil`)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-import secrets
-import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..fsutil import atomic_create, atomic_replace, fsync_dir, makedirs
 from ..model import STATE_DIR
 
-
-def fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on directories
-        pass
-    finally:
-        os.close(fd)
-
-
-def makedirs(path: Path) -> None:
-    """mkdir -p that fsyncs the parent of every folder it creates."""
-    missing = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
-        try:
-            d.mkdir()
-        except FileExistsError:
-            continue
-        fsync_dir(d.parent)
-
-
-def _tmp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+__all__ = ["atomic_write", "create_exclusive", "corpus_lock", "fsync_dir", "inside", "makedirs"]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, rename over `path`, fsync the folder."""
+    """Replace `path` durably (see `fsutil.atomic_replace`), creating its folders."""
     makedirs(path.parent)
-    tmp = _tmp_name(path)
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-            fh.flush()
-            if mode is not None:
-                os.fchmod(fh.fileno(), mode)  # keep the page's permissions
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
+    atomic_replace(path, data)
 
 
 def create_exclusive(path: Path, data: bytes) -> bool:
-    """Write `path` only if it does not exist (never overwrites, even in a race).
-
-    The content is complete on disk before the name appears. Returns False when the
-    name is taken.
-    """
+    """Write `path` only if it does not exist (never overwrites, even in a race)."""
     makedirs(path.parent)
-    tmp = _tmp_name(path)
-    try:
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-    finally:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-    fsync_dir(path.parent)
-    return True
+    return atomic_create(path, data)
 
 
 class _CorpusLock:

@@ -248,7 +248,7 @@ def test_claim_cli_killed_at_random_points(tmp_path: Path, figures: dict) -> Non
 STEP_WRITER = r"""
 import builtins, os, signal, sys
 from pathlib import Path
-from commonplace.compiler import writes as w
+from commonplace.compiler import fsutil as f, writes as w
 root, step, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 
 def die(*a, **k):
@@ -263,7 +263,7 @@ if step == "mid-temp-write":
         def __getattr__(self, n): return getattr(self.fh, n)
         def __enter__(self): return self
         def __exit__(self, *a): self.fh.close()
-    w.open = lambda f, m="r", *a, **k: Half(real_open(f, m, *a, **k)) if "x" in m else real_open(f, m, *a, **k)
+    f.open = lambda p, m="r", *a, **k: Half(real_open(p, m, *a, **k)) if "x" in m else real_open(p, m, *a, **k)
 elif step == "before-fsync":
     w.os.fsync = die
 elif step == "before-rename":
@@ -271,7 +271,7 @@ elif step == "before-rename":
 elif step == "before-link":
     w.os.link = die
 elif step == "before-folder-fsync":
-    w.fsync_dir = die
+    f.fsync_dir = die
 target = "notes/big.md" if kind == "replace" else "notes/created.md"
 content = (("NEW " * 200_000) + "\n") if kind == "replace" else "# Created\n\nnew file\n"
 cur = (root / target).read_bytes() if (root / target).exists() else None

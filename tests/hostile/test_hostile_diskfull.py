@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
+from commonplace.compiler import fsutil
 from commonplace.compiler import writes as w
 from hostilekit import Env, check_response
 
@@ -103,8 +104,8 @@ def _mkdir_fails(exc: OSError) -> Callable[..., Any]:
 FAULTS = [
     Fault("fsync-enospc", ("append", "replace", "create"), lambda mp: mp.setattr(w.os, "fsync", _raise(ENOSPC))),
     Fault("fsync-erofs", ("append", "replace", "create"), lambda mp: mp.setattr(w.os, "fsync", _raise(EROFS))),
-    Fault("partial-write-enospc", ("append", "replace", "create"), lambda mp: mp.setattr(w, "open", _partial_open(ENOSPC), raising=False)),
-    Fault("open-tmp-erofs", ("append", "replace", "create"), lambda mp: mp.setattr(w, "open", _raise(EROFS), raising=False)),
+    Fault("partial-write-enospc", ("append", "replace", "create"), lambda mp: mp.setattr(fsutil, "open", _partial_open(ENOSPC), raising=False)),
+    Fault("open-tmp-erofs", ("append", "replace", "create"), lambda mp: mp.setattr(fsutil, "open", _raise(EROFS), raising=False)),
     Fault("rename-erofs", ("append", "replace"), lambda mp: mp.setattr(w.os, "replace", _only_tmp(os.replace, EROFS))),
     Fault("rename-enospc", ("append", "replace"), lambda mp: mp.setattr(w.os, "replace", _only_tmp(os.replace, ENOSPC))),
     Fault("link-enospc", ("create",), lambda mp: mp.setattr(w.os, "link", _only_tmp(os.link, ENOSPC))),
