@@ -7,7 +7,9 @@ rest of the corpus and its tokens can be kept between the parse and render stage
 
 from __future__ import annotations
 
+import logging
 import re
+import sys
 import unicodedata
 from typing import Any, Callable
 
@@ -165,9 +167,33 @@ def _heading_label(text: str) -> str:
     return slugify(text)
 
 
+class _QuietLogger:
+    """Stands in for markdown-it's module loggers: its block rules call
+    `LOGGER.debug(...)` on entry, 600k times for 2,000 pages (3% of parse time).
+    `"".format` swallows any arguments in C, without a Python frame."""
+
+    debug = "".format
+
+
+_LOGGED_RULES = ("blockquote", "code", "fence", "heading", "hr", "html_block", "lheading", "list",
+                 "paragraph", "reference")
+
+
+def _silence_rule_logging() -> None:
+    if logging.getLogger("markdown_it").isEnabledFor(logging.DEBUG):
+        return  # someone wants these messages
+    for name in _LOGGED_RULES:
+        module = sys.modules.get(f"markdown_it.rules_block.{name}")
+        if module is not None and hasattr(module, "LOGGER"):
+            module.LOGGER = _QuietLogger
+
+
 def make_markdown() -> MarkdownIt:
+    _silence_rule_logging()
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    # With html=False these rules return False on every call; skip the calls.
+    md.disable(["html_block", "html_inline"])
     md.use(front_matter_plugin)
     md.use(footnote_plugin)
     md.use(tasklists_plugin)
