@@ -72,8 +72,64 @@ def _nav(site: SiteContext, root: str) -> Markup:
 
 
 def _common(site: SiteContext, url: str) -> dict:
-    root = root_prefix(url)
-    return {"root": root, "site_name": site.name, "nav_types_html": _nav(site, root)}
+    # `root` is only "./" or "../" repeated: safe as it is, so the templates skip escaping it.
+    root = Markup(root_prefix(url))
+    return {"root": root, "site_name": _escaped(site.name), "nav_types_html": _nav(site, root)}
+
+
+# Escaped fragments reused across pages. A page lists ~30 links and the same documents
+# appear on many pages; escaping each item in the template cost a third of page
+# rendering (measured). Keys hold everything a fragment shows, so a changed title or
+# path makes a new entry; the caches are dropped when they grow large (long-running server).
+_FRAGMENTS: dict = {}
+_FRAGMENTS_MAX = 200_000
+
+
+def _remember(key: tuple, value: Any) -> Any:
+    if len(_FRAGMENTS) > _FRAGMENTS_MAX:
+        _FRAGMENTS.clear()
+    _FRAGMENTS[key] = value
+    return value
+
+
+def _escaped(text: str) -> Markup:
+    key = ("e", text)
+    return _FRAGMENTS.get(key) or _remember(key, escape(text))
+
+
+def _link_items(site: SiteContext, root: str, paths: list[str]) -> Markup:
+    """`<li>` items for the Links and Backlinks lists (as page.html used to loop them)."""
+    parts = []
+    titles = site.titles
+    for p in paths:
+        title = titles.get(p, p)
+        key = ("l", p, title)
+        frag = _FRAGMENTS.get(key)
+        if frag is None:
+            frag = _remember(key, (str(escape(page_url(p))),
+                                   f'">{escape(title)}</a> <span class="path">{escape(p)}</span></li>'))
+        parts.append(f'<li><a href="{root}{frag[0]}{frag[1]}')
+    return Markup("".join(parts))
+
+
+def _tag_chips(root: str, tags: list[str]) -> Markup:
+    parts = []
+    for t in tags:
+        key = ("t", t)
+        frag = _FRAGMENTS.get(key)
+        if frag is None:
+            frag = _remember(key, (str(escape(tag_url(t))), f'">#{escape(t)}</a></li>'))
+        parts.append(f'<li class="chip tag"><a href="{root}{frag[0]}{frag[1]}')
+    return Markup("".join(parts))
+
+
+def _crumbs_html(root: str, folder: str) -> Markup:
+    key = ("c", root, folder)
+    html = _FRAGMENTS.get(key)
+    if html is None:
+        html = _remember(key, Markup("".join(f'<a href="{root}{escape(c["url"])}">{escape(c["label"])}</a> / '
+                                             for c in crumbs(folder))))
+    return html
 
 
 def crumbs(folder: str) -> list[dict]:
@@ -92,18 +148,20 @@ def document_page(site: SiteContext, env: jinja2.Environment, d: Document) -> Ou
         if link.kind == "meta":
             superseded = {"label": site.title_of(link.resolved) if link.resolved else link.target,
                           "url": page_url(link.resolved) if link.resolved else None}
+    common = _common(site, url)
+    root = common["root"]
     html = env.get_template("page.html").render(
-        **_common(site, url),
+        **common,
         title=d.title,
         doc=d,
         type_url=type_url(d.type),
-        tags=[{"label": t, "url": tag_url(t)} for t in d.tags],
+        tags_html=_tag_chips(root, d.tags),
         meta=[(k, _meta_value(v)) for k, v in d.frontmatter.items() if k not in _CHIP_KEYS],
-        content=d.html,
-        crumbs=crumbs(d.folder),
+        content=Markup(d.html),
+        crumbs_html=_crumbs_html(root, d.folder),
         superseded_by=superseded,
-        outgoing=[{"title": site.title_of(p), "url": page_url(p), "path": p} for p in site.graph.outgoing.get(d.path, [])],
-        backlinks=[{"title": site.title_of(p), "url": page_url(p), "path": p} for p in site.graph.backlinks.get(d.path, [])],
+        outgoing_html=_link_items(site, root, site.graph.outgoing.get(d.path, [])),
+        backlinks_html=_link_items(site, root, site.graph.backlinks.get(d.path, [])),
         broken=[{"target": l.target, "line": l.line, "candidates": l.candidates} for l in d.links if l.broken],
     )
     return url, html.encode("utf-8")
