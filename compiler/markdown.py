@@ -188,6 +188,28 @@ def _silence_rule_logging() -> None:
             module.LOGGER = _QuietLogger
 
 
+def _prose_rule(md: MarkdownIt) -> Callable[..., bool]:
+    """A shortcut for block lines that start with a letter (most of a corpus).
+
+    markdown-it tries every block rule in turn on each block; of ours only table,
+    lheading and paragraph can match a line whose first character (below code
+    indentation) is a letter: every other rule needs a marker character first
+    (`#`, `>`, `-`, `*`, `+`, a digit, `` ` ``, `~`, `$`, `[`, `<`, `|`). Calling those
+    three directly, in chain order, gives the same tokens without the failed calls.
+    """
+    rules = md.block.ruler.__rules__
+    by_name = {r.name: r.fn for r in rules}
+    table, lheading, paragraph = by_name["table"], by_name["lheading"], by_name["paragraph"]
+
+    def prose(state: Any, start: int, end: int, silent: bool) -> bool:
+        pos = state.bMarks[start] + state.tShift[start]
+        if silent or pos >= state.eMarks[start] or not state.src[pos].isalpha() or state.is_code_block(start):
+            return False
+        return table(state, start, end, False) or lheading(state, start, end, False) or paragraph(state, start, end, False)
+
+    return prose
+
+
 def make_markdown() -> MarkdownIt:
     _silence_rule_logging()
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
@@ -203,6 +225,8 @@ def make_markdown() -> MarkdownIt:
     md.block.ruler.before(
         "table", "cp_marker", _marker_rule, {"alt": ["paragraph", "reference", "blockquote", "list"]}
     )
+    # First in the chain and in no terminator list; see _prose_rule for why it is exact.
+    md.block.ruler.before("front_matter", "cp_prose", _prose_rule(md))
     md.core.ruler.push("cp_balance_details", _balance_details)
     md.add_render_rule("cp_marker", _render_marker)
     md.add_render_rule("wikilink", _render_wikilink)
