@@ -392,12 +392,15 @@ class SearchEngine:
             if h is None or n > h.score:
                 best[path] = _Hit(path, cid, float(n), needle=needle)
         # Titles count too (a document whose title matches is an exact hit).
-        for path, title, cid in self._db.execute(
-                "SELECT d.path, d.title, min(c.id) FROM docs d JOIN chunks c ON c.path = d.path GROUP BY d.path"):
+        # (No join: over a table with a delta, `docs` and `chunks` are views, and SQLite
+        # materializes both for a join.)
+        for path, title in self._db.execute("SELECT path, title FROM docs").fetchall():
             if path in best or (allowed is not None and path not in allowed):
                 continue
             if low in fold(title):
-                best[path] = _Hit(path, cid, 1.0, needle=needle)
+                cid = self._db.execute("SELECT min(id) FROM chunks WHERE path = ?", [path]).fetchone()[0]
+                if cid is not None:
+                    best[path] = _Hit(path, cid, 1.0, needle=needle)
         priors = self._priors(list(best))
         hits = sorted(best.values(), key=lambda h: (-h.score, -priors.get(h.path, 0.0), h.path))
         return hits[:limit]

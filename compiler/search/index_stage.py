@@ -36,6 +36,7 @@ from .store import INDEX_FORMAT, MAX_PENDING_LISTED, IndexStore, Meta, cache_pat
 log = logging.getLogger("commonplace.search")
 
 EMBED_GROUP = 256  # chunks per encode call (cache is written after each)
+SMALL_UPDATE = 200  # documents: up to this many changed, a generation shares its base's files
 
 
 class IndexNeedsRebuild(RuntimeError):
@@ -244,9 +245,17 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         existing: dict[str, str] = {}
         pending_chunks = 0
         if base is not None:
+            assert meta is not None
+            pending_chunks = meta.chunks - meta.vectors  # chunks without a vector
             db0 = open_table(base, readonly=True)
-            existing = {r["path"]: r["hash"] for r in db0.execute("SELECT path, hash FROM docs")}
-            pending_chunks = db0.execute("SELECT count(*) FROM chunks WHERE has_vector = 0").fetchone()[0]
+            if full:
+                existing = {r["path"]: r["hash"] for r in db0.execute("SELECT path, hash FROM docs")}
+            else:  # only whether the removed paths are indexed matters
+                gone = sorted(set(removed_in))
+                for i in range(0, len(gone), 500):
+                    batch = gone[i : i + 500]
+                    existing.update((r["path"], r["hash"]) for r in db0.execute(
+                        f"SELECT path, hash FROM docs WHERE path IN ({','.join('?' * len(batch))})", batch))
             db0.close()
         if full:
             wanted = {d.path for d in docs}
@@ -270,10 +279,14 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
             report.seconds = time.perf_counter() - t0
             return report
 
-        gen = store.new_generation(base)
+        # A small update shares the table, the Whoosh segments and the HNSW file with the
+        # base generation and writes deltas (see store.py); a big one rewrites them.
+        small = base is not None and len(changed) + len(removed) <= SMALL_UPDATE
+        gen = store.new_generation(base, share_table=small and not store.delta_too_big(base))
         try:
             meta = _write_generation(root, gen, base, meta, changed, removed, embed=embed, model=model, ref=ref,
-                                     counter=counter, cfg=cfg, chunker=chunker, report=report, progress=progress)
+                                     counter=counter, cfg=cfg, chunker=chunker, report=report, progress=progress,
+                                     small=small)
             store.commit(gen)
         except BaseException:
             store.discard(gen)
@@ -290,7 +303,8 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
 
 def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | None, changed: list[Document],
                       removed: list[str], *, embed: bool, model: str | None, ref: Any, counter: Any,
-                      cfg: ChunkConfig, chunker: str, report: IndexReport, progress: bool) -> Meta:
+                      cfg: ChunkConfig, chunker: str, report: IndexReport, progress: bool,
+                      small: bool = False) -> Meta:
     from .bm25 import BM25Writer
 
     new_meta = Meta(generation=gen.name, model=ref.model_id, model_location=ref.location, chunker=chunker)
@@ -301,7 +315,17 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         new_meta.hnsw = dict(meta.hnsw)
     db = open_table(gen)
     db.execute("PRAGMA secure_delete = ON")  # deleted text is overwritten, not left in free pages
+    # A generation's files are fsynced by `IndexStore.commit`, and an uncommitted one is
+    # never read: SQLite's own journal and syncs would only repeat that work.
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
     out_paths = sorted(set(removed) | {d.path for d in changed})
+    # Counts are carried forward for a small update (counting rows over a table and its
+    # delta means scanning both); with chunks left pending by an earlier run and
+    # embeddings on, which of them get embedded now is not tracked here: count.
+    counted = small and meta is not None and not (embed and meta.chunks > meta.vectors)
+    dropped_docs = dropped_chunks = dropped_pending = 0
+    was_pending: set[str] = set()
 
     # 1. Drop the old chunks of changed and removed documents (remember their vectors).
     old_vectors: dict[str, int] = {}  # text hash -> chunk id whose vector can be reused
@@ -310,9 +334,16 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         batch = out_paths[i : i + 500]
         marks = ",".join("?" * len(batch))
         for r in db.execute(f"SELECT id, text_hash, has_vector FROM chunks WHERE path IN ({marks})", batch):
+            dropped_chunks += 1
             if r["has_vector"]:
                 dropped_ids.append(r["id"])
                 old_vectors.setdefault(r["text_hash"], r["id"])
+            else:
+                dropped_pending += 1
+        for r in db.execute(f"SELECT path, pending FROM docs WHERE path IN ({marks})", batch):
+            dropped_docs += 1
+            if r["pending"]:
+                was_pending.add(r["path"])
         db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
         db.execute(f"DELETE FROM docs WHERE path IN ({marks})", batch)
 
@@ -364,7 +395,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         report.timings["chunk"] = time.perf_counter() - t - t_bm25
         t = time.perf_counter()
         # 4. BM25: commit (segments are written now).
-        writer.commit()
+        writer.commit(incremental=small)
     except BaseException:
         writer.cancel()
         vectors.abort()
@@ -379,6 +410,15 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         raise
 
     # 6. Counts and pending documents.
+    if counted:
+        assert meta is not None
+        _carry_counts(db, meta, new_meta, changed, removed, dropped_docs, dropped_chunks, dropped_pending,
+                      was_pending, report)
+        db.commit()
+        db.close()
+        new_meta.built_at = time.time()
+        new_meta.save(gen, durable=False)
+        return new_meta
     new_meta.documents = db.execute("SELECT count(*) FROM docs").fetchone()[0]
     new_meta.chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     pending_paths = {r[0] for r in db.execute("SELECT DISTINCT path FROM chunks WHERE has_vector = 0")}
@@ -403,8 +443,51 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
     db.commit()
     db.close()
     new_meta.built_at = time.time()
-    new_meta.save(gen)
+    new_meta.save(gen, durable=False)
     return new_meta
+
+
+def _in_batches(db: Any, sql: str, values: list[str]) -> Iterator[Any]:
+    """Rows of `sql` (with one `{marks}` placeholder list) over `values` in batches."""
+    for i in range(0, len(values), 500):
+        batch = values[i : i + 500]
+        yield from db.execute(sql.format(marks=",".join("?" * len(batch))), batch)
+
+
+def _carry_counts(db: Any, meta: Meta, new_meta: Meta, changed: list[Document], removed: list[str],
+                  dropped_docs: int, dropped_chunks: int, dropped_pending: int, was_pending: set[str],
+                  report: IndexReport) -> None:
+    """Step 6 of a small update: the base's counts and pending list, adjusted by what
+    this update dropped and added (the same numbers a full count gives)."""
+    paths = sorted(d.path for d in changed)
+    added_docs = sum(1 for _ in _in_batches(db, "SELECT path FROM docs WHERE path IN ({marks})", paths))
+    added_chunks = 0
+    added_pending = 0
+    pending_now: set[str] = set()
+    for r in _in_batches(db, "SELECT path, has_vector FROM chunks WHERE path IN ({marks})", paths):
+        added_chunks += 1
+        if not r[1]:
+            added_pending += 1
+            pending_now.add(r[0])
+    new_pending = sorted(pending_now)
+    for i in range(0, len(new_pending), 500):
+        batch = new_pending[i : i + 500]
+        db.execute(f"UPDATE docs SET pending = 1 WHERE path IN ({','.join('?' * len(batch))})", batch)
+    new_meta.documents = meta.documents - dropped_docs + added_docs
+    new_meta.chunks = meta.chunks - dropped_chunks + added_chunks
+    pending_chunks = (meta.chunks - meta.vectors) - dropped_pending + added_pending
+    new_meta.vectors = new_meta.chunks - pending_chunks
+    new_meta.pending_count = meta.pending_count - len(was_pending) + len(pending_now)
+    listed = set(meta.pending_documents)
+    if len(listed) >= MAX_PENDING_LISTED and listed & (was_pending - pending_now):
+        # one of the listed ones left and the list was full: the next one is unknown
+        new_meta.pending_documents = [r[0] for r in db.execute(
+            f"SELECT path FROM docs WHERE pending = 1 ORDER BY path LIMIT {MAX_PENDING_LISTED}")]
+    else:
+        listed = (listed - set(removed) - {d.path for d in changed}) | pending_now
+        new_meta.pending_documents = sorted(listed)[:MAX_PENDING_LISTED]
+    report.pending_documents = sorted(pending_now | set(new_meta.pending_documents))
+    report.embeddings_pending = pending_chunks
 
 
 def _embed_texts(db: Any, ids: list[int]) -> dict[int, str]:

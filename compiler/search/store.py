@@ -6,14 +6,24 @@
       g000012/
         meta.json      model, dims, precision, counts, chunker identity, pending docs
         table.sqlite   documents and chunks (chunk id = hnswlib label = Whoosh `cid`)
+        delta.sqlite   (small updates) rows changed since table.sqlite was written
         whoosh/        the BM25 index
         vectors.hnsw   the HNSW index (absent until something is embedded)
+        vectors.delta  (small updates) vectors added and removed since vectors.hnsw
 
-A writer clones the live generation into a new directory (hard links for the immutable
-Whoosh segment files and the HNSW file, a copy of the table), applies its changes, fsyncs
-everything, then atomically replaces CURRENT. Readers open whatever CURRENT names, so they
-always see a complete generation. Older generations are removed (the newest previous one
-is kept for readers that are mid-query; `purge` keeps none).
+A writer clones the live generation into a new directory, applies its changes, fsyncs
+the files it wrote, then atomically replaces CURRENT. Readers open whatever CURRENT
+names, so they always see a complete generation. Older generations are removed (the
+newest previous one is kept for readers that are mid-query; `purge` keeps none).
+
+Files are never modified once a generation is committed, so a clone shares them by hard
+link: the Whoosh segments (Whoosh writes new segment and TOC files and never modifies old
+ones), the HNSW file, and for a small update the table too. A small update (`share_table`)
+writes its table changes to `delta.sqlite` (copied from the base generation, so it holds
+every change since `table.sqlite` was written); `open_table` presents the two as the
+`docs` and `chunks` tables (temporary views over both files; writes through them land in
+the delta). A big update, or a delta past `DELTA_FOLD_BYTES`, copies the table and folds
+the delta into it. See docs/decisions/2026-11-22-shared-generation-files.md.
 """
 
 from __future__ import annotations
@@ -72,6 +82,62 @@ CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(path) WHERE has_vector = 0;
 CREATE INDEX IF NOT EXISTS docs_pending ON docs(path) WHERE pending = 1;
 """
 
+# The delta of a small update: the changed rows (`delta_docs`, `delta_chunks`, with the
+# tables' columns) and the base rows they hide. (Own names: a trigger may not qualify the
+# table it writes, and the unqualified `docs`/`chunks` are the views.)
+DELTA_SCHEMA = (TABLE_SCHEMA.replace("TABLE IF NOT EXISTS docs", "TABLE IF NOT EXISTS delta_docs")
+                .replace("TABLE IF NOT EXISTS chunks", "TABLE IF NOT EXISTS delta_chunks")
+                .replace("ON chunks(", "ON delta_chunks(").replace("ON docs(", "ON delta_docs(")
+                .replace("EXISTS chunks_", "EXISTS delta_chunks_").replace("EXISTS docs_", "EXISTS delta_docs_")
+                + """
+CREATE TABLE IF NOT EXISTS gone_docs (path TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS gone_chunks (id INTEGER PRIMARY KEY);
+""")
+DELTA_FOLD_BYTES = 16 << 20  # a bigger delta is folded into a fresh table by the next update
+DELTA_FOLD_SHARE = 0.25  # ... or one past this share of the table's size
+
+_DOC_COLS = ("path, hash, title, type, status, tags, sort_date, canonical, is_session, evidence_class, "
+             "confidence, prior, superseded_by, frontmatter, mtime_ns, size, pending")
+_CHUNK_COLS = "id, path, ordinal, start_line, end_line, heading, text, text_hash, prefix, has_vector"
+
+
+def _views_sql(base: str, delta: str, writable: bool) -> str:
+    """Temporary `docs`/`chunks` views over a base table and its delta (and, for a writer,
+    whose main database is the delta, triggers that send inserts, deletes and updates to
+    the delta)."""
+    sql = f"""
+CREATE TEMP VIEW docs AS
+  SELECT {_DOC_COLS} FROM {base}.docs WHERE path NOT IN (SELECT path FROM {delta}.gone_docs)
+  UNION ALL SELECT {_DOC_COLS} FROM {delta}.delta_docs;
+CREATE TEMP VIEW chunks AS
+  SELECT {_CHUNK_COLS} FROM {base}.chunks WHERE id NOT IN (SELECT id FROM {delta}.gone_chunks)
+  UNION ALL SELECT {_CHUNK_COLS} FROM {delta}.delta_chunks;
+"""
+    if not writable:
+        return sql
+    for view, key, cols in (("docs", "path", _DOC_COLS), ("chunks", "id", _CHUNK_COLS)):
+        new = ", ".join(f"NEW.{c.strip()}" for c in cols.split(","))
+        hide = (f"INSERT OR IGNORE INTO gone_{view} ({key}) SELECT {{r}}.{key} "
+                f"WHERE EXISTS (SELECT 1 FROM {base}.{view} WHERE {key} = {{r}}.{key});")
+        sql += f"""
+CREATE TEMP TRIGGER {view}_insert INSTEAD OF INSERT ON {view} BEGIN
+  {hide.format(r="NEW")}
+  DELETE FROM delta_{view} WHERE {key} = NEW.{key};
+  INSERT INTO delta_{view} ({cols}) VALUES ({new});
+END;
+CREATE TEMP TRIGGER {view}_delete INSTEAD OF DELETE ON {view} BEGIN
+  {hide.format(r="OLD")}
+  DELETE FROM delta_{view} WHERE {key} = OLD.{key};
+END;
+CREATE TEMP TRIGGER {view}_update INSTEAD OF UPDATE ON {view} BEGIN
+  {hide.format(r="OLD")}
+  DELETE FROM delta_{view} WHERE {key} = OLD.{key};
+  {hide.format(r="NEW")}
+  INSERT INTO delta_{view} ({cols}) VALUES ({new});
+END;
+"""
+    return sql
+
 
 def state_dir(root: Path) -> Path:
     return Path(root) / STATE_DIR
@@ -98,19 +164,48 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def fsync_tree(path: Path) -> None:
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
+def _fsync_file(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_paths(paths: list[str]) -> None:
+    """fsync these files (or folders), several at a time: concurrent fsyncs share the
+    file system's journal commits, so ten small files cost about one."""
+    if len(paths) <= 1:
+        for p in paths:
+            _fsync_file(p)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
+        list(pool.map(_fsync_file, paths))
+
+
+def fsync_tree(path: Path, new_only: bool = False) -> None:
+    """fsync every file and folder under `path`. `new_only`: skip files with other hard
+    links (shared with a generation that was fsynced when it was committed)."""
+    files: list[str] = []
+    dirs: list[str] = []
+    for dirpath, _dirs, names in os.walk(path):
+        for name in names:
             fp = os.path.join(dirpath, name)
-            try:
-                fd = os.open(fp, os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        _fsync_dir(Path(dirpath))
+            if new_only:
+                try:
+                    if os.stat(fp).st_nlink > 1:
+                        continue
+                except OSError:
+                    continue
+            files.append(fp)
+        dirs.append(dirpath)
+    fsync_paths(files)
+    fsync_paths(dirs)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -148,9 +243,13 @@ class Meta:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
-    def save(self, gen_dir: Path) -> None:
+    def save(self, gen_dir: Path, durable: bool = True) -> None:
+        """`durable=False`: a new generation's file (fsynced by `IndexStore.commit`)."""
         data = json.dumps(self.__dict__, indent=2, sort_keys=True).encode("utf-8")
-        write_atomic(gen_dir / "meta.json", data)
+        if durable:
+            write_atomic(gen_dir / "meta.json", data)
+        else:
+            (gen_dir / "meta.json").write_bytes(data)
 
 
 class IndexStore:
@@ -189,8 +288,15 @@ class IndexStore:
             finally:
                 fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
-    def new_generation(self, base: Path | None) -> Path:
-        """A fresh generation directory, cloned from `base` when given."""
+    def new_generation(self, base: Path | None, share_table: bool = False) -> Path:
+        """A fresh generation directory, cloned from `base` when given.
+
+        Whoosh writes new segment/TOC files and never modifies old ones; hnswlib files
+        and the HNSW delta are replaced whole (write, then rename). So all of them are
+        shared by hard link. The table: with `share_table` it is hard-linked too and the
+        base's delta copied (writes go to the delta); otherwise it is copied with the
+        base's delta folded in.
+        """
         existing = self.generations()
         n = max((int(_GEN.match(g).group(1)) for g in existing), default=0) + 1  # type: ignore[union-attr]
         gen = self.dir / f"g{n:06d}"
@@ -199,8 +305,6 @@ class IndexStore:
         gen.mkdir(parents=True)
         if base is None:
             return gen
-        # Whoosh writes new segment/TOC files and never modifies old ones; hnswlib files
-        # are rewritten whole. So both are shared by hard link; the SQLite table is copied.
         for src in base.rglob("*"):
             rel = src.relative_to(base)
             dst = gen / rel
@@ -210,21 +314,49 @@ class IndexStore:
             if src.name.endswith("WRITELOCK") or src.name.startswith(".") or src.name == "meta.json":
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
-            if src.suffix == ".sqlite" or src.name.endswith((".sqlite-wal", ".sqlite-shm")):
+            if src.suffix == ".sqlite" or src.name.endswith((".sqlite-wal", ".sqlite-shm", "-journal")):
                 continue
             try:
                 os.link(src, dst)
             except OSError:
                 shutil.copy2(src, dst)
-        src_db = base / "table.sqlite"
-        if src_db.exists():
-            # A plain copy is consistent: only the writer (holding the lock) ever writes a
-            # table, and a committed generation's table is never written again.
+        src_db, src_delta = base / "table.sqlite", base / "delta.sqlite"
+        if not src_db.exists():
+            return gen
+        # Plain copies are consistent: only the writer (holding the lock) ever writes a
+        # table, and a committed generation's files are never written again.
+        if share_table:
+            try:
+                os.link(src_db, gen / "table.sqlite")
+            except OSError:
+                shutil.copyfile(src_db, gen / "table.sqlite")
+            if src_delta.exists():
+                shutil.copyfile(src_delta, gen / "delta.sqlite")
+            else:
+                db = sqlite3.connect(str(gen / "delta.sqlite"))
+                db.executescript(DELTA_SCHEMA)
+                db.commit()
+                db.close()
+        else:
             shutil.copyfile(src_db, gen / "table.sqlite")
+            if src_delta.exists():
+                fold_delta(gen / "table.sqlite", src_delta)
         return gen
 
+    def delta_too_big(self, base: Path) -> bool:
+        """Whether the next update should fold the base's table delta (see module doc)."""
+        try:
+            size = (base / "delta.sqlite").stat().st_size
+        except OSError:
+            return False
+        try:
+            table = (base / "table.sqlite").stat().st_size
+        except OSError:
+            return True
+        return size > DELTA_FOLD_BYTES or size > DELTA_FOLD_SHARE * table
+
     def commit(self, gen: Path, keep_previous: bool = True) -> None:
-        fsync_tree(gen)
+        fsync_tree(gen, new_only=True)
         _fsync_dir(self.dir)
         write_atomic(self.dir / "CURRENT", (gen.name + "\n").encode("ascii"))
         self.gc(keep_previous=keep_previous)
@@ -249,10 +381,49 @@ class IndexStore:
         return removed
 
 
+def _uri(path: Path, readonly: bool = True) -> str:
+    from urllib.parse import quote
+
+    return f"file:{quote(str(path))}" + ("?mode=ro&immutable=1" if readonly else "")
+
+
+def fold_delta(table: Path, delta: Path) -> None:
+    """Apply a generation's delta to a (private, writable) copy of its table."""
+    db = sqlite3.connect(_uri(table, readonly=False), uri=True)
+    try:
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute("PRAGMA secure_delete = ON")
+        db.execute("ATTACH DATABASE ? AS d", (_uri(delta),))
+        with db:
+            db.execute("DELETE FROM main.chunks WHERE id IN (SELECT id FROM d.gone_chunks) "
+                       "OR id IN (SELECT id FROM d.delta_chunks)")
+            db.execute("DELETE FROM main.docs WHERE path IN (SELECT path FROM d.gone_docs) "
+                       "OR path IN (SELECT path FROM d.delta_docs)")
+            db.execute(f"INSERT INTO main.chunks ({_CHUNK_COLS}) SELECT {_CHUNK_COLS} FROM d.delta_chunks")
+            db.execute(f"INSERT INTO main.docs ({_DOC_COLS}) SELECT {_DOC_COLS} FROM d.delta_docs")
+        db.execute("DETACH DATABASE d")
+    finally:
+        db.close()
+
+
 def open_table(gen: Path, readonly: bool = False) -> sqlite3.Connection:
+    """The generation's `docs` and `chunks` tables (over table.sqlite and, when there is
+    one, delta.sqlite: see the module doc). A writable connection writes to the delta
+    when there is one, else to table.sqlite itself (a private copy)."""
     path = gen / "table.sqlite"
+    delta = gen / "delta.sqlite"
+    has_delta = delta.exists()
     if readonly:
-        db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        db = sqlite3.connect(_uri(path), uri=True, check_same_thread=False)
+        if has_delta:
+            db.execute("ATTACH DATABASE ? AS delta", (_uri(delta),))
+            db.executescript(_views_sql("main", "delta", writable=False))
+    elif has_delta:
+        db = sqlite3.connect(_uri(delta, readonly=False), uri=True, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.executescript(DELTA_SCHEMA)
+        db.execute("ATTACH DATABASE ? AS base", (_uri(path),))
+        db.executescript(_views_sql("base", "main", writable=True))
     else:
         db = sqlite3.connect(str(path), check_same_thread=False)
         db.execute("PRAGMA journal_mode=DELETE")

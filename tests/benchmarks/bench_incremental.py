@@ -40,7 +40,12 @@ def commonplace_exe() -> str:
     return str(here) if here.exists() else (shutil.which("commonplace") or "commonplace")
 
 
-def timed_build(corpus: Path, out: Path, *flags: str) -> tuple[float, dict]:
+def timed_build(corpus: Path, out: Path, *flags: str, drop: tuple[str, ...] = ("index",)) -> tuple[float, dict]:
+    """A clean build: `--clean` ignores the site manifest, and the derived state named in
+    `drop` (under `.commonplace/`: the index; the embedding cache too for a build with
+    embeddings) is deleted first, or the index stage would find nothing to do."""
+    for name in drop:
+        shutil.rmtree(corpus / ".commonplace" / name, ignore_errors=True)
     t0 = time.perf_counter()
     proc = subprocess.run([commonplace_exe(), "build", str(corpus), "--out", str(out), "--clean", "--json", *flags],
                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
@@ -116,7 +121,7 @@ def main() -> None:
     full_embed = None
     if embed and not args.skip_full_embed:
         log("clean build with embeddings (this takes minutes) ...")
-        full_embed, report = timed_build(corpus, out)
+        full_embed, report = timed_build(corpus, out, drop=("index", "cache"))
         log(f"  {full_embed:.1f} s")
 
     from commonplace.compiler.live import LiveCorpus
