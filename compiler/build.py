@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, TypeVar
 from . import manifest
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_
-from .output import check_out_dir, existing_files, mark_output, remove_unlisted
+from .output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
 from .parse import content_hash
 from .scan import SourceFile, scan
 from .stages import parse_file
@@ -174,6 +174,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     check_out_dir(root, out)
     out.mkdir(parents=True, exist_ok=True)
     mark_output(out)
+    fresh = is_fresh(out)  # nothing in it yet: no stale files to look for
     name = opts.name or root.name
 
     # Stage: claims (the claim log compiles into canonical pages before the scan).
@@ -191,6 +192,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
             state = None  # someone deleted part of the site: rebuild it whole
         if state is None:
             state = SiteState(root, out, name, opts.site_url)
+            state.out_fresh = fresh
         upserts, deletes = _changes(state, files)
     progress = make_progress(opts.progress)
     with _timed(result.stages, "update"):
@@ -199,12 +201,15 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
         except StaleState:
             # A file changed under us; start over from a clean state (rare).
             state = SiteState(root, out, name, opts.site_url)
+            state.out_fresh = fresh
             files, scan_warnings = scan(root, out)
             stats = state.update(files, [], progress=progress)
     with _timed(result.stages, "manifest"):
         manifest.save(state, fp)
-        # Files someone else left in the output folder go, as a clean build would do.
-        result.files_removed = remove_unlisted(out, state.outputs)
+        # Files someone else left in the output folder go, as a clean build would do
+        # (the update already did so when it rebuilt the site whole).
+        if not stats.swept:
+            result.files_removed = remove_unlisted(out, state.outputs)
 
     # Stage: index (search indexes for the documents that changed).
     if opts.index:

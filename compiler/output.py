@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 MARKER = ".commonplace-site"
 
@@ -84,27 +85,58 @@ def write_site(out: Path, outputs: dict[str, bytes], keep: set[str] = frozenset(
 
 def existing_files(out: Path) -> set[str]:
     found: set[str] = set()
-    for dirpath, _, filenames in os.walk(out):
-        base = Path(dirpath).relative_to(out).as_posix()
-        prefix = "" if base == "." else base + "/"
+    for prefix, _, filenames in _walk(str(out), ""):
         found.update(prefix + name for name in filenames)
     return found
 
 
+def _walk(top: str, prefix: str) -> Iterator[tuple[str, str, list[str]]]:
+    """(site-relative prefix, folder, file names) for each folder, deepest first.
+    Plain strings and scandir: os.walk plus Path.relative_to per file took about a
+    second per walk of a 10,000-page site (measured)."""
+    files: list[str] = []
+    subdirs: list[str] = []
+    try:
+        with os.scandir(top) as it:
+            for entry in it:
+                # As os.walk: a link to a folder counts as a folder but is not entered.
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    files.append(entry.name)
+                elif not entry.is_symlink():
+                    subdirs.append(entry.name)
+    except OSError:
+        return
+    for name in subdirs:
+        yield from _walk(f"{top}/{name}", f"{prefix}{name}/")
+    yield prefix, top, files
+
+
+def is_fresh(out: Path) -> bool:
+    """True when the output folder holds nothing but (maybe) our marker."""
+    try:
+        with os.scandir(out) as it:
+            return all(entry.name == MARKER for entry in it)
+    except FileNotFoundError:
+        return True
+
+
 def remove_unlisted(out: Path, keep: set[str]) -> int:
     removed = 0
-    for dirpath, dirnames, filenames in os.walk(out, topdown=False):
-        here = Path(dirpath)
+    top = str(out)
+    for prefix, folder, filenames in _walk(top, ""):
         for name in filenames:
-            full = here / name
-            rel = full.relative_to(out).as_posix()
+            rel = prefix + name
             if rel == MARKER or rel in keep:
                 continue
-            full.unlink()
+            os.unlink(f"{folder}/{name}")
             removed += 1
-        if here != out:
+        if folder != top:
             try:
-                here.rmdir()  # only succeeds when empty
+                os.rmdir(folder)  # only succeeds when empty
             except OSError:
                 pass
     return removed

@@ -55,6 +55,7 @@ class UpdateStats:
     pages_unchanged: int = 0
     files_removed: int = 0
     workers: int = 1
+    swept: bool = False  # the output folder was checked for files not in the site
     stages: dict[str, float] = field(default_factory=dict)  # seconds per step
 
 
@@ -72,6 +73,9 @@ class SiteState:
         self.types: list[str] = []
         self.outputs: set[str] = set()
         self.site: Site | None = None
+        # Set by the caller when the output folder held no file at all (but our marker)
+        # before this state's first update: a clean build then has nothing to sweep.
+        self.out_fresh = False
 
     # ----- queries -------------------------------------------------------------
     @property
@@ -152,10 +156,12 @@ class SiteState:
             assert self.site is not None
             new_outputs = doc_urls | emit.site_urls(self.site)
             if was_empty:  # a clean build also clears whatever an older build left behind
-                stats.files_removed = remove_unlisted(self.out, new_outputs)
+                stats.files_removed = 0 if self.out_fresh else remove_unlisted(self.out, new_outputs)
+                stats.swept = True
             else:
                 stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
             self.outputs = new_outputs
+        self.out_fresh = False
         clock("write")
         return stats
 
