@@ -179,9 +179,27 @@ def home_page(site: Site, env: jinja2.Environment) -> Output:
     return url, html.encode("utf-8")
 
 
+def _doc_items(root: str, docs: list[Document]) -> Markup:
+    """The `<li>` lines of a document list; each document's escaped line is cached, as
+    it shows on its type, folder and tag pages (and these on every rebuild)."""
+    parts = []
+    for d in docs:
+        date = d.sort_date
+        key = ("d", d.path, d.title, d.status, date)
+        frag = _FRAGMENTS.get(key)
+        if frag is None:
+            status = f' <span class="chip status status-{escape(d.status)}">{escape(d.status)}</span>' if d.status else ""
+            when = f" <time>{escape(date)}</time>" if date else ""
+            frag = _remember(key, f'{escape(d.url)}">{escape(d.title)}</a>{status}{when} '
+                                  f'<span class="path">{escape(d.path)}</span></li>\n')
+        parts.append(f'<li><a href="{root}{frag}')
+    return Markup("".join(parts))
+
+
 def _list_page(site: Site, env: jinja2.Environment, url: str, title: str, items: list[Document], **extra: Any) -> Output:
+    common = _common(site, url)
     html = env.get_template("list.html").render(
-        **_common(site, url), title=title, items=[_entry(d) for d in items], **extra
+        **common, title=title, items_html=_doc_items(common["root"], items), **extra
     )
     return url, html.encode("utf-8")
 
