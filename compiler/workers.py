@@ -13,6 +13,7 @@ import gc
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
+import pickle
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -71,7 +72,8 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
                         out.append((None, warnings))
                 conn.send(("ok", out))
             elif cmd == "render":
-                ctx, jobs = arg
+                blob, jobs = arg
+                ctx = pickle.loads(blob)
                 results = []
                 for i, (path, links) in enumerate(jobs, 1):
                     if i % TICK == 0:
@@ -186,7 +188,10 @@ class Pool:
         for d in docs:
             jobs[self.owner.pop(d.path)].append((d.path, d.links))
         tick = self.progress("Rendering", len(docs))
-        return [r for part in self._round([("render", (ctx, j)) for j in jobs], tick) for r in part]
+        # The context (resolver, graph, titles) is the same for every worker: pickle it
+        # once, not once per worker (~0.1 s a worker at 10,000 pages).
+        blob = pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
+        return [r for part in self._round([("render", (blob, j)) for j in jobs], tick) for r in part]
 
     def close(self) -> None:
         for conn in self.conns:
