@@ -210,7 +210,9 @@ def _prose_rule(md: MarkdownIt) -> Callable[..., bool]:
     return prose
 
 
-def make_markdown() -> MarkdownIt:
+def make_markdown(shortcuts: bool = True) -> MarkdownIt:
+    """The corpus's parser. `shortcuts=False` leaves out the speed-ups that must not
+    change any output (tests compare the two)."""
     _silence_rule_logging()
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
     md.enable(["table", "strikethrough"])
@@ -229,10 +231,11 @@ def make_markdown() -> MarkdownIt:
     # `-`, `:` and `#`, then tries all 14 rules there in vain. Stop only where one of
     # ours can start (the others off: linkify, typographer, html) and at `]`, which
     # link labels look for. Same pending text, same tokens; a third of inline time.
-    if hasattr(md.inline, "terminator_re"):
+    if shortcuts and hasattr(md.inline, "terminator_re"):
         md.inline.terminator_re = re.compile(r"[\n!$&*<\[\\\]^_`~]")
     # First in the chain and in no terminator list; see _prose_rule for why it is exact.
-    md.block.ruler.before("front_matter", "cp_prose", _prose_rule(md))
+    if shortcuts:
+        md.block.ruler.before("front_matter", "cp_prose", _prose_rule(md))
     md.core.ruler.push("cp_balance_details", _balance_details)
     md.add_render_rule("cp_marker", _render_marker)
     md.add_render_rule("wikilink", _render_wikilink)

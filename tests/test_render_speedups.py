@@ -1,0 +1,115 @@
+"""The build's speed-ups must not change a byte of output.
+
+- The markdown shortcuts (a direct rule for lines starting with a letter, a narrower
+  text-rule terminator set) give the same tokens and HTML as the plain configuration.
+- Pages built from cached escaped fragments still escape titles, paths and tags.
+- A clean build into a fresh folder skips the stale-file sweep, but a clean build into
+  an old site still removes what is not part of it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.markdown import make_markdown
+
+from tests.benchmarks.corpus_gen import generate
+
+FAST = make_markdown()
+PLAIN = make_markdown(shortcuts=False)
+
+TRICKY = [
+    "name | value\n--- | ---\nalpha | `x|y`\n",
+    "Setext\n===\nSecond\n---\n",
+    "Para\n- list\nMore\n> quote\nPara\n# h\nPara\n```\nfence\n```\nPara\n    lazy\n",
+    "Text[^n] and  \nhard\\\nbreak\n\n[^n]: note\n    more\n",
+    "a - b : c # d = e + f @ g {h} % i > j ] k\n",
+    "[label - with: stuff](target.md) [[wiki - link: x|lbl]] ![img: x](y.png)\n",
+    "[a [nested - ] label](x) [^ref-1]: x\n\n[ref]: <u:v> 'title - x'\n\nuse [ref] and [ref][]\n",
+    "**bold - x** _em: y_ ~~del - z~~ $m - n$ $$d:e$$ ^[inline - note]\n",
+    "<http://a-b.c/d:e> <x@y.z> &amp; &#35; &bogus; \\- \\: \\#\n",
+    "Ünïcode line\nÉcole - x\n2024-01-01 is a date\n1990. not a list?\n",
+    "- [ ] task - x\n- [x] done: y\n  - nested a-b\n\n1) one\n2) two\n",
+    "term\n: def\n\n***\n___\n- - -\n",
+    "<!-- commonplace:details:start S - x -->\nin: side\n<!-- commonplace:details:end -->\n",
+    "|a|b|\n|-|-|\n|c - d|e: f|\n\ntext | not table\n",
+    "word\n\n\n  indented two\n      indented six\n\ttab\n",
+]
+
+
+def _tokens(md, text: str) -> list:
+    def flat(tokens: list) -> list:
+        return [(t.type, t.tag, t.nesting, t.content, t.markup, t.info, t.map, sorted(t.attrs.items()),
+                 t.meta if t.type != "footnote_block_open" else None, t.block, t.hidden,
+                 flat(t.children or [])) for t in tokens]
+
+    env: dict = {}
+    tokens = md.parse(text, env)
+    return [flat(tokens), md.renderer.render(tokens, md.options, env)]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_shortcuts_give_the_same_tokens_on_tricky_markdown(text: str):
+    assert _tokens(FAST, text) == _tokens(PLAIN, text)
+
+
+def test_shortcuts_give_the_same_tokens_on_random_markdown():
+    pieces = ["a", "word", "É", "1", "1.", "-", "- ", ":", "#", "# ", "=", "+", "@", "{", "}", "%", ">",
+              "> ", "*", "_", "[", "]", "(", ")", "!", "<", "`", "```", "~", "$", "$$", "^", "&", "\\",
+              "|", "---", "\n", "\n\n", "    ", "  ", "\t", "[[", "]]", "[^1]", "[^1]: ", "x.md"]
+    rng = random.Random(7)
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        assert _tokens(FAST, text) == _tokens(PLAIN, text), text
+
+
+def test_shortcuts_give_the_same_tokens_on_a_generated_corpus(tmp_path: Path):
+    generate(tmp_path, 60, seed=3)
+    for f in sorted(tmp_path.rglob("*.md")):
+        text = f.read_text()
+        assert _tokens(FAST, text) == _tokens(PLAIN, text), f
+
+
+def test_cached_fragments_stay_escaped(tmp_path: Path):
+    corpus, out = tmp_path / "c", tmp_path / "site"
+    (corpus / "notes").mkdir(parents=True)
+    (corpus / "notes" / "a.md").write_text(
+        '---\ntitle: A <b>&"x\'\ntags: ["<t>&"]\nstatus: active\n---\nSee [[B]].\n')
+    (corpus / "notes" / "b.md").write_text("# B\n\nBack to [[A <b>&\"x']].\n")
+    build(BuildOptions(corpus=corpus, out=out, embed=False, index=False))
+    page_b = (out / "notes/b/index.html").read_text()
+    assert '<li><a href="../../notes/a/index.html">A &lt;b&gt;&amp;&#34;x&#39;</a>' in page_b
+    page_a = (out / "notes/a/index.html").read_text()
+    assert "#&lt;t&gt;&amp;</a></li>" in page_a
+    assert '<a href="../../index.html">Home</a> / <a href="../../_/folders/notes/index.html">notes</a> / ' in page_a
+    listing = (out / "_/types/note/index.html").read_text()
+    assert ('<li><a href="../../../notes/a/index.html">A &lt;b&gt;&amp;&#34;x&#39;</a> '
+            '<span class="chip status status-active">active</span> <span class="path">notes/a.md</span></li>\n'
+            in listing)
+    assert "<b>" not in page_a + page_b + listing
+
+
+def test_clean_build_into_an_old_site_still_removes_stale_files(tmp_path: Path):
+    corpus, out = tmp_path / "c", tmp_path / "site"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# A\n")
+    (corpus / "b.md").write_text("# B\n")
+    opts = BuildOptions(corpus=corpus, out=out, embed=False, index=False)
+    build(opts)
+    assert (out / "b/index.html").exists()
+    (corpus / "b.md").unlink()
+    (out / "stray" / "deep").mkdir(parents=True)
+    (out / "stray" / "deep" / "x.html").write_text("x")
+    result = build(BuildOptions(corpus=corpus, out=out, embed=False, index=False, clean=True))
+    assert not (out / "b").exists() and not (out / "stray").exists()
+    assert result.files_removed >= 2
+    fresh = tmp_path / "fresh"
+    build(BuildOptions(corpus=corpus, out=fresh, embed=False, index=False))
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
+    assert json.loads(json.dumps(files))  # both sites list the same files
