@@ -169,18 +169,25 @@ class SiteState:
                 full: bool) -> set[str]:
         """Re-resolve the links a change could affect; return the pages to re-render."""
         if full:
-            reresolve = set(self.docs)
-        else:
-            names: set[str] = set()
-            for p, old in old_docs.items():
-                if old is not None:
-                    names |= _doc_names(old)
-                if p in self.docs:
-                    names |= _doc_names(self.docs[p])
-            reresolve = set(changed)
-            for n in names:
-                reresolve |= self.link_index.get(n, set())
-            reresolve = {p for p in reresolve if p in self.docs}
+            # Every page is rendered anyway: resolve and graph, skip the change tracking.
+            resolve = self.resolver.resolve
+            for p in sorted(self.docs):
+                for link in self.docs[p].links:
+                    res = resolve(link, p)
+                    link.resolved, link.candidates = res.path, res.candidates
+            for p in sorted(set(self.docs) | removed):
+                self.graph.set_outgoing(p, self.docs.get(p))
+            return set(self.docs)
+        names: set[str] = set()
+        for p, old in old_docs.items():
+            if old is not None:
+                names |= _doc_names(old)
+            if p in self.docs:
+                names |= _doc_names(self.docs[p])
+        reresolve = set(changed)
+        for n in names:
+            reresolve |= self.link_index.get(n, set())
+        reresolve = {p for p in reresolve if p in self.docs}
         render: set[str] = set(changed)
         for p in sorted(reresolve):
             d = self.docs[p]
