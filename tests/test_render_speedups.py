@@ -113,3 +113,20 @@ def test_clean_build_into_an_old_site_still_removes_stale_files(tmp_path: Path):
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())
     assert json.loads(json.dumps(files))  # both sites list the same files
+
+
+def test_worker_documents_arrive_with_their_bodies(tmp_path: Path):
+    from commonplace.compiler.scan import scan
+    from commonplace.compiler.stages import parse_file, render_page
+    from commonplace.compiler.workers import Pool
+
+    generate(tmp_path, 40, seed=5)
+    (tmp_path / "odd.md").write_text("---\ntitle: [unclosed\n---\nbody\n")  # malformed: body is the text
+    (tmp_path / "fm.md").write_text("---\ntitle: x\n---\n---\nsecond: block\n---\nbody\n")
+    files, _ = scan(tmp_path, tmp_path / "site")
+    with Pool(2, parse_file, render_page) as pool:
+        got = pool.parse(files)
+    for f, (doc, _) in zip(files, got):
+        want, _ = parse_file(f)
+        assert (doc.text, doc.body, doc.body_line) == (want.text, want.body, want.body_line)
+        assert type(doc.body) is str
