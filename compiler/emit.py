@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring as json_string  # as json.dumps(ensure_ascii=False)
 from typing import Any, Iterator
 from xml.sax.saxutils import escape as xml_escape
 
@@ -267,16 +268,32 @@ def not_found_page(site: Site, env: jinja2.Environment) -> Output:
     return url, env.get_template("404.html").render(**_common(site, url), title="Not found").encode("utf-8")
 
 
-def _dumps(data: Any) -> bytes:
+def _json(data: Any) -> str:
     # No indent: with one, json falls back to its pure-Python encoder (slow at 10k nodes).
-    return (json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _dumps(data: Any) -> bytes:
+    return (_json(data) + "\n").encode("utf-8")
 
 
 def graph_json(site: Site) -> Output:
+    """What `_dumps({"nodes": ..., "edges": ..., "broken": ...})` gives, with the edges
+    (ten per document) written directly: a dict per edge cost half the time (measured)."""
     nodes = [{"id": d.path, "title": d.title, "type": d.type, "url": d.url, "tags": d.tags} for d in site.docs]
-    edges = [{"source": s, "target": t} for s, targets in sorted(site.graph.outgoing.items()) for t in targets]
+    quoted: dict[str, str] = {}
+
+    def q(path: str) -> str:
+        text = quoted.get(path)
+        if text is None:
+            text = quoted[path] = json_string(path)
+        return text
+
+    edges = ",".join(f'{{"source":{q(s)},"target":{q(t)}}}'
+                     for s, targets in sorted(site.graph.outgoing.items()) for t in targets)
     broken = [{"source": b["path"], "target": b["target"], "line": b["line"]} for b in site.broken_links()]
-    return "graph.json", _dumps({"nodes": nodes, "edges": edges, "broken": broken})
+    text = f'{{"broken":{_json(broken)},"edges":[{edges}],"nodes":{_json(nodes)}}}\n'
+    return "graph.json", text.encode("utf-8")
 
 
 SEARCH_SHARDS = 16
