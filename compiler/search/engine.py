@@ -79,6 +79,7 @@ class SearchEngine:
         self._db: Any = None
         self._vectors: Any = None
         self._vectors_loaded = False
+        self._prev_vectors: Any = None  # the last generation's, until the next vector query
         self._cache: OrderedDict[tuple, Any] = OrderedDict()
         self._docs: dict[str, Any] | None = None
         self._qvec: dict[tuple, Any] = {}
@@ -86,15 +87,19 @@ class SearchEngine:
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
         with self._lock:
-            if self._bm25 is not None:
-                self._bm25.close()
-            if self._db is not None:
-                self._db.close()
-            self._bm25 = self._db = self._vectors = None
-            self._vectors_loaded = False
-            self._gen = None
-            self._cache.clear()
-            self._docs = None
+            self._close()
+            self._prev_vectors = None
+
+    def _close(self) -> None:
+        if self._bm25 is not None:
+            self._bm25.close()
+        if self._db is not None:
+            self._db.close()
+        self._bm25 = self._db = self._vectors = None
+        self._vectors_loaded = False
+        self._gen = None
+        self._cache.clear()
+        self._docs = None
 
     def _ensure_open(self) -> None:
         for attempt in range(3):
@@ -104,7 +109,9 @@ class SearchEngine:
                 raise IndexNotReady(f"no search index in {self.root}: run `commonplace build`")
             if name == self._gen:
                 return
-            self.close()
+            if self._vectors is not None:  # a small update only adds a delta to its HNSW file
+                self._prev_vectors = self._vectors
+            self._close()
             from .bm25 import BM25Searcher
 
             gen = self.store.dir / name
@@ -113,7 +120,7 @@ class SearchEngine:
                 self._db = open_table(gen, readonly=True)
                 self._bm25 = BM25Searcher(gen / "whoosh")
             except Exception:  # noqa: BLE001 - collected between reading CURRENT and opening it
-                self.close()
+                self._close()
                 if attempt == 2:
                     raise
                 continue
@@ -132,7 +139,11 @@ class SearchEngine:
             if self.meta.dim and self.meta.vectors and path.exists():
                 from .vectors import VectorIndex
 
-                self._vectors = VectorIndex.load(path, self.meta.dim, deleted=self.meta.deleted_vectors)
+                prev, self._prev_vectors = self._prev_vectors, None
+                if prev is not None and prev.dim == self.meta.dim and prev.refresh(path, self.meta.deleted_vectors):
+                    self._vectors = prev  # the same HNSW file: only the new delta applied
+                else:
+                    self._vectors = VectorIndex.load(path, self.meta.dim, deleted=self.meta.deleted_vectors)
         return self._vectors
 
     def embedder(self) -> Any:

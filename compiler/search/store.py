@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS gone_docs (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS gone_chunks (id INTEGER PRIMARY KEY);
 """)
 DELTA_FOLD_BYTES = 16 << 20  # a bigger delta is folded into a fresh table by the next update
-DELTA_FOLD_SHARE = 0.25  # ... or one past this share of the table's size
+DELTA_FOLD_SHARE = 0.25  # ... or one past this share of the table's size (and 1 MB)
 
 _DOC_COLS = ("path, hash, title, type, status, tags, sort_date, canonical, is_session, evidence_class, "
              "confidence, prior, superseded_by, frontmatter, mtime_ns, size, pending")
@@ -353,7 +353,7 @@ class IndexStore:
             table = (base / "table.sqlite").stat().st_size
         except OSError:
             return True
-        return size > DELTA_FOLD_BYTES or size > DELTA_FOLD_SHARE * table
+        return size > DELTA_FOLD_BYTES or size > max(1 << 20, DELTA_FOLD_SHARE * table)
 
     def commit(self, gen: Path, keep_previous: bool = True) -> None:
         fsync_tree(gen, new_only=True)

@@ -103,6 +103,9 @@ def main() -> None:
     ap.add_argument("--no-embed", action="store_true", help="no embeddings anywhere (BM25 only)")
     ap.add_argument("--skip-full-embed", action="store_true",
                     help="do not time the clean build with embeddings (reuse the index in --workdir)")
+    ap.add_argument("--skip-builds", action="store_true",
+                    help="time no builds: reuse the index in --workdir and the build times an earlier run "
+                         "recorded there (builds.json)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -115,14 +118,26 @@ def main() -> None:
         generate(corpus, args.n, seed=args.seed)
     embed = not args.no_embed
 
-    log("clean build without embeddings ...")
-    full_no_embed, report = timed_build(corpus, out, "--no-embed")
-    log(f"  {full_no_embed:.1f} s")
-    full_embed = None
-    if embed and not args.skip_full_embed:
-        log("clean build with embeddings (this takes minutes) ...")
-        full_embed, report = timed_build(corpus, out, drop=("index", "cache"))
-        log(f"  {full_embed:.1f} s")
+    times_file = work / "builds.json"
+    times = json.loads(times_file.read_text()) if times_file.exists() else {}
+    if args.skip_builds:
+        full_no_embed, full_embed = times["no_embed"], times.get("embed") if embed else None
+        log(f"reusing the index in {corpus} and the build times in {times_file}")
+    else:
+        log("clean build without embeddings ...")
+        full_no_embed, report = timed_build(corpus, out, "--no-embed")
+        log(f"  {full_no_embed:.1f} s")
+        times = {"no_embed": full_no_embed, "load": os.getloadavg()}
+        full_embed = None
+        if embed and not args.skip_full_embed:
+            log("clean build with embeddings (this takes minutes) ...")
+            full_embed, report = timed_build(corpus, out, drop=("index", "cache"))
+            log(f"  {full_embed:.1f} s")
+            times["embed"] = full_embed
+            times["embed_stages"] = report.get("stages")
+        times_file.write_text(json.dumps(times, indent=2))
+    if args.edits <= 0:
+        return
 
     from commonplace.compiler.live import LiveCorpus
 
@@ -181,6 +196,7 @@ def main() -> None:
         "chunks_embedded_per_edit": round(statistics.mean(embedded), 2) if embedded else None,
         "speedup_vs_full_no_embed": round(full_no_embed / p50, 1),
         "embeddings": embed,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -195,6 +211,7 @@ def main() -> None:
         ("refresh itself, p50", f"{result['refresh_p50_ms']} ms"),
         ("chunks embedded per edit", f"{result['chunks_embedded_per_edit']}"),
         ("full no-embed build / p50 edit", f"{result['speedup_vs_full_no_embed']}x"),
+        ("load average (1, 5, 15 min)", " ".join(str(x) for x in result["load_average"])),
     ]
     width = max(len(r[0]) for r in rows)
     for k, v in rows:
