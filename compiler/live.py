@@ -24,6 +24,7 @@ from .state import SiteState, StaleState
 from .workers import InProcess
 
 SAVE_DELAY_SECONDS = 2.0
+MERGE_DELAY_SECONDS = 1.0  # quiet time before small BM25 segments are merged
 
 
 @dataclass
@@ -70,6 +71,7 @@ class LiveCorpus:
         self.last_build: BuildResult | None = None
         self.last_refresh: RefreshResult | None = None
         self._save_timer: threading.Timer | None = None
+        self._merge_timer: threading.Timer | None = None
         self._save_io_lock = threading.Lock()  # one manifest write at a time
         self._watcher: Any = None
 
@@ -79,6 +81,13 @@ class LiveCorpus:
             result, self.state = build_state(self.opts)
             self.last_build = result
             self.ready = True
+            # The state lives as long as the process: exempt it from the cyclic GC, whose
+            # full collections would otherwise rescan millions of objects now and then,
+            # in the middle of a refresh or a search.
+            import gc
+
+            gc.collect()
+            gc.freeze()
             return result
 
     def close(self) -> None:
@@ -89,6 +98,9 @@ class LiveCorpus:
             if self._save_timer is not None:
                 self._save_timer.cancel()
                 self._save_timer = None
+            if self._merge_timer is not None:
+                self._merge_timer.cancel()
+                self._merge_timer = None
             self._save()
 
     def __enter__(self) -> "LiveCorpus":
@@ -155,7 +167,9 @@ class LiveCorpus:
 
         try:
             try:
-                report = update_indexes(self.root, [state.docs[p] for p in changed], removed, embed=self.embed)
+                report = update_indexes(self.root, [state.docs[p] for p in changed], removed, embed=self.embed,
+                                        defer_merge=True)
+                self._schedule_merge()
             except IndexNeedsRebuild:
                 report = build_indexes(self.root, list(state.docs.values()), embed=self.embed)
             if forgotten:
@@ -205,6 +219,27 @@ class LiveCorpus:
 
         self._watcher = Watcher(self.root, self.out, on_change)
         self._watcher.start()
+
+    # ----- index maintenance -------------------------------------------------------
+    def _schedule_merge(self) -> None:
+        if self._merge_timer is not None:
+            self._merge_timer.cancel()
+        self._merge_timer = threading.Timer(MERGE_DELAY_SECONDS, self._merge)
+        self._merge_timer.daemon = True
+        self._merge_timer.start()
+
+    def _merge(self) -> None:
+        """Once edits pause: merge the small BM25 segments the updates left (a refresh
+        arriving meanwhile waits for it; the merge is a few hundred milliseconds)."""
+        from .search.index_stage import merge_segments
+
+        try:
+            with self.write_lock:
+                merge_segments(self.root)
+        except Exception as exc:  # noqa: BLE001 - the next full build merges anyway
+            import logging
+
+            logging.getLogger("commonplace").warning("merging index segments failed: %s", exc)
 
     # ----- the manifest ----------------------------------------------------------
     def _schedule_save(self) -> None:

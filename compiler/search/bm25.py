@@ -144,9 +144,29 @@ class ChunkDoc:
 
 MERGE_TIERS = (400, 4000, 40000)  # segments below a tier's size count as that tier's
 MERGE_FANOUT = 10  # merge a tier's segments once there are more than this many
+MERGE_FANOUT_DEFERRED = 40  # ... when merges are normally left to `merge_segments`
 
 
-def tiered_merge(writer: Any, segments: list[Any]) -> list[Any]:
+def _tiers_to_merge(segments: list[Any], fanout: int) -> list[Any]:
+    segments = [s for s in segments if s.doc_count() > 0]
+    largest = max(segments, key=lambda s: s.doc_count_all(), default=None)  # never merged here
+    for limit in MERGE_TIERS:
+        small = [s for s in segments if s.doc_count_all() < limit and s is not largest]
+        if len(small) > fanout:
+            return small
+    return []
+
+
+def needs_merge(directory: Path) -> bool:
+    """Whether `tiered_merge` would merge anything in this index (reads the TOC only)."""
+    ix = index.open_dir(str(directory))
+    try:
+        return bool(_tiers_to_merge(list(ix._segments()), MERGE_FANOUT))
+    finally:
+        ix.close()
+
+
+def tiered_merge(writer: Any, segments: list[Any], fanout: int = MERGE_FANOUT) -> list[Any]:
     """Whoosh merge policy for incremental commits: a log-structured merge.
 
     Each update adds one small segment. Once more than `MERGE_FANOUT` segments are
@@ -159,18 +179,13 @@ def tiered_merge(writer: Any, segments: list[Any]) -> list[Any]:
     from whoosh.reading import SegmentReader
 
     segments = [s for s in segments if s.doc_count() > 0]
-    largest = max(segments, key=lambda s: s.doc_count_all(), default=None)  # never merged here
-    for limit in MERGE_TIERS:
-        small = [s for s in segments if s.doc_count_all() < limit and s is not largest]
-        if len(small) <= MERGE_FANOUT:
-            continue
-        for seg in small:
-            reader = SegmentReader(writer.storage, writer.schema, seg)
-            writer.add_reader(reader)
-            reader.close()
-        merged = {id(s) for s in small}
-        return [s for s in segments if id(s) not in merged]
-    return segments
+    small = _tiers_to_merge(segments, fanout)
+    for seg in small:
+        reader = SegmentReader(writer.storage, writer.schema, seg)
+        writer.add_reader(reader)
+        reader.close()
+    merged = {id(s) for s in small}
+    return [s for s in segments if id(s) not in merged]
 
 
 class BM25Writer:
@@ -196,13 +211,16 @@ class BM25Writer:
         for d in docs:
             self._w.add_document(**d.fields())
 
-    def commit(self, optimize: bool = False, incremental: bool = False) -> None:
+    def commit(self, optimize: bool = False, incremental: bool = False, defer_merge: bool = False) -> None:
         """`incremental`: a small update. Its documents become one new segment and the
         existing segments stay as they are (their files are shared with the previous
-        generation), except that tiny segments are merged tier by tier (`tiered_merge`).
+        generation), except that tiny segments are merged tier by tier (`tiered_merge`);
+        with `defer_merge` only once there are `MERGE_FANOUT_DEFERRED` of them (the
+        caller merges later, off the latency path: `index_stage.merge_segments`).
         Otherwise Whoosh's default policy (merge small segments) applies."""
         if incremental and not optimize:
-            self._w.commit(mergetype=tiered_merge)
+            fanout = MERGE_FANOUT_DEFERRED if defer_merge else MERGE_FANOUT
+            self._w.commit(mergetype=lambda w, segs: tiered_merge(w, segs, fanout))
         else:
             self._w.commit(optimize=optimize)
         self.ix.close()

@@ -217,14 +217,41 @@ def build_indexes(root: Path, docs: Sequence[Document], *, embed: bool = True, m
 
 
 def update_indexes(root: Path, changed: Sequence[Document], removed: Iterable[str] = (), *, embed: bool = True,
-                   model: str | None = None, cfg: ChunkConfig = ChunkConfig(), progress: bool = False) -> IndexReport:
-    """Incremental: re-index `changed` documents (new or edited), drop `removed` paths."""
+                   model: str | None = None, cfg: ChunkConfig = ChunkConfig(), progress: bool = False,
+                   defer_merge: bool = False) -> IndexReport:
+    """Incremental: re-index `changed` documents (new or edited), drop `removed` paths.
+
+    `defer_merge`: leave merging small BM25 segments to a later `merge_segments()` (a
+    live process calls it once the edits pause), unless they pile up."""
     return _apply(Path(root), list(changed), list(removed), full=False, embed=embed, model=model, cfg=cfg,
-                  progress=progress)
+                  progress=progress, defer_merge=defer_merge)
+
+
+def merge_segments(root: Path) -> str | None:
+    """Merge the small BM25 segments that incremental updates left (`bm25.tiered_merge`)
+    into a new generation, if there are enough of them; the generation's name, or None."""
+    from .bm25 import BM25Writer, needs_merge
+
+    store = IndexStore(Path(root).resolve())
+    with store.write_lock():
+        base = store.current()
+        if base is None or not needs_merge(base / "whoosh"):
+            return None
+        meta = Meta.load(base)
+        gen = store.new_generation(base, share_table=True)
+        try:
+            BM25Writer(gen / "whoosh", create=False).commit(incremental=True)
+            meta.generation = gen.name
+            meta.save(gen, durable=False)
+            store.commit(gen)
+        except BaseException:
+            store.discard(gen)
+            raise
+        return gen.name
 
 
 def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: bool, embed: bool,
-           model: str | None, cfg: ChunkConfig, progress: bool) -> IndexReport:
+           model: str | None, cfg: ChunkConfig, progress: bool, defer_merge: bool = False) -> IndexReport:
     from .embed import resolve_model
 
     t0 = time.perf_counter()
@@ -286,7 +313,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         try:
             meta = _write_generation(root, gen, base, meta, changed, removed, embed=embed, model=model, ref=ref,
                                      counter=counter, cfg=cfg, chunker=chunker, report=report, progress=progress,
-                                     small=small)
+                                     small=small, defer_merge=defer_merge)
             store.commit(gen)
         except BaseException:
             store.discard(gen)
@@ -304,7 +331,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
 def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | None, changed: list[Document],
                       removed: list[str], *, embed: bool, model: str | None, ref: Any, counter: Any,
                       cfg: ChunkConfig, chunker: str, report: IndexReport, progress: bool,
-                      small: bool = False) -> Meta:
+                      small: bool = False, defer_merge: bool = False) -> Meta:
     from .bm25 import BM25Writer
 
     new_meta = Meta(generation=gen.name, model=ref.model_id, model_location=ref.location, chunker=chunker)
@@ -395,7 +422,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
         report.timings["chunk"] = time.perf_counter() - t - t_bm25
         t = time.perf_counter()
         # 4. BM25: commit (segments are written now).
-        writer.commit(incremental=small)
+        writer.commit(incremental=small, defer_merge=defer_merge)
     except BaseException:
         writer.cancel()
         vectors.abort()

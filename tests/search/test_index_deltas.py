@@ -186,3 +186,35 @@ def test_engine_follows_small_updates_with_vectors(indexed, fake_embedder):
         assert engine._vectors is first  # refreshed in place, not reloaded
         fresh = VectorIndex.load(gen / "vectors.hnsw", first.dim, deleted=Meta.load(gen).deleted_vectors)
         assert sorted(first.live_ids()) == sorted(fresh.live_ids())
+
+
+def test_deferred_merges_leave_segments_for_merge_segments(indexed):
+    from whoosh import index as wix
+
+    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.search.bm25 import MERGE_FANOUT
+    from commonplace.compiler.search.index_stage import merge_segments, update_indexes
+
+    files = {f"n{i:02d}.md": doc(f"N {i}", f"words {i} common\n") for i in range(20)}
+    root, engine = indexed(files, embed_=False)
+    store = IndexStore(root)
+
+    def segments() -> int:
+        ix = wix.open_dir(str(store.current() / "whoosh"))
+        try:
+            return len(ix._segments())
+        finally:
+            ix.close()
+
+    assert merge_segments(root) is None  # nothing to merge
+    for i in range(MERGE_FANOUT + 3):
+        (root / f"n{i:02d}.md").write_text(doc(f"N {i}", f"words {i} common edited{i}\n"))
+        docs = {d.path: d for d in load_corpus(root).docs}
+        update_indexes(root, [docs[f"n{i:02d}.md"]], embed=False, defer_merge=True)
+    assert segments() > MERGE_FANOUT + 1
+    before = engine.search({"query": "common edited3", "mode": "bm25", "k": 20})["results"]
+    gen = merge_segments(root)
+    assert gen is not None and store.current().name == gen
+    assert segments() <= 2
+    after = engine.search({"query": "common edited3", "mode": "bm25", "k": 20})["results"]
+    assert [(r["path"], r["score"]) for r in after] == [(r["path"], r["score"]) for r in before]
