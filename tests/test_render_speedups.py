@@ -130,3 +130,16 @@ def test_worker_documents_arrive_with_their_bodies(tmp_path: Path):
         want, _ = parse_file(f)
         assert (doc.text, doc.body, doc.body_line) == (want.text, want.body, want.body_line)
         assert type(doc.body) is str
+
+
+def test_graph_json_is_canonical_json(tmp_path: Path):
+    corpus, out = tmp_path / "c", tmp_path / "site"
+    (corpus / "ü").mkdir(parents=True)
+    (corpus / "ü" / 'a "q".md').write_text("---\ntags: [x, 'é\"']\n---\n# A\n[[b]] [[nope]] [[b]]\n")
+    (corpus / "b.md").write_text("# B\n[[A]]\n")
+    build(BuildOptions(corpus=corpus, out=out, embed=False, index=False))
+    raw = (out / "graph.json").read_bytes()
+    data = json.loads(raw)
+    assert len(data["edges"]) == 2 and data["broken"] and len(data["nodes"]) == 2
+    canonical = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+    assert raw == canonical.encode("utf-8")
