@@ -36,6 +36,8 @@ class RefreshResult:
     index: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # seconds: site (pages and data files), index (search indexes), index.<step> (IndexReport.timings)
+    timings: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -146,15 +148,19 @@ class LiveCorpus:
                 forgotten = claims.forgotten
                 warnings += [str(w) for w in claims.warnings]
             upserts, deletes = self._classify(state, wanted, rescan)
+            t_site = time.perf_counter()
             try:
                 stats = state.update(upserts, deletes, runner_factory=_in_process)
             except StaleState:
                 upserts, deletes = self._classify(state, set(), True)
                 stats = state.update(upserts, deletes, runner_factory=_in_process)
             result = RefreshResult(stats.changed, stats.removed, stats.pages_written)
+            result.timings["site"] = time.perf_counter() - t_site
             result.warnings = warnings + [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]
             if self.index and (stats.changed or stats.removed or forgotten):
+                t_index = time.perf_counter()
                 self._index(state, stats.changed, stats.removed, forgotten, result)
+                result.timings["index"] = time.perf_counter() - t_index
             self._schedule_save()
         result.seconds = time.perf_counter() - t0
         self.last_refresh = result
@@ -175,6 +181,7 @@ class LiveCorpus:
             if forgotten:
                 purge(self.root)
             result.index = report.as_extra()
+            result.timings.update({f"index.{k}": v for k, v in report.timings.items()})
             result.indexed = not (self.embed and set(report.pending_documents) & set(changed))
             result.warnings += [str(w) for w in report.warnings]
         except Exception as exc:  # the pages are written; searchability catches up later

@@ -144,7 +144,7 @@ class ChunkDoc:
 
 MERGE_TIERS = (400, 4000, 40000)  # segments below a tier's size count as that tier's
 MERGE_FANOUT = 10  # merge a tier's segments once there are more than this many
-MERGE_FANOUT_DEFERRED = 40  # ... when merges are normally left to `merge_segments`
+MERGE_FANOUT_DEFERRED = 30  # ... when merges are normally left to `merge_segments`
 
 
 def _tiers_to_merge(segments: list[Any], fanout: int) -> list[Any]:
@@ -191,17 +191,19 @@ def tiered_merge(writer: Any, segments: list[Any], fanout: int = MERGE_FANOUT) -
 class BM25Writer:
     """Applies one batch of changes to a Whoosh index directory, then commits."""
 
-    def __init__(self, directory: Path, create: bool, bulk: bool = False):
+    def __init__(self, directory: Path, create: bool, bulk: bool = False, compound: bool = False):
         directory.mkdir(parents=True, exist_ok=True)
         if create or not index.exists_in(str(directory)):
             self.ix = index.create_in(str(directory), make_schema())
         else:
             self.ix = index.open_dir(str(directory))
-        # Segments as plain files, not one compound file: opening a reader on a compound
-        # segment copies each of its parts into memory (Whoosh's BufferFile wraps the mmap
-        # in a BytesIO), about 40 ms per reader for the main segment of a 10,000-document
-        # corpus, paid by every update (to find the chunks to delete) and every reopen.
-        self._w = self.ix.writer(limitmb=256 if bulk else 64, compound=False)
+        # Big segments as plain files, not one compound file: opening a reader on a
+        # compound segment copies each of its parts into memory (Whoosh's BufferFile wraps
+        # the mmap in a BytesIO), about 40 ms per reader for the main segment of a
+        # 10,000-document corpus, paid by every update (to find the chunks to delete) and
+        # every reopen. The small segments of incremental updates are compound (`compound`):
+        # one file each to share by hard link and to fsync, and cheap to copy.
+        self._w = self.ix.writer(limitmb=256 if bulk else 64, compound=compound)
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         for p in paths:

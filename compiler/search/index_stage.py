@@ -222,25 +222,35 @@ def update_indexes(root: Path, changed: Sequence[Document], removed: Iterable[st
     """Incremental: re-index `changed` documents (new or edited), drop `removed` paths.
 
     `defer_merge`: leave merging small BM25 segments to a later `merge_segments()` (a
-    live process calls it once the edits pause), unless they pile up."""
+    live process calls it once the edits pause) unless they pile up, and remove old
+    generations in a background thread."""
     return _apply(Path(root), list(changed), list(removed), full=False, embed=embed, model=model, cfg=cfg,
                   progress=progress, defer_merge=defer_merge)
 
 
+def _gc_quietly(store: IndexStore) -> None:
+    try:
+        store.gc(older_only=True)
+    except OSError as exc:  # the next update collects them
+        log.debug("collecting old index generations: %s", exc)
+
+
 def merge_segments(root: Path) -> str | None:
     """Merge the small BM25 segments that incremental updates left (`bm25.tiered_merge`)
-    into a new generation, if there are enough of them; the generation's name, or None."""
+    into a new generation, if there are enough of them; the generation's name, or None.
+    Old generations are collected either way."""
     from .bm25 import BM25Writer, needs_merge
 
     store = IndexStore(Path(root).resolve())
     with store.write_lock():
         base = store.current()
         if base is None or not needs_merge(base / "whoosh"):
+            store.gc()
             return None
         meta = Meta.load(base)
         gen = store.new_generation(base, share_table=True)
         try:
-            BM25Writer(gen / "whoosh", create=False).commit(incremental=True)
+            BM25Writer(gen / "whoosh", create=False, compound=True).commit(incremental=True)
             meta.generation = gen.name
             meta.save(gen, durable=False)
             store.commit(gen)
@@ -309,15 +319,27 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         # A small update shares the table, the Whoosh segments and the HNSW file with the
         # base generation and writes deltas (see store.py); a big one rewrites them.
         small = base is not None and len(changed) + len(removed) <= SMALL_UPDATE
+        t = time.perf_counter()
         gen = store.new_generation(base, share_table=small and not store.delta_too_big(base))
+        report.timings["clone"] = time.perf_counter() - t
         try:
             meta = _write_generation(root, gen, base, meta, changed, removed, embed=embed, model=model, ref=ref,
                                      counter=counter, cfg=cfg, chunker=chunker, report=report, progress=progress,
                                      small=small, defer_merge=defer_merge)
-            store.commit(gen)
+            t = time.perf_counter()
+            store.commit(gen, collect=False)
+            report.timings["publish"] = time.perf_counter() - t  # fsync the new files, switch CURRENT
         except BaseException:
             store.discard(gen)
             raise
+        t = time.perf_counter()
+        if defer_merge:  # off the latency path: removing a generation's files takes a while
+            import threading
+
+            threading.Thread(target=_gc_quietly, args=(store,), name="commonplace-index-gc", daemon=True).start()
+        else:
+            store.gc()
+        report.timings["gc"] = time.perf_counter() - t
         report.written = True
         report.generation = meta.generation
         report.documents, report.chunks, report.vectors = meta.documents, meta.chunks, meta.vectors
@@ -389,7 +411,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
 
     # 3. Chunk the changed documents, insert them, and hand their chunks to the BM25 writer
     #    and the vectors as they come (no whole-corpus lists in memory).
-    writer = BM25Writer(gen / "whoosh", create=base is None, bulk=len(changed) > 200)
+    writer = BM25Writer(gen / "whoosh", create=base is None, bulk=len(changed) > 200, compound=small)
     next_id = new_meta.next_id
     pending_rows: list[tuple[int, str, str, str]] = []
     t_bm25 = 0.0

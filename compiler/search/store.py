@@ -355,16 +355,21 @@ class IndexStore:
             return True
         return size > DELTA_FOLD_BYTES or size > max(1 << 20, DELTA_FOLD_SHARE * table)
 
-    def commit(self, gen: Path, keep_previous: bool = True) -> None:
+    def commit(self, gen: Path, keep_previous: bool = True, collect: bool = True) -> None:
+        """Make `gen` the live generation; then (`collect`) remove older ones (`gc`)."""
         fsync_tree(gen, new_only=True)
         _fsync_dir(self.dir)
         write_atomic(self.dir / "CURRENT", (gen.name + "\n").encode("ascii"))
-        self.gc(keep_previous=keep_previous)
+        if collect:
+            self.gc(keep_previous=keep_previous)
 
     def discard(self, gen: Path) -> None:
         shutil.rmtree(gen, ignore_errors=True)
 
-    def gc(self, keep_previous: bool = True) -> list[str]:
+    def gc(self, keep_previous: bool = True, older_only: bool = False) -> list[str]:
+        """Remove generations other than the current one (and, with `keep_previous`, the
+        newest older one). Under the write lock anything else is garbage; without it
+        (`older_only`), only generations older than those: a newer one may be being written."""
         cur = self.current_name()
         gens = self.generations()
         keep = {cur} if cur else set()
@@ -373,8 +378,8 @@ class IndexStore:
             if older:
                 keep.add(older[-1])
         removed = []
-        for g in gens:  # called under the write lock: anything else is garbage
-            if g in keep:
+        for g in gens:
+            if g in keep or (older_only and (cur is None or g > cur)):
                 continue
             shutil.rmtree(self.dir / g, ignore_errors=True)
             removed.append(g)
