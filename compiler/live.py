@@ -58,6 +58,64 @@ def _in_process(_: int) -> InProcess:
     return InProcess(parse_file, render_page)
 
 
+class _EarlyIndex:
+    """The search-index half of a refresh, run in a thread while the site half runs.
+
+    It parses the saved files itself (parsing is pure: the same documents the site state
+    gets) and updates the indexes; most of that time (embedding, fsync, SQLite, hnswlib)
+    runs outside the GIL, so it overlaps the site update's Python work. The refresh joins
+    it, and indexes sequentially whatever it did not cover (a failure, a file that changed
+    again between the two parses, a missing index).
+    """
+
+    def __init__(self, live: "LiveCorpus", state: SiteState, upserts: list[SourceFile], deletes: list[str]):
+        self.live = live
+        self.upserts = list(upserts)
+        self.known = {f.path for f in upserts if f.path in state.docs} | {p for p in deletes if p in state.docs}
+        self.deletes = [p for p in deletes if p in state.docs]
+        self.changed: set[str] = set()
+        self.removed: set[str] = set()
+        self.report: Any = None
+        self.seconds = 0.0
+        self.site_done: float | None = None
+        self.thread = threading.Thread(target=self._run, name="commonplace-index", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        from .search.index_stage import update_indexes
+
+        t0 = time.perf_counter()
+        try:
+            docs: list[Document] = []
+            changed, removed = set(), set(self.deletes)
+            for f in self.upserts:
+                doc, _ = parse_file(f)
+                if doc is None:
+                    if f.path in self.known:
+                        removed.add(f.path)
+                else:
+                    docs.append(doc)
+                    changed.add(f.path)
+            report = update_indexes(self.live.root, docs, sorted(removed), embed=self.live.embed, defer_merge=True)
+            self.changed, self.removed, self.report = changed, removed, report
+        except Exception:  # noqa: BLE001 - the refresh indexes sequentially instead
+            self.report = None
+        self.seconds = time.perf_counter() - t0
+
+    def join(self) -> None:
+        self.site_done = time.perf_counter()
+        self.thread.join()
+
+    def apply(self, result: RefreshResult) -> None:
+        report = self.report
+        result.index = report.as_extra()
+        result.timings["index"] = self.seconds
+        result.timings.update({f"index.{k}": v for k, v in report.timings.items()})
+        result.indexed = not (self.live.embed and set(report.pending_documents) & self.changed)
+        result.warnings += [str(w) for w in report.warnings]
+        self.live._schedule_merge()
+
+
 class LiveCorpus:
     def __init__(self, corpus: Path, out: Path, embed: bool = True, name: str | None = None, site_url: str = "",
                  index: bool = True):
@@ -82,6 +140,15 @@ class LiveCorpus:
         with self.write_lock:
             result, self.state = build_state(self.opts)
             self.last_build = result
+            if self.index and self.embed:
+                from .search.index_stage import warm_vectors
+
+                try:
+                    warm_vectors(self.root)
+                except Exception as exc:  # noqa: BLE001 - the first update loads it instead
+                    import logging
+
+                    logging.getLogger("commonplace").warning("loading the vector index failed: %s", exc)
             self.ready = True
             # The state lives as long as the process: exempt it from the cyclic GC, whose
             # full collections would otherwise rescan millions of objects now and then,
@@ -148,19 +215,33 @@ class LiveCorpus:
                 forgotten = claims.forgotten
                 warnings += [str(w) for w in claims.warnings]
             upserts, deletes = self._classify(state, wanted, rescan)
+            early = None
+            if self.index and not rescan and not forgotten and (upserts or deletes):
+                early = _EarlyIndex(self, state, upserts, deletes)
             t_site = time.perf_counter()
             try:
-                stats = state.update(upserts, deletes, runner_factory=_in_process)
-            except StaleState:
-                upserts, deletes = self._classify(state, set(), True)
-                stats = state.update(upserts, deletes, runner_factory=_in_process)
+                try:
+                    stats = state.update(upserts, deletes, runner_factory=_in_process)
+                except StaleState:
+                    upserts, deletes = self._classify(state, set(), True)
+                    stats = state.update(upserts, deletes, runner_factory=_in_process)
+            finally:
+                if early is not None:
+                    early.join()
             result = RefreshResult(stats.changed, stats.removed, stats.pages_written)
-            result.timings["site"] = time.perf_counter() - t_site
+            result.timings["site"] = early.site_done - t_site if early and early.site_done else (
+                time.perf_counter() - t_site)
             result.warnings = warnings + [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]
             if self.index and (stats.changed or stats.removed or forgotten):
-                t_index = time.perf_counter()
-                self._index(state, stats.changed, stats.removed, forgotten, result)
-                result.timings["index"] = time.perf_counter() - t_index
+                changed, removed = stats.changed, stats.removed
+                if early is not None and early.report is not None:
+                    early.apply(result)
+                    changed = sorted(set(changed) - early.changed)
+                    removed = sorted(set(removed) - early.removed)
+                if changed or removed or forgotten:
+                    t_index = time.perf_counter()
+                    self._index(state, changed, removed, forgotten, result)
+                    result.timings["index"] = result.timings.get("index", 0.0) + time.perf_counter() - t_index
             self._schedule_save()
         result.seconds = time.perf_counter() - t0
         self.last_refresh = result

@@ -15,8 +15,11 @@ whole again. A writable index just saved is kept in memory (`_LIVE`), so the nex
 in the same process (a server or watcher) starts from it instead of reading the files;
 a reader (`refresh`) applies only what changed between two deltas of the same file.
 
-Build settings (M=16, ef_construction=200) and the query-time ef (>= 128) keep recall@10
-against exact search at 0.99 or better (measured by the benchmark).
+Build settings M=32, ef_construction=400 and query-time ef 256: on the 10,000-document
+benchmark corpus (69,600 chunks of templated text, so many near-equal neighbours) recall@10
+against exact search was 0.9915 for 200 queries at about 1.9 ms a query. M=16/200 with
+ef 128 gave 0.949 (ef 256: 0.971); M=32/200 with ef 256 gave 0.978. The better graph
+costs build time: 99 s instead of 30 s to insert 69,600 vectors on a loaded 2-core box.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from typing import Any, Callable, Sequence
 import hnswlib
 import numpy as np
 
-M = 16
-EF_CONSTRUCTION = 200
-EF_SEARCH = 128
+M = 32
+EF_CONSTRUCTION = 400
+EF_SEARCH = 256
 COMPACT_RATIO = 0.2
 SEED = 100
 DELTA_NAME = "vectors.delta"
@@ -158,6 +161,11 @@ class VectorIndex:
                 pass
             self._base = _identity(path)
             self._added, self._removed = {}, set()
+        self.remember(path)
+
+    def remember(self, path: Path) -> None:
+        """Keep this writable index in memory as the state saved at `path` (the next
+        `load(path, writable=True)` in this process returns it)."""
         key = (_identity(path), _identity(delta_path(path)))
         with _LIVE_LOCK:
             _LIVE.clear()  # one live index per process is plenty

@@ -218,3 +218,17 @@ def test_deferred_merges_leave_segments_for_merge_segments(indexed):
     assert segments() <= 2
     after = engine.search({"query": "common edited3", "mode": "bm25", "k": 20})["results"]
     assert [(r["path"], r["score"]) for r in after] == [(r["path"], r["score"]) for r in before]
+
+
+def test_warm_vectors_keeps_the_writable_index_for_the_next_update(indexed, fake_embedder):
+    from commonplace.compiler.search.index_stage import warm_vectors
+
+    files = {f"n{i}.md": doc(f"N {i}", f"plain words number {i}\n") for i in range(5)}
+    root, _ = indexed(files)
+    vmod._LIVE.clear()
+    assert warm_vectors(root)
+    (live,) = vmod._LIVE.values()
+    (root / "n1.md").write_text(doc("N 1", "other words\n"))
+    reindex(root)
+    (again,) = vmod._LIVE.values()
+    assert again is live  # the update started from it (and saved it back)
