@@ -18,7 +18,8 @@ from watchdog.observers import Observer
 
 from .model import STATE_DIR
 
-DEBOUNCE_SECONDS = 0.025  # quiet time before a burst of events becomes one refresh
+DEBOUNCE_SECONDS = 0.01  # quiet time before a burst of events becomes one refresh (an editor's
+# write-then-rename arrives within a millisecond; a later event just means another refresh)
 
 
 def relevant(rel: str) -> bool:
@@ -86,8 +87,9 @@ class Watcher:
             return
         with self._cond:
             if is_dir:
-                if not any(p.startswith(".") for p in rel.split("/")):
-                    self._rescan = True
+                if any(p.startswith(".") for p in rel.split("/")):
+                    return  # e.g. index generations coming and going: no reason to wait longer
+                self._rescan = True
             elif relevant(rel):
                 self._pending.add(rel)
             else:

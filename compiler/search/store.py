@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_pending ON chunks(path) WHERE has_vector = 0;
+CREATE INDEX IF NOT EXISTS chunks_vector ON chunks(has_vector, id);
 CREATE INDEX IF NOT EXISTS docs_pending ON docs(path) WHERE pending = 1;
 """
 
