@@ -34,11 +34,18 @@ class _Handler(FileSystemEventHandler):
     def __init__(self, watcher: "Watcher"):
         self.watcher = watcher
 
+    def _top_level(self, raw: str | bytes) -> bool:
+        path = Path(raw.decode() if isinstance(raw, bytes) else raw)
+        return path.parent == self.watcher.root
+
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
         if event.is_directory and event.event_type not in ("moved", "deleted"):
-            return  # a folder's mtime changes with every file in it; the file events say more
+            # A folder's mtime changes with every file in it; the file events say more. A new
+            # top-level folder is the exception: it needs a watch of its own (see Watcher).
+            if not (event.event_type == "created" and self._top_level(event.src_path)):
+                return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if raw:
                 self.watcher.notify(Path(raw.decode() if isinstance(raw, bytes) else raw), event.is_directory)
@@ -63,8 +70,41 @@ class Watcher:
         self._cond = threading.Condition()
         self._stop = False
         self._observer = Observer()
-        self._observer.schedule(_Handler(self), str(self.root), recursive=True)
+        self._handler = _Handler(self)
+        # The root alone (its files, and folders appearing in it), then each visible folder
+        # recursively: hidden folders (.commonplace/ with its index generations, .git) and
+        # the output folder are never watched, so their churn costs no inotify work.
+        self._observer.schedule(self._handler, str(self.root), recursive=False)
+        self._watches: dict[str, object] = {}
+        with self._cond:
+            for child in sorted(self.root.iterdir()):
+                self._watch_folder(child)
         self._thread = threading.Thread(target=self._loop, name="commonplace-watch", daemon=True)
+
+    def _watched(self, folder: Path) -> bool:
+        """A top-level folder worth watching: visible, and not (or not holding) the output."""
+        if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
+            return False
+        real = folder.resolve()
+        return self.out is None or not (real == self.out or real in self.out.parents)
+
+    def _watch_folder(self, folder: Path) -> None:
+        """Start watching a top-level folder (under `_cond`); a no-op if not wanted."""
+        if folder.name in self._watches:
+            return
+        try:
+            if self._watched(folder):
+                self._watches[folder.name] = self._observer.schedule(self._handler, str(folder), recursive=True)
+        except OSError:  # gone again, or unreadable: the rescan that follows copes
+            pass
+
+    def _unwatch_folder(self, name: str) -> None:
+        watch = self._watches.pop(name, None)
+        if watch is not None:
+            try:
+                self._observer.unschedule(watch)
+            except (KeyError, OSError):
+                pass
 
     def start(self) -> None:
         self._observer.start()
@@ -89,6 +129,10 @@ class Watcher:
             if is_dir:
                 if any(p.startswith(".") for p in rel.split("/")):
                     return  # e.g. index generations coming and going: no reason to wait longer
+                if "/" not in rel:  # a top-level folder appeared, vanished or was renamed
+                    self._unwatch_folder(rel)
+                    if (self.root / rel).is_dir():
+                        self._watch_folder(self.root / rel)
                 self._rescan = True
             elif relevant(rel):
                 self._pending.add(rel)

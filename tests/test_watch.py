@@ -100,3 +100,21 @@ def test_saved_text_becomes_searchable(write_corpus, tmp_path: Path):
         assert wait_for(lambda: not lc.search({"query": "zanzibar", "mode": "bm25"})["results"])
     finally:
         lc.close()
+
+
+def test_new_top_level_folder_is_watched(live):
+    folder = live.root / "projects"
+    folder.mkdir()
+    (folder / "apollo.md").write_text("# Apollo\n\nLaunch plan.\n", encoding="utf-8")
+    assert wait_for(lambda: "Launch plan." in page(live, "projects/apollo")), live.lines
+    # a later save inside the new folder is seen too (the folder has a watch of its own)
+    (folder / "apollo.md").write_text("# Apollo\n\nLaunch plan, revised.\n", encoding="utf-8")
+    assert wait_for(lambda: "revised" in page(live, "projects/apollo")), live.lines
+
+
+def test_hidden_and_output_folders_are_not_watched(write_corpus, tmp_path: Path):
+    from commonplace.compiler.watch import Watcher
+
+    corpus = write_corpus({"notes/a.md": "# A\n", ".git/HEAD": "ref\n", "site/index.html": "x"})
+    w = Watcher(corpus, corpus / "site", lambda paths, rescan: None)
+    assert sorted(w._watches) == ["notes"]
