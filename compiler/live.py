@@ -309,12 +309,18 @@ class LiveCorpus:
         self._watcher.start()
 
     # ----- index maintenance -------------------------------------------------------
+    @staticmethod
+    def _restart_timer(current: threading.Timer | None, delay: float, fn: Any) -> threading.Timer:
+        """A one-shot daemon timer, restarted by each call: a burst of edits runs `fn` once."""
+        if current is not None:
+            current.cancel()
+        timer = threading.Timer(delay, fn)
+        timer.daemon = True
+        timer.start()
+        return timer
+
     def _schedule_merge(self) -> None:
-        if self._merge_timer is not None:
-            self._merge_timer.cancel()
-        self._merge_timer = threading.Timer(MERGE_DELAY_SECONDS, self._merge)
-        self._merge_timer.daemon = True
-        self._merge_timer.start()
+        self._merge_timer = self._restart_timer(self._merge_timer, MERGE_DELAY_SECONDS, self._merge)
 
     def _merge(self) -> None:
         """Once edits pause: merge the small BM25 segments the updates left (a refresh
@@ -331,11 +337,7 @@ class LiveCorpus:
 
     # ----- the manifest ----------------------------------------------------------
     def _schedule_save(self) -> None:
-        if self._save_timer is not None:
-            self._save_timer.cancel()
-        self._save_timer = threading.Timer(SAVE_DELAY_SECONDS, self._save_locked)
-        self._save_timer.daemon = True
-        self._save_timer.start()
+        self._save_timer = self._restart_timer(self._save_timer, SAVE_DELAY_SECONDS, self._save_locked)
 
     def _save_locked(self) -> None:
         # Take the snapshot under the lock, serialize and write it outside: a 10k-document
