@@ -180,21 +180,31 @@ def clean_inline(text: str) -> str:
     return _MDLINK.sub(lambda m: m.group(1), text)
 
 
+def _code_lines(lines: Iterable[str]) -> Iterator[str]:
+    """Per line: "open" (a fence opening a code block), "code" (inside it, or its closing
+    fence) or "" (prose). The one place that knows how fenced code nests."""
+    fence: str | None = None
+    for line in lines:
+        fm = _FENCE.match(line)
+        if fence is not None:
+            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence):
+                fence = None
+            yield "code"
+        elif fm:
+            fence = fm.group(1)
+            yield "open"
+        else:
+            yield ""
+
+
 def _sections(lines: list[str]) -> list[tuple[int, int, tuple[str, ...]]]:
     """(first line index, end index exclusive, heading path) per section."""
     out: list[tuple[int, int, tuple[str, ...]]] = []
     stack: list[tuple[int, str]] = []
     start = 0
     current: tuple[str, ...] = ()
-    fence: str | None = None
-    for i, line in enumerate(lines):
-        fm = _FENCE.match(line)
-        if fence is not None:
-            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence):
-                fence = None
-            continue
-        if fm:
-            fence = fm.group(1)
+    for i, (line, code) in enumerate(zip(lines, _code_lines(lines))):
+        if code:
             continue
         hm = _HEADING.match(line)
         if not hm:
@@ -217,18 +227,11 @@ def _paragraphs(lines: list[str], lo: int, hi: int) -> list[list[int]]:
     """Line indexes grouped into paragraphs; blank lines attach to the paragraph before."""
     paras: list[list[int]] = []
     cur: list[int] = []
-    fence: str | None = None
-    for i in range(lo, hi):
-        line = lines[i]
-        fm = _FENCE.match(line)
-        if fence is not None:
+    for i, code in zip(range(lo, hi), _code_lines(lines[lo:hi])):
+        if code:  # a code block stays in one paragraph, blank lines and all
             cur.append(i)
-            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence):
-                fence = None
             continue
-        if fm:
-            fence = fm.group(1)
-        if not line.strip() and fence is None:
+        if not lines[i].strip():
             cur.append(i)
             if any(lines[j].strip() for j in cur):
                 paras.append(cur)
@@ -391,20 +394,9 @@ def _without_code(text: str) -> str:
     reads code poorly, and identifiers in code are the BM25 index's job."""
     if "```" not in text and "~~~" not in text:
         return text
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        fm = _FENCE.match(line)
-        if fence is not None:
-            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence):
-                fence = None
-            continue
-        if fm:
-            fence = fm.group(1)
-            out.append(line.strip())
-            continue
-        out.append(line)
-    return "\n".join(out)
+    lines = text.split("\n")
+    return "\n".join(line.strip() if code == "open" else line
+                     for line, code in zip(lines, _code_lines(lines)) if code != "code")
 
 
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
