@@ -82,11 +82,11 @@ class Watcher:
         self._thread = threading.Thread(target=self._loop, name="commonplace-watch", daemon=True)
 
     def _watched(self, folder: Path) -> bool:
-        """A top-level folder worth watching: visible, and not (or not holding) the output."""
+        """A top-level folder worth watching: visible, and not the output itself (a folder that
+        holds the output deeper down may hold documents too: `notify` drops output events)."""
         if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
             return False
-        real = folder.resolve()
-        return self.out is None or not (real == self.out or real in self.out.parents)
+        return self.out is None or folder.resolve() != self.out
 
     def _watch_folder(self, folder: Path) -> None:
         """Start watching a top-level folder (under `_cond`); a no-op if not wanted."""

@@ -118,3 +118,11 @@ def test_hidden_and_output_folders_are_not_watched(write_corpus, tmp_path: Path)
     corpus = write_corpus({"notes/a.md": "# A\n", ".git/HEAD": "ref\n", "site/index.html": "x"})
     w = Watcher(corpus, corpus / "site", lambda paths, rescan: None)
     assert sorted(w._watches) == ["notes"]
+
+
+def test_folder_holding_the_output_is_still_watched(write_corpus, tmp_path: Path):
+    from commonplace.compiler.watch import Watcher
+
+    corpus = write_corpus({"build/notes.md": "# Notes\n", "build/site/index.html": "x"})
+    w = Watcher(corpus, corpus / "build" / "site", lambda paths, rescan: None)
+    assert sorted(w._watches) == ["build"]
