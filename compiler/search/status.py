@@ -12,15 +12,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .embed import cpu_has_bf16, precision_setting, resolve_model
+from .embed import backend_setting, cpu_has_bf16, precision_setting, resolve_model
 from .store import IndexStore, Meta, cache_path, dir_size, open_table
 
 
 def _machine_precision() -> str:
+    """What this machine would embed with, without loading anything (same label as builds)."""
+    from . import embed_openvino
+
     setting = precision_setting()
-    if setting != "auto":
-        return setting
-    return "bf16" if cpu_has_bf16() else "fp32"
+    precision = setting if setting != "auto" else ("bf16" if cpu_has_bf16() else "fp32")
+    backend = "openvino" if backend_setting() != "torch" and embed_openvino.available() else "torch"
+    return f"{precision} ({backend})"
 
 
 def freshness(root: Path, db: Any, out: Path | None = None) -> dict[str, Any]:

@@ -79,7 +79,8 @@ def test_status_json(built, cli):
     assert data["index"] is True
     assert data["documents"] == 3 and data["chunks"] == 3 and data["vectors"] == 3
     assert data["embedding"]["model"] == "all-MiniLM-L6-v2" and data["embedding"]["dimensions"] == 64
-    assert data["embedding"]["machine_precision"] in {"bf16", "fp32"}
+    precision, backend = data["embedding"]["machine_precision"].split()
+    assert precision in {"bf16", "fp32"} and backend in {"(openvino)", "(torch)"}
     assert data["pending"]["chunks"] == 0 and data["freshness"]["fresh"] is True
     (root / "notes/new.md").write_text("# New\n")
     data = json.loads(cli("status", "-C", root, "--json").output)

@@ -22,6 +22,10 @@ def real_model():
     close_engines()
 
 
+def _expected_label() -> str:
+    return f"{'bf16' if embed.cpu_has_bf16() else 'fp32'} (openvino)"
+
+
 def test_bf16_auto_is_within_cosine_0995_of_fp32():
     ref = embed.resolve_model(None)
     auto = embed.SentenceTransformerEmbedder(ref, "auto")
@@ -42,7 +46,7 @@ def test_build_search_status_with_the_real_model(tmp_path, cli):
     assert res.exit_code == 0, res.output
     extra = json.loads(res.output)["extra"]
     assert extra["chunks"] > 0 and extra["vectors"] == extra["chunks"] and extra["embeddings_pending"] == 0
-    assert extra["embedding_precision"] in {"bf16", "fp32"}
+    assert extra["embedding_precision"] == _expected_label()
 
     status = json.loads(cli("status", "-C", root, "--json").output)
     assert status["embedding"]["model"] == "all-MiniLM-L6-v2"
@@ -83,7 +87,7 @@ def test_worker_pool_gives_the_same_vectors_as_in_process():
     local = embed.SentenceTransformerEmbedder(embed.resolve_model(None), "auto").encode(texts)
     assert pooled.shape == local.shape
     assert float(np.min(np.sum(pooled * local, axis=1))) >= 0.999
-    assert precisions == {"bf16" if embed.cpu_has_bf16() else "fp32"}
+    assert precisions == {_expected_label()}
 
 
 def test_a_broken_worker_is_reported_not_hung(monkeypatch):

@@ -1,0 +1,114 @@
+"""The OpenVINO backend against the sentence-transformers reference (real default model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import retrieval_corpus as rc
+
+from commonplace.compiler.search import embed, embed_openvino
+
+pytestmark = pytest.mark.e2e
+
+HOSTILE = [
+    "", "   ", "  padded on both sides  ", "emoji 🎉🚀 naïve café", "x" * 5000, "word " * 600,
+    "\t\ttabs\n\nand newlines\n", "C++ foo_bar svc-auth-v2 title:x AND NOT", "ÀÉÎ UPPER Case", "\x00nul\x7f",
+]
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return embed.resolve_model(None)
+
+
+@pytest.fixture(scope="module")
+def st_fp32(ref):
+    return embed.SentenceTransformerEmbedder(ref, "fp32")
+
+
+def test_tokens_match_sentence_transformers(ref, st_fp32):
+    ov = embed_openvino.OpenVINOEmbedder(ref, "fp32")
+    ov.load()
+    st_fp32.dim  # loads the reference model
+    texts = list(rc.DOCS.values()) + HOSTILE
+    theirs = st_fp32._model.preprocess(texts)["input_ids"].tolist()
+    ours = [e.ids for e in ov._tok.encode_batch([embed_openvino._clean(t) for t in texts])]
+    for t, a, b in zip(texts, theirs, ours):
+        a = [x for x in a if x != 0]  # their batch is padded to its longest text
+        b = [x for x in b if x != 0]
+        assert a == b, t[:60]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "auto"])
+def test_vectors_match_the_fp32_reference(ref, st_fp32, precision):
+    ov = embed_openvino.OpenVINOEmbedder(ref, precision)
+    texts = list(rc.DOCS.values()) + [q for _, q, _ in rc.QUESTIONS] + HOSTILE
+    got, want = ov.encode(texts), st_fp32.encode(texts)
+    assert got.shape == want.shape == (len(texts), 384) and got.dtype == np.float32
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-3)
+    cos = np.sum(got * want, axis=1)
+    assert float(cos.min()) >= (0.9999 if precision == "fp32" else 0.995)
+    assert ov.precision == ("bf16" if precision == "auto" and embed.cpu_has_bf16() else "fp32")
+    assert ov.dim == 384 and ov.calls == 1 and ov.encoded == len(texts)
+    np.testing.assert_allclose(ov.encode_query(texts[3]), got[3], atol=1e-5)  # batch-independent
+
+
+def test_the_export_is_reused_and_a_changed_model_gets_a_new_one(ref, tmp_path, monkeypatch):
+    monkeypatch.setenv("COMMONPLACE_CACHE_DIR", str(tmp_path / "cache"))
+    first = embed_openvino.export(ref.location, ref.model_id)
+    assert {p.name for p in first.iterdir()} == {"model.xml", "model.bin", "tokenizer.json", "pipeline.json"}
+    assert not [p for p in first.parent.iterdir() if p.name.startswith(".export-")]  # no leftovers
+    mtime = (first / "model.bin").stat().st_mtime_ns
+    assert embed_openvino.export(ref.location, ref.model_id) == first
+    assert (first / "model.bin").stat().st_mtime_ns == mtime  # not exported again
+    assert embed_openvino.export_dir(ref.location, "another-model") != first
+
+
+def test_auto_falls_back_to_torch_when_openvino_cannot_run(ref, monkeypatch, caplog):
+    def broken(*a, **k):
+        raise embed_openvino.Unsupported("pipeline ['Transformer', 'Dense'] is not supported")
+
+    monkeypatch.setattr(embed_openvino, "export", broken)
+    e = embed.AutoEmbedder(ref, "fp32")
+    v = e.encode(["a text about signing keys"])
+    assert v.shape == (1, 384) and e.backend == "torch" and embed.precision_label(e) == "fp32 (torch)"
+    assert "OpenVINO embeddings unavailable" in caplog.text
+    strict = embed.AutoEmbedder(ref, "fp32", fallback=False)
+    with pytest.raises(embed.EmbeddingError, match="OpenVINO backend unavailable"):
+        strict.encode(["x"])
+
+
+def test_backend_setting_picks_the_runtime(ref, monkeypatch):
+    monkeypatch.setenv("COMMONPLACE_EMBED_BACKEND", "torch")
+    assert isinstance(embed.make_embedder(ref), embed.SentenceTransformerEmbedder)
+    monkeypatch.setenv("COMMONPLACE_EMBED_BACKEND", "openvino")
+    assert isinstance(embed.make_embedder(ref), embed.AutoEmbedder)
+    monkeypatch.setenv("COMMONPLACE_EMBED_BACKEND", "nonsense")
+    assert embed.backend_setting() == "auto"
+
+
+class _Mod:
+    def __init__(self, kind: str, **attrs):
+        self.__class__ = type(kind, (), {})
+        self.__dict__.update(attrs)
+
+
+@pytest.mark.parametrize("kinds, ok", [
+    (["Transformer", "Pooling", "Normalize"], True),
+    (["Transformer", "Pooling"], True),
+    (["Transformer", "Pooling", "Dense", "Normalize"], False),
+    (["Transformer"], False),
+])
+def test_only_pipelines_we_reproduce_are_exported(kinds, ok):
+    class FakeST(list):
+        max_seq_length = 256
+
+    mods = FakeST(_Mod(k, pooling_mode="mean", word_embedding_dimension=384) for k in kinds)
+    if ok:
+        assert embed_openvino._pipeline_of(mods)["pooling"] == "mean"
+    else:
+        with pytest.raises(embed_openvino.Unsupported):
+            embed_openvino._pipeline_of(mods)
+    mods = FakeST(_Mod(k, pooling_mode="max", word_embedding_dimension=384) for k in ["Transformer", "Pooling"])
+    with pytest.raises(embed_openvino.Unsupported, match="pooling mode"):
+        embed_openvino._pipeline_of(mods)
