@@ -188,6 +188,37 @@ def tiered_merge(writer: Any, segments: list[Any], fanout: int = MERGE_FANOUT) -
     return [s for s in segments if id(s) not in merged]
 
 
+class _CachedLengths:
+    """A segment's per-document reader whose field lengths are read once per field.
+
+    Writing a segment, Whoosh asks for the document's field length at every posting
+    (for block statistics), each a seek and read in the lengths column: 5.8 of 25 s of
+    BM25 indexing for 1,500 documents (profiled). Same values, read once."""
+
+    def __init__(self, pdr: Any):
+        self._pdr = pdr
+        self._lengths: dict[str, list[int]] = {}
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int:
+        lengths = self._lengths.get(fieldname)
+        if lengths is None:
+            if default != 0:
+                return self._pdr.doc_field_length(docnum, fieldname, default)
+            dfl = self._pdr.doc_field_length
+            lengths = [dfl(d, fieldname, 0) for d in range(self._pdr.doc_count_all())]
+            self._lengths[fieldname] = lengths
+        return lengths[docnum]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pdr, name)
+
+
+def _cache_field_lengths(writer: Any) -> None:
+    make = getattr(writer, "per_document_reader", None)
+    if make is not None:
+        writer.per_document_reader = lambda: _CachedLengths(make())
+
+
 class BM25Writer:
     """Applies one batch of changes to a Whoosh index directory, then commits."""
 
@@ -204,6 +235,7 @@ class BM25Writer:
         # every reopen. The small segments of incremental updates are compound (`compound`):
         # one file each to share by hard link and to fsync, and cheap to copy.
         self._w = self.ix.writer(limitmb=256 if bulk else 64, compound=compound)
+        _cache_field_lengths(self._w)
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         for p in paths:

@@ -245,7 +245,7 @@ def render(r: dict[str, Any]) -> str:
         ("corpus", f"{r['n']:,} documents, {ex.get('chunks', 0):,} chunks ({tp['mean_tokens']:.0f} tokens avg in sample)", ""),
         ("full build with embeddings", f"{b['wall_seconds'] / 60:.1f} min ({b['wall_seconds']:.0f} s)", "<= 12 min"),
         ("  index stage", f"{b['stages'].get('index', 0):.0f} s" + (f" (chunk {st.get('chunk', 0):.0f} s, bm25 {st.get('bm25', 0):.0f} s, "
-                          f"embed {st.get('embed', 0):.0f} s, hnsw {st.get('vectors', 0):.0f} s)" if st else ""), ""),
+                          f"embed {st.get('embed', 0):.0f} s, hnsw {st.get('hnsw', 0):.0f} s)" if st else ""), ""),
         ("embedding precision", f"{ex.get('embedding_precision')} (auto)", "bf16 where supported"),
         ("embedding throughput, build", f"{r['build_chunks_per_s']:.1f} chunks/s", ""),
         (f"  sample of {tp['sample']}: raw ST fp32", f"{tp['raw_fp32_chunks_per_s']:.1f} chunks/s", ""),
