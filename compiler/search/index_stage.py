@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from .store import INDEX_FORMAT, MAX_PENDING_LISTED, IndexStore, Meta, cache_pat
 log = logging.getLogger("commonplace.search")
 
 EMBED_GROUP = 256  # chunks per encode call (cache is written after each)
+EARLY_MAX = 64  # chunks: a job this small starts embedding as soon as it is queued
 SMALL_UPDATE = 200  # documents: up to this many changed, a generation shares its base's files
 
 
@@ -605,6 +607,7 @@ class _Vectors:
         self.expected = 0
         self.reused = 0
         self._t_embed: float | None = None
+        self._early: Any = None  # thread embedding a small job while the BM25 index commits
 
     # -- setup
     def open(self, expected_new_chunks: int) -> None:
@@ -644,6 +647,8 @@ class _Vectors:
         self._submit(self.queued)
 
     def abort(self) -> None:
+        if self._early is not None:
+            self._early.join()
         if self._pool is not None:
             self._pool.terminate()
             self._pool.close()
@@ -692,6 +697,22 @@ class _Vectors:
             self._submit(todo)
         else:
             self._maybe_start_workers()
+            if self._stream is None and self._early is None and len(self.queued) <= EARLY_MAX:
+                self._early = threading.Thread(target=self._embed_early, args=(list(self.queued),),
+                                               daemon=True, name="embed-early")
+                self._early.start()
+
+    def _embed_early(self, ids: list[int]) -> None:
+        """A save's few changed chunks are embedded while the caller commits the BM25
+        index: the model runs outside the GIL (OpenVINO and torch both release it)."""
+        from .embed import get_embedder, precision_label
+
+        try:
+            embedder = get_embedder(self.model)
+            self._accept(ids, embedder.encode([self.texts[c] for c in ids]))
+            self.precision = precision_label(embedder)
+        except Exception as exc:  # noqa: BLE001 - reported like any embedding failure
+            self.error = exc
 
     def _submit(self, ids: list[int]) -> None:
         ids = sorted(ids, key=lambda c: len(self.texts[c]))  # similar lengths batch with little padding
@@ -751,8 +772,13 @@ class _Vectors:
                 bar.update(self.done - shown)
                 self.error = self._stream.error
             else:
+                if self._early is not None:
+                    self._early.join()
+                    bar.update(self.done)
                 embedder = get_embedder(self.model)
-                order = sorted(self.queued, key=lambda c: len(self.texts[c]))
+                order = sorted((c for c in self.queued if c not in self.found), key=lambda c: len(self.texts[c]))
+                if self.error is not None:
+                    order = []
                 try:
                     for i in range(0, len(order), EMBED_GROUP):
                         group = order[i : i + EMBED_GROUP]
@@ -760,7 +786,8 @@ class _Vectors:
                         bar.update(len(group))
                 except Exception as exc:  # noqa: BLE001
                     self.error = exc
-                self.precision = precision_label(embedder)
+                if getattr(embedder, "precision", None) != "unloaded":
+                    self.precision = precision_label(embedder)
         if self.error is not None:  # never fail a build over embeddings
             msg = f"embedding failed ({self.error}); {len(self.queued) - self.done} chunks left pending"
             log.warning(msg)
