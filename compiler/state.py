@@ -178,12 +178,13 @@ class SiteState:
             for p in sorted(set(self.docs) | removed):
                 self.graph.set_outgoing(p, self.docs.get(p))
             return set(self.docs)
+        # Links resolve by path, stem, title and alias only, so other pages' links can
+        # resolve differently only through a name that appeared or disappeared. (A body
+        # edit to a page with 2,000 backlinks re-resolved all of them: 50 ms a save.)
         names: set[str] = set()
         for p, old in old_docs.items():
-            if old is not None:
-                names |= _doc_names(old)
-            if p in self.docs:
-                names |= _doc_names(self.docs[p])
+            new = self.docs.get(p)
+            names |= (_doc_names(old) if old is not None else set()) ^ (_doc_names(new) if new is not None else set())
         reresolve = set(changed)
         for n in names:
             reresolve |= self.link_index.get(n, set())

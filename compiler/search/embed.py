@@ -412,7 +412,8 @@ class EmbeddingPool:
 
         self.workers = workers or pool_workers()
         _export_once(name)
-        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", COMMONPLACE_EMBED_THREADS="1",
+                   TOKENIZERS_PARALLELISM="false",
                    HF_HUB_DISABLE_PROGRESS_BARS="1")
         if resolve_model(name).is_local:
             env.setdefault("HF_HUB_OFFLINE", "1")

@@ -707,10 +707,12 @@ class _Vectors:
         index: the model runs outside the GIL (OpenVINO and torch both release it)."""
         from .embed import get_embedder, precision_label
 
+        t0 = time.perf_counter()
         try:
             embedder = get_embedder(self.model)
             self._accept(ids, embedder.encode([self.texts[c] for c in ids]))
             self.precision = precision_label(embedder)
+            self.report.timings["encode"] = time.perf_counter() - t0
         except Exception as exc:  # noqa: BLE001 - reported like any embedding failure
             self.error = exc
 

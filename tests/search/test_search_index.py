@@ -268,3 +268,52 @@ def test_incremental_index_ranks_like_a_clean_build(write_corpus, fake_embedder,
                 [(r["path"], r["lines"], r["snippet"]) for r in b], (q, mode)
             if mode == "bm25":
                 assert [round(r["score"], 4) for r in a] == [round(r["score"], 4) for r in b], q
+
+
+def test_a_small_update_embeds_while_the_bm25_index_commits(indexed, fake_embedder, monkeypatch):
+    """The changed chunk is embedded in a thread of its own, started when it is queued:
+    the encoder is already running when the BM25 commit starts, and the update waits for it."""
+    import threading
+
+    from commonplace.compiler.search import bm25
+
+    root, engine = indexed(FILES)
+    seen: dict[str, object] = {}
+    started = threading.Event()
+    encode = fake_embedder.encode
+
+    def slow_encode(texts):
+        seen["thread"] = threading.current_thread().name
+        started.set()
+        return encode(texts)
+
+    commit = bm25.BM25Writer.commit
+
+    def commit_after_encoding_started(self, *a, **k):
+        seen["encoding_when_committing"] = started.wait(5)
+        return commit(self, *a, **k)
+
+    monkeypatch.setattr(fake_embedder, "encode", slow_encode)
+    monkeypatch.setattr(bm25.BM25Writer, "commit", commit_after_encoding_started)
+    p = root / "notes/alpha.md"
+    p.write_text(p.read_text().replace("two minutes", "ninety seconds"))
+    report = update_indexes(root, [d for d in _docs(root) if d.path == "notes/alpha.md"], [])
+    assert seen == {"thread": "embed-early", "encoding_when_committing": True}
+    assert report.chunks_embedded == 1 and report.embeddings_pending == 0
+    hits = engine.search({"query": "ninety seconds", "mode": "vector"})["results"]
+    assert hits and hits[0]["path"] == "notes/alpha.md"
+
+
+def test_a_failed_early_embedding_leaves_the_chunk_pending(indexed, fake_embedder, monkeypatch):
+    root, engine = indexed(FILES)
+    fake_embedder.fail_after = fake_embedder.calls  # the next call raises
+    p = root / "notes/alpha.md"
+    p.write_text(p.read_text().replace("two minutes", "ninety seconds"))
+    report = update_indexes(root, [d for d in _docs(root) if d.path == "notes/alpha.md"], [])
+    assert report.chunks_embedded == 0 and report.embeddings_pending == 1
+    assert "notes/alpha.md" in report.pending_documents
+    assert any("embedding failed" in w for w in report.warnings)
+    assert engine.search({"query": "ninety seconds", "mode": "bm25"})["results"][0]["path"] == "notes/alpha.md"
+    fake_embedder.fail_after = None  # the next update embeds what was left
+    report = reindex(root)
+    assert report.embeddings_pending == 0
