@@ -40,10 +40,12 @@ def _link_keys(target: str) -> set[str]:
     return {t.removesuffix(".md"), base.removesuffix(".md")}
 
 
-def _doc_names(d: Document) -> set[str]:
-    names = {d.stem.lower(), d.title.strip().lower(), d.path.lower().removesuffix(".md")}
-    names |= {a.strip().lower() for a in d.aliases}
-    return names
+def _resolver_keys(d: Document | None) -> set[tuple[str, str]]:
+    """The keys `d` holds in the resolver's tables, exactly as the tables hold them
+    (stems are case-sensitive, titles and aliases folded): `links.Resolver.add`."""
+    if d is None:
+        return set()
+    return {("path", d.path), ("stem", d.stem)} | {("name", k) for k in Resolver._name_keys(d)}
 
 
 @dataclass
@@ -178,13 +180,15 @@ class SiteState:
             for p in sorted(set(self.docs) | removed):
                 self.graph.set_outgoing(p, self.docs.get(p))
             return set(self.docs)
-        # Links resolve by path, stem, title and alias only, so other pages' links can
-        # resolve differently only through a name that appeared or disappeared. (A body
-        # edit to a page with 2,000 backlinks re-resolved all of them: 50 ms a save.)
+        # Other pages' links can resolve differently only through a resolver key (path,
+        # stem, title or alias, each as its own table keys it) that appeared or
+        # disappeared. (A body edit to a page with 2,000 backlinks re-resolved all of
+        # them: 50 ms a save.) The lookup names of those keys find the linking pages.
         names: set[str] = set()
         for p, old in old_docs.items():
             new = self.docs.get(p)
-            names |= (_doc_names(old) if old is not None else set()) ^ (_doc_names(new) if new is not None else set())
+            gone_or_new = _resolver_keys(old) ^ _resolver_keys(new)
+            names |= {key.lower().removesuffix(".md") for _, key in gone_or_new}  # as `_link_keys`
         reresolve = set(changed)
         for n in names:
             reresolve |= self.link_index.get(n, set())

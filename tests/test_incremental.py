@@ -136,3 +136,23 @@ IncrementalEqualsClean.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_incremental_equals_clean = IncrementalEqualsClean.TestCase
+
+
+def test_a_title_dropped_while_the_stem_stays_breaks_links_by_title():
+    """Found by the state machine above: `[[Alpha]]` reached alpha.md by its title; the
+    title goes but the file keeps the stem `alpha`. Stems match case-sensitively, so the
+    link breaks, and the linking page must be re-resolved although `alpha` (folded) is
+    still one of alpha.md's names."""
+    m = IncrementalEqualsClean()
+    try:
+        m.create(name="alpha", title=None, tags=[], typ=None, links=[])
+        m.create(name="beta", title=None, tags=[], typ=None, links=[])
+        m.incremental_site_equals_clean_site()
+        m.create(name="alpha", title="Alpha", tags=[], typ=None, links=["alpha"])
+        m.incremental_site_equals_clean_site()
+        m.create(name="beta", title=None, tags=[], typ=None, links=["Alpha"])
+        m.incremental_site_equals_clean_site()
+        m.create(name="alpha", title=None, tags=[], typ=None, links=[])
+        m.incremental_site_equals_clean_site()
+    finally:
+        m.teardown()
