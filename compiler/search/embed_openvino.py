@@ -134,8 +134,8 @@ def _pipeline_of(st: Any) -> dict[str, Any]:
     pool = mods[1]
     mode = getattr(pool, "pooling_mode", None)
     if mode is None:  # older sentence-transformers: one flag per mode
-        flags = {m: getattr(pool, f"pooling_mode_{m}_tokens", False) for m in ("mean", "cls")}
-        flags["cls"] = getattr(pool, "pooling_mode_cls_token", False)
+        flags = {"mean": getattr(pool, "pooling_mode_mean_tokens", False),
+                 "cls": getattr(pool, "pooling_mode_cls_token", False)}
         on = [m for m, v in flags.items() if v]
         mode = on[0] if len(on) == 1 else None
     mode = {"mean_tokens": "mean", "cls_token": "cls"}.get(str(mode), str(mode))
