@@ -1,4 +1,5 @@
-"""The BM25 index: the only module that uses the Whoosh API (Whoosh-Reloaded 2.7.5).
+"""The BM25 index: the only module that uses the Whoosh API (Whoosh-Reloaded 2.7.5),
+with `bm25_postings`, which writes a segment's postings term by term.
 
 One Whoosh document per chunk. Terms come from `text.analyze` (identifier-aware,
 stemmed). Ranking is BM25F in its original form: one `text` field whose term
@@ -25,6 +26,7 @@ from whoosh import query as wq
 from whoosh.analysis import Token, Tokenizer
 from whoosh.system import pack_uint
 
+from . import bm25_postings
 from .text import analyze, term_counts, unique_terms, weighted_terms
 
 FIELD_WEIGHTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0}
@@ -71,14 +73,21 @@ class CountedFrequency(formats.Frequency):
     def word_values(self, value: Any, analyzer: Any, **kwargs: Any):
         fb = self.field_boost
         if isinstance(value, str):
-            return ((w, n, n * fb, pack_uint(n)) for w, n in term_counts(value).items())
+            return ((w, n, n * fb, _uint(n)) for w, n in term_counts(value).items())
         freq: dict[str, int] = {}
         weight: dict[str, float] = {}
         for text, wt in value:
             for w, n in term_counts(text).items():
                 freq[w] = freq.get(w, 0) + n
                 weight[w] = weight.get(w, 0.0) + n * wt
-        return ((w, n, weight[w] * fb, pack_uint(n)) for w, n in freq.items())
+        return ((w, n, weight[w] * fb, _uint(n)) for w, n in freq.items())
+
+
+_UINTS = tuple(pack_uint(i) for i in range(256))  # posting values, shared, not one bytes each
+
+
+def _uint(n: int) -> bytes:
+    return _UINTS[n] if n < 256 else pack_uint(n)
 
 
 def _text_field(ana: Tokenizer) -> fields.TEXT:
@@ -236,6 +245,7 @@ class BM25Writer:
         # one file each to share by hard link and to fsync, and cheap to copy.
         self._w = self.ix.writer(limitmb=256 if bulk else 64, compound=compound)
         _cache_field_lengths(self._w)
+        bm25_postings.install(self._w)
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         for p in paths:
