@@ -9,9 +9,11 @@
 - Backend (`COMMONPLACE_EMBED_BACKEND`): `auto` runs the model with OpenVINO
   (`embed_openvino`, no torch import once exported) and falls back to
   sentence-transformers on torch (`SentenceTransformerEmbedder`, 5+ s to import).
-- Precision: `auto` (default, `COMMONPLACE_EMBED_PRECISION`) runs bf16 when torch
-  reports a CPU with native bf16 (AVX512-BF16 or AMX) and a probe of sample texts stays
-  within cosine `BF16_MIN_COSINE` of fp32; otherwise fp32. `fp32`/`bf16` force it.
+- Precision: `auto` (default, `COMMONPLACE_EMBED_PRECISION`) runs bf16 when the CPU has
+  native bf16 (AVX512-BF16 or AMX) and a probe of sample texts stays within cosine
+  `BF16_MIN_COSINE` of fp32; otherwise fp32. On OpenVINO, once a big job has made the
+  int8 feed-forward variant (`embed_openvino.quantize`), a CPU with VNNI runs that, under
+  its own probe. `fp32`/`bf16`/`int8` force a choice.
 - `EmbeddingCache`: `.commonplace/cache/embeddings.sqlite`, keyed by (model id, chunk text
   hash). A rebuild looks chunks up here first and embeds only the misses.
 """
@@ -76,20 +78,28 @@ def resolve_model(name: str | None = None) -> ModelRef:
 
 def precision_setting() -> str:
     v = os.environ.get("COMMONPLACE_EMBED_PRECISION", "auto").strip().lower()
-    return v if v in {"auto", "fp32", "bf16"} else "auto"
+    return v if v in {"auto", "fp32", "bf16", "int8"} else "auto"
 
 
-def cpu_has_bf16() -> bool:
-    """Native bf16 on this CPU, read from /proc/cpuinfo (no torch import)."""
+def _cpu_flags() -> set[str]:
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
             for line in f:
                 if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return bool(flags & {"avx512_bf16", "amx_bf16"})
+                    return set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return False
+    return set()
+
+
+def cpu_has_bf16() -> bool:
+    """Native bf16 on this CPU, read from /proc/cpuinfo (no torch import)."""
+    return bool(_cpu_flags() & {"avx512_bf16", "amx_bf16"})
+
+
+def cpu_has_vnni() -> bool:
+    """int8 dot-product instructions (VNNI or AMX), which make int8 layers pay."""
+    return bool(_cpu_flags() & {"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
 class EmbeddingError(RuntimeError):
@@ -158,7 +168,7 @@ class SentenceTransformerEmbedder:
             self._dim = int(get_dim() or 0) or None
             self._precision = "fp32"
             self._model = model
-            if self._want in {"auto", "bf16"}:
+            if self._want in {"auto", "bf16", "int8"}:  # no int8 path on torch: its best is bf16
                 self._try_bf16(force=self._want == "bf16")
             if self._dim is None:
                 self._dim = int(self._encode_raw(["probe"]).shape[1])
@@ -385,18 +395,26 @@ def pool_allowed(n_texts: int) -> bool:
     return _factory is _default_factory and n_texts >= POOL_MIN_TEXTS and pool_workers() > 1
 
 
-def _export_once(name: str | None) -> None:
+def _export_once(name: str | None, expected: int = 0) -> None:
     """Export the OpenVINO model before starting workers, so they do not all convert it
-    at once. A failure here is left for each worker's own fallback to torch."""
+    at once; for a big job (or `COMMONPLACE_EMBED_PRECISION=int8`) also its int8 variant.
+    A failure here is left for each worker's own fallback (bf16, or torch)."""
     from . import embed_openvino
 
     if backend_setting() == "torch" or not embed_openvino.available():
         return
     ref = resolve_model(name)
     try:
-        embed_openvino.export(ref.location, ref.model_id)
+        d = embed_openvino.export(ref.location, ref.model_id)
     except Exception as exc:  # noqa: BLE001
         log.warning("OpenVINO export failed (%s); workers will use torch", exc)
+        return
+    setting = precision_setting()
+    if setting == "int8" or (setting == "auto" and cpu_has_vnni() and expected >= embed_openvino.QUANTIZE_MIN_TEXTS):
+        try:
+            embed_openvino.quantize(d)
+        except Exception as exc:  # noqa: BLE001
+            log.info("no int8 embedding model (%s); bf16 it is", exc)
 
 
 class EmbeddingPool:
@@ -406,12 +424,12 @@ class EmbeddingPool:
     order; a worker's error or death raises `EmbeddingError`.
     """
 
-    def __init__(self, name: str | None, workers: int | None = None):
+    def __init__(self, name: str | None, workers: int | None = None, expected: int = 0):
         import subprocess
         import tempfile
 
         self.workers = workers or pool_workers()
-        _export_once(name)
+        _export_once(name, expected)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", COMMONPLACE_EMBED_THREADS="1",
                    TOKENIZERS_PARALLELISM="false",
                    HF_HUB_DISABLE_PROGRESS_BARS="1")

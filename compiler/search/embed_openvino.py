@@ -14,13 +14,23 @@ How:
   temporary folder and renamed into place, so concurrent processes never see half of one.
 - Only pipelines we can reproduce exactly are exported: Transformer -> mean or CLS pooling ->
   optional Normalize. Anything else raises `Unsupported` and the caller uses torch.
+- `quantize(export)`: once, for big jobs (`QUANTIZE_MIN_TEXTS`) or when asked, the
+  feed-forward input layers (the MatMuls that feed a GELU: a third of the model's
+  multiply-adds) become int8, calibrated with NNCF on bundled text (`calibration.json`).
+  The CPU runs them with VNNI; everything else stays bf16. On this machine that is 15%
+  more chunks per second at cosine 0.9976 or better to fp32 (1,500 corpus chunks);
+  int8 everywhere was 1.5x faster but at cosine 0.991, below the 0.995 we require.
 - `OpenVINOEmbedder`: tokenizes with the model's own fast tokenizer (`tokenizers`, no
   transformers import), runs batches sorted by length, pools and normalizes in numpy.
+  Precision `auto` takes the int8 model when it exists, the CPU has VNNI and a probe stays
+  within `INT8_MIN_COSINE` of fp32; else bf16 under the same kind of probe; else fp32.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import logging
 import os
@@ -34,7 +44,10 @@ from typing import Any, Sequence
 log = logging.getLogger("commonplace.search")
 
 EXPORT_FORMAT = 1
+QUANT_FORMAT = 1
 OV_BATCH = 8  # bf16, one thread: 8 texts per infer measured fastest (48 vs 44/s at 32)
+INT8_MIN_COSINE = 0.997  # stricter than bf16's probe: its margin to the 0.995 promise
+QUANTIZE_MIN_TEXTS = 5000  # quantizing takes ~15 s once; below this bf16 is fine
 
 
 class Unsupported(RuntimeError):
@@ -125,6 +138,89 @@ def export(location: str, model_id: str) -> Path:
     return final
 
 
+def quantized_dir(export_path: Path) -> Path:
+    return export_path / f"int8-ffn-{QUANT_FORMAT}"
+
+
+def quantize(export_path: Path) -> Path:
+    """The int8 feed-forward variant of an export, made first if needed (imports NNCF once)."""
+    final = quantized_dir(export_path)
+    if (final / "model.xml").is_file():
+        return final
+    try:
+        import nncf
+        import numpy as np
+        import openvino as ov
+    except ImportError as exc:
+        raise Unsupported(f"cannot quantize: {exc}") from exc
+    model = ov.Core().read_model(str(export_path / "model.xml"))
+    targets = _ffn_input_matmuls(model)
+    if not targets:
+        raise Unsupported("no MatMul feeding a GELU: not a BERT-like feed-forward to quantize")
+    others = [op.get_friendly_name() for op in model.get_ops()
+              if op.get_type_name() == "MatMul" and op.get_friendly_name() not in targets]
+    pipe = json.loads((export_path / "pipeline.json").read_text(encoding="utf-8"))
+    tok = _tokenizer(export_path, pipe)
+    items = []
+    for text in calibration_texts():
+        e = tok.encode(_clean(text))
+        feed = {"input_ids": e.ids, "attention_mask": e.attention_mask, "token_type_ids": e.type_ids}
+        items.append({k: np.array([feed[k]], dtype=np.int64) for k in pipe["inputs"]})
+    logging.getLogger("nncf").setLevel(logging.WARNING)  # its statistics tables
+    # NNCF draws progress bars on stdout, which would corrupt `build --json`.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        q = nncf.quantize(model, nncf.Dataset(items), model_type=nncf.ModelType.TRANSFORMER,
+                          preset=nncf.QuantizationPreset.PERFORMANCE, subset_size=len(items),
+                          ignored_scope=nncf.IgnoredScope(names=others, validate=False))
+    tmp = Path(tempfile.mkdtemp(prefix=".int8-", dir=export_path))
+    try:
+        ov.save_model(q, str(tmp / "model.xml"), compress_to_fp16=False)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not (final / "model.xml").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _ffn_input_matmuls(model: Any) -> set[str]:
+    """MatMuls whose output reaches a GELU, directly or through the bias Add."""
+    out = set()
+    for op in model.get_ops():
+        if op.get_type_name() != "MatMul":
+            continue
+        frontier = [op]
+        for _ in range(2):
+            nxt = []
+            for node in frontier:
+                for output in node.outputs():
+                    for inp in output.get_target_inputs():
+                        nxt.append(inp.get_node())
+            if any(n.get_type_name() == "Gelu" for n in nxt):
+                out.add(op.get_friendly_name())
+                break
+            frontier = [n for n in nxt if n.get_type_name() == "Add"]
+    return out
+
+
+def calibration_texts() -> list[str]:
+    data = json.loads((Path(__file__).with_name("calibration.json")).read_text(encoding="utf-8"))
+    return [str(t) for t in data["texts"]]
+
+
+def _tokenizer(export_path: Path, pipe: dict[str, Any]) -> Any:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(export_path / "tokenizer.json"))
+    tok.enable_truncation(int(pipe["max_seq_length"]))
+    tok.no_padding()  # tokenizer.json may carry padding; we pad each batch ourselves (see `_run`)
+    return tok
+
+
 def _pipeline_of(st: Any) -> dict[str, Any]:
     """The modules after the transformer, when they are ones we reproduce exactly."""
     mods = list(st)
@@ -201,16 +297,12 @@ class OpenVINOEmbedder:
             from tokenizers import Tokenizer
 
             self._pipe = json.loads((d / "pipeline.json").read_text(encoding="utf-8"))
-            tok = Tokenizer.from_file(str(d / "tokenizer.json"))
-            tok.enable_truncation(int(self._pipe["max_seq_length"]))
-            # tokenizer.json may carry padding; we pad each batch ourselves (see `_run`)
-            self._pad_id = int((tok.padding or {}).get("pad_id", 0))
-            tok.no_padding()
-            self._tok = tok
+            self._pad_id = int((Tokenizer.from_file(str(d / "tokenizer.json")).padding or {}).get("pad_id", 0))
+            self._tok = _tokenizer(d, self._pipe)
             core = ov.Core()
             model = core.read_model(str(d / "model.xml"))
 
-            def compile_(prec: str) -> Any:
+            def compile_(prec: str, model: Any = model) -> Any:
                 return core.compile_model(model, "CPU", {
                     "INFERENCE_PRECISION_HINT": prec, "INFERENCE_NUM_THREADS": self._threads,
                     "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1,
@@ -218,23 +310,41 @@ class OpenVINOEmbedder:
                     "ENABLE_CPU_PINNING": False,
                 })
 
+            import numpy as np
+
             compiled, precision = compile_("f32"), "fp32"
-            if self._want == "bf16" or (self._want == "auto" and embed.cpu_has_bf16()):
-                ref = self._run(compiled, embed._PROBES)
+            ref = self._run(compiled, embed._PROBES)
+
+            def probe(candidate: Any) -> float:
+                return float(np.min(np.sum(ref * self._run(candidate, embed._PROBES), axis=1)))
+
+            if self._want in ("bf16", "int8") or (self._want == "auto" and embed.cpu_has_bf16()):
                 try:
                     fast = compile_("bf16")
-                    got = self._run(fast, embed._PROBES)
+                    cos = probe(fast)
                 except Exception as exc:  # noqa: BLE001 - no bf16 kernels here: stay fp32
                     log.warning("bf16 embeddings unavailable (%s); using fp32", exc)
                 else:
-                    import numpy as np
-
-                    cos = float(np.min(np.sum(ref * got, axis=1)))
                     self.probe_cosine = cos
                     if cos >= embed.BF16_MIN_COSINE or self._want == "bf16":
                         compiled, precision = fast, "bf16"
                     else:
                         log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, embed.BF16_MIN_COSINE)
+            if self._want == "int8" or (self._want == "auto" and embed.cpu_has_vnni()):
+                q8 = quantized_dir(d)
+                try:
+                    if self._want == "int8":
+                        quantize(d)
+                    if (q8 / "model.xml").is_file():
+                        fast = compile_("bf16" if precision == "bf16" else "f32", core.read_model(str(q8 / "model.xml")))
+                        cos = probe(fast)
+                        if cos >= INT8_MIN_COSINE or self._want == "int8":
+                            compiled, precision = fast, f"int8+{precision}"
+                            self.probe_cosine = cos
+                        else:
+                            log.warning("int8 probe cosine %.4f < %.3f; using %s", cos, INT8_MIN_COSINE, precision)
+                except Exception as exc:  # noqa: BLE001 - the bf16/fp32 model still works
+                    log.warning("int8 embeddings unavailable (%s); using %s", exc, precision)
             self._compiled, self._precision = compiled, precision
             self._request = compiled.create_infer_request()
 

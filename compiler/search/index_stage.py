@@ -634,11 +634,12 @@ class _Vectors:
         the BM25 index proceed, then embed groups as they are queued."""
         from .embed import EmbeddingPool, pool_allowed
 
-        if self._pool_tried or len(self.queued) < 200 or not pool_allowed(max(self.expected, len(self.queued))):
+        expected = max(self.expected, len(self.queued))
+        if self._pool_tried or len(self.queued) < 200 or not pool_allowed(expected):
             return
         self._pool_tried = True
         try:
-            self._pool = EmbeddingPool(self.model)
+            self._pool = EmbeddingPool(self.model, expected=expected)
             self._stream = self._pool.stream(self._on_result)
         except Exception as exc:  # noqa: BLE001 - no processes here: embed in-process instead
             log.warning("embedding workers unavailable (%s); embedding in-process", exc)

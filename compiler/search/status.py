@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .embed import backend_setting, cpu_has_bf16, precision_setting, resolve_model
+from .embed import backend_setting, cpu_has_bf16, cpu_has_vnni, precision_setting, resolve_model
 from .store import IndexStore, Meta, cache_path, dir_size, open_table
 
 
@@ -23,6 +23,13 @@ def _machine_precision() -> str:
     setting = precision_setting()
     precision = setting if setting != "auto" else ("bf16" if cpu_has_bf16() else "fp32")
     backend = "openvino" if backend_setting() != "torch" and embed_openvino.available() else "torch"
+    if backend == "openvino" and setting in ("auto", "int8") and cpu_has_vnni():
+        ref = resolve_model(None)
+        q8 = embed_openvino.quantized_dir(embed_openvino.export_dir(ref.location, ref.model_id))
+        if setting == "int8" or (q8 / "model.xml").is_file():
+            precision = "int8+" + ("bf16" if cpu_has_bf16() else "fp32")
+    elif setting == "int8":
+        precision = "bf16" if cpu_has_bf16() else "fp32"
     return f"{precision} ({backend})"
 
 

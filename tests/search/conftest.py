@@ -44,3 +44,31 @@ def indexed(write_corpus: Callable, fake_embedder: FakeEmbedder) -> Callable[...
         return root, SearchEngine(root, embedder=fake_embedder)
 
     return _make
+
+
+@pytest.fixture(scope="session")
+def _int8_cache_dir(tmp_path_factory) -> Path:
+    """A model cache with the OpenVINO export and its int8 variant, made once a session
+    (about 30 s) and kept apart from the user's cache, so other tests see no int8 model."""
+    import os
+
+    from commonplace.compiler.search import embed_openvino
+
+    d = tmp_path_factory.mktemp("model-cache")
+    old = os.environ.get("COMMONPLACE_CACHE_DIR")
+    os.environ["COMMONPLACE_CACHE_DIR"] = str(d)
+    try:
+        ref = embed.resolve_model(None)
+        embed_openvino.quantize(embed_openvino.export(ref.location, ref.model_id))
+    finally:
+        if old is None:
+            os.environ.pop("COMMONPLACE_CACHE_DIR", None)
+        else:
+            os.environ["COMMONPLACE_CACHE_DIR"] = old
+    return d
+
+
+@pytest.fixture
+def int8_cache(_int8_cache_dir: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("COMMONPLACE_CACHE_DIR", str(_int8_cache_dir))
+    return _int8_cache_dir

@@ -39,18 +39,68 @@ def test_tokens_match_sentence_transformers(ref, st_fp32):
         assert a == b, t[:60]
 
 
-@pytest.mark.parametrize("precision", ["fp32", "auto"])
-def test_vectors_match_the_fp32_reference(ref, st_fp32, precision):
+def _expected_precision(ref, precision: str) -> str:
+    base = "bf16" if embed.cpu_has_bf16() else "fp32"
+    if precision == "fp32":
+        return "fp32"
+    if precision == "bf16":
+        return base
+    q8 = embed_openvino.quantized_dir(embed_openvino.export_dir(ref.location, ref.model_id)) / "model.xml"
+    if embed.cpu_has_vnni() and (precision == "int8" or q8.is_file()):
+        return f"int8+{base}"
+    return base
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "auto", "int8"])
+def test_vectors_match_the_fp32_reference(ref, st_fp32, precision, request):
+    if precision == "int8":
+        request.getfixturevalue("int8_cache")  # an isolated cache holding the int8 model
     ov = embed_openvino.OpenVINOEmbedder(ref, precision)
     texts = list(rc.DOCS.values()) + [q for _, q, _ in rc.QUESTIONS] + HOSTILE
     got, want = ov.encode(texts), st_fp32.encode(texts)
     assert got.shape == want.shape == (len(texts), 384) and got.dtype == np.float32
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-3)
     cos = np.sum(got * want, axis=1)
-    assert float(cos.min()) >= (0.9999 if precision == "fp32" else 0.995)
-    assert ov.precision == ("bf16" if precision == "auto" and embed.cpu_has_bf16() else "fp32")
+    assert float(cos.min()) >= {"fp32": 0.9999, "bf16": embed.BF16_MIN_COSINE}.get(precision, 0.995)
+    assert ov.precision == _expected_precision(ref, precision)
     assert ov.dim == 384 and ov.calls == 1 and ov.encoded == len(texts)
     np.testing.assert_allclose(ov.encode_query(texts[3]), got[3], atol=1e-5)  # batch-independent
+
+
+def test_int8_is_made_once_only_for_big_jobs_and_then_chosen_by_auto(ref, int8_cache, monkeypatch):
+    d = embed_openvino.export(ref.location, ref.model_id)
+    q8 = embed_openvino.quantized_dir(d)
+    assert (q8 / "model.xml").is_file() and (q8 / "model.bin").is_file()
+    assert not [p for p in d.iterdir() if p.name.startswith(".int8-")]  # no leftovers
+    mtime = (q8 / "model.bin").stat().st_mtime_ns
+    assert embed_openvino.quantize(d) == q8 and (q8 / "model.bin").stat().st_mtime_ns == mtime
+
+    calls = []
+    monkeypatch.setattr(embed_openvino, "quantize", lambda path: calls.append(path))
+    monkeypatch.setattr(embed, "cpu_has_vnni", lambda: True)
+    embed._export_once(None, expected=embed_openvino.QUANTIZE_MIN_TEXTS - 1)
+    assert calls == []  # a small job: bf16 is fine, no 20 s of calibration
+    embed._export_once(None, expected=embed_openvino.QUANTIZE_MIN_TEXTS)
+    assert calls == [d]
+    monkeypatch.setenv("COMMONPLACE_EMBED_PRECISION", "bf16")
+    embed._export_once(None, expected=10 ** 6)
+    assert calls == [d]  # asked for bf16: never quantized
+
+    # Only the feed-forward input layers (the MatMuls feeding a GELU) are int8.
+    import openvino as ov
+
+    targets = embed_openvino._ffn_input_matmuls(ov.Core().read_model(str(d / "model.xml")))
+    assert len(targets) == 6 and all("intermediate" in t for t in targets)
+
+
+def test_a_failed_int8_probe_keeps_bf16(ref, int8_cache, monkeypatch, caplog):
+    if not embed.cpu_has_vnni():
+        pytest.skip("no VNNI: auto never tries int8 here")
+    monkeypatch.setattr(embed_openvino, "INT8_MIN_COSINE", 1.01)  # no model can pass
+    ov = embed_openvino.OpenVINOEmbedder(ref, "auto")
+    ov.load()
+    assert ov.precision == ("bf16" if embed.cpu_has_bf16() else "fp32")
+    assert "int8 probe cosine" in caplog.text
 
 
 def test_the_export_is_reused_and_a_changed_model_gets_a_new_one(ref, tmp_path, monkeypatch):
