@@ -244,8 +244,8 @@ class BM25Writer:
         # every reopen. The small segments of incremental updates are compound (`compound`):
         # one file each to share by hard link and to fsync, and cheap to copy.
         self._w = self.ix.writer(limitmb=256 if bulk else 64, compound=compound)
-        _cache_field_lengths(self._w)
-        bm25_postings.install(self._w)
+        if not bm25_postings.install(self._w):  # its flush reads each field's lengths once itself
+            _cache_field_lengths(self._w)
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         for p in paths:

@@ -160,7 +160,7 @@ def quantize(export_path: Path) -> Path:
     others = [op.get_friendly_name() for op in model.get_ops()
               if op.get_type_name() == "MatMul" and op.get_friendly_name() not in targets]
     pipe = json.loads((export_path / "pipeline.json").read_text(encoding="utf-8"))
-    tok = _tokenizer(export_path, pipe)
+    tok, _ = _tokenizer(export_path, pipe)
     items = []
     for text in calibration_texts():
         e = tok.encode(_clean(text))
@@ -212,13 +212,15 @@ def calibration_texts() -> list[str]:
     return [str(t) for t in data["texts"]]
 
 
-def _tokenizer(export_path: Path, pipe: dict[str, Any]) -> Any:
+def _tokenizer(export_path: Path, pipe: dict[str, Any]) -> tuple[Any, int]:
+    """The export's tokenizer, truncating and not padding, and its pad id."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(export_path / "tokenizer.json"))
     tok.enable_truncation(int(pipe["max_seq_length"]))
+    pad_id = int((tok.padding or {}).get("pad_id", 0))
     tok.no_padding()  # tokenizer.json may carry padding; we pad each batch ourselves (see `_run`)
-    return tok
+    return tok, pad_id
 
 
 def _pipeline_of(st: Any) -> dict[str, Any]:
@@ -294,11 +296,9 @@ class OpenVINOEmbedder:
 
             d = export(self.ref.location, self.model_id)
             import openvino as ov
-            from tokenizers import Tokenizer
 
             self._pipe = json.loads((d / "pipeline.json").read_text(encoding="utf-8"))
-            self._pad_id = int((Tokenizer.from_file(str(d / "tokenizer.json")).padding or {}).get("pad_id", 0))
-            self._tok = _tokenizer(d, self._pipe)
+            self._tok, self._pad_id = _tokenizer(d, self._pipe)
             core = ov.Core()
             model = core.read_model(str(d / "model.xml"))
 
@@ -312,11 +312,14 @@ class OpenVINOEmbedder:
 
             import numpy as np
 
-            compiled, precision = compile_("f32"), "fp32"
-            ref = self._run(compiled, embed._PROBES)
+            fp32 = compile_("f32")
+            compiled, precision = fp32, "fp32"
+            reference: list[Any] = []  # fp32 probe vectors, computed once a candidate needs them
 
             def probe(candidate: Any) -> float:
-                return float(np.min(np.sum(ref * self._run(candidate, embed._PROBES), axis=1)))
+                if not reference:
+                    reference.append(self._run(fp32, embed._PROBES))
+                return float(np.min(np.sum(reference[0] * self._run(candidate, embed._PROBES), axis=1)))
 
             if self._want in ("bf16", "int8") or (self._want == "auto" and embed.cpu_has_bf16()):
                 try:
