@@ -9,12 +9,19 @@ clock seconds including interpreter start-up:
 
 * `commonplace build CORPUS --out OUT --no-embed --no-index --json` (rendering only;
   `--with-index` keeps the BM25 index in) on the compare-size corpus and
-  on the full-size corpus (clean builds: the output and `CORPUS/.commonplace` are removed
-  before every run). If this `commonplace` does not know `--no-embed` yet, the flag is
+  on the full-size corpus (clean builds: the output and `CORPUS/.commonplace` are set
+  aside before every run). If this `commonplace` does not know `--no-embed` yet, the flag is
   dropped once and the report says embeddings were on;
 * `python -m mkdocs build -q` on a copy of the compare-size corpus (default theme, default
   search plugin only), unless --no-mkdocs or mkdocs is not installed
   (`pip install .[bench]`).
+
+Nothing is deleted while timing. A build writes into a directory that never held
+files: what an earlier run left is renamed into `.trash/` and deleted after the last
+timing. (On ext4 without a journal, which this project's benchmark machine uses, the
+kernel skips inodes freed in the last minutes when it allocates new ones, and that
+scan made the 10,000-page build 60-120% slower right after `rm -rf` of the previous
+site: a file-system artifact that would swamp the build, measured with `perf`.)
 
 Prints a table (or JSON with --json) on stdout; progress goes to stderr.
 """
@@ -83,6 +90,22 @@ class Row:
     speedup: float | None = None
 
 
+TRASH = ".trash"  # see the module docstring
+
+
+def set_aside(path: Path, trash: Path) -> Path:
+    """Make `path` absent without deleting anything now: an existing file or tree moves
+    into `trash` (a rename), which `empty_trash` deletes once timing is over."""
+    if path.exists() or path.is_symlink():
+        trash.mkdir(parents=True, exist_ok=True)
+        path.rename(Path(tempfile.mkdtemp(prefix=path.name + "-", dir=trash)) / path.name)
+    return path
+
+
+def empty_trash(trash: Path) -> None:
+    shutil.rmtree(trash, ignore_errors=True)
+
+
 class Commonplace:
     def __init__(self, exe: str, timeout: float | None, with_index: bool = False) -> None:
         self.exe = exe
@@ -102,8 +125,9 @@ class Commonplace:
     def build(self, corpus: Path, out: Path) -> tuple[float, int, dict]:
         """One clean build; returns (wall seconds, exit code, scalar fields of the JSON report)."""
         while True:
-            shutil.rmtree(out, ignore_errors=True)
-            shutil.rmtree(corpus / ".commonplace", ignore_errors=True)
+            trash = out.parent / TRASH
+            set_aside(out, trash)
+            set_aside(corpus / ".commonplace", trash)
             cmd = self.cmd(corpus, out)
             t0 = time.perf_counter()
             try:
@@ -171,8 +195,8 @@ def mkdocs_build(corpus: Path, base: Path, timeout: float | None) -> float:
     proj = base / "mkdocs-project"
     docs = proj / "docs"
     site = base / "mkdocs-site"
-    shutil.rmtree(proj, ignore_errors=True)
-    shutil.rmtree(site, ignore_errors=True)
+    set_aside(proj, base / TRASH)
+    set_aside(site, base / TRASH)
     shutil.copytree(corpus, docs, ignore=_ignore_hidden)
     cfg = proj / "mkdocs.yml"
     cfg.write_text(
@@ -275,7 +299,7 @@ def run(args: argparse.Namespace) -> dict:
         for label, n in plan:
             row = Row(label, n)
             corpus = base / f"corpus-{n}"
-            shutil.rmtree(corpus, ignore_errors=True)
+            set_aside(corpus, base / TRASH)
             log(f"[{label}] generating {n:,} documents in {corpus} ...")
             t0 = time.perf_counter()
             paths = generate(corpus, n, seed=args.seed)
@@ -305,6 +329,9 @@ def run(args: argparse.Namespace) -> dict:
     finally:
         if cleanup is not None:
             cleanup.cleanup()
+        else:
+            log("removing what earlier runs left (timing is over) ...")
+            empty_trash(base / TRASH)
 
     result = {
         "commonplace": exe,

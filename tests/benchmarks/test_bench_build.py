@@ -1,0 +1,43 @@
+"""The build benchmark's harness: timed builds never follow a deletion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from . import bench_build
+from .bench_build import TRASH, empty_trash, set_aside
+
+
+def test_set_aside_moves_instead_of_deleting(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    (site / "a" / "index.html").write_text("old")
+    trash = tmp_path / TRASH
+    assert set_aside(site, trash) == site
+    assert not site.exists()
+    moved = list(trash.rglob("index.html"))
+    assert [p.read_text() for p in moved] == ["old"]  # still there until timing is over
+    set_aside(site, trash)  # nothing there: nothing to do
+    site.mkdir()
+    (site / "b.html").write_text("newer")
+    set_aside(site, trash)
+    assert len(list(trash.iterdir())) == 2  # two runs' leftovers never collide
+    empty_trash(trash)
+    assert not trash.exists()
+
+
+def test_a_small_run_reports_and_leaves_only_its_own_outputs(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    args = ["--n", "40", "--compare-n", "0", "--no-mkdocs", "--workdir", str(tmp_path), "--json"]
+    assert bench_build.main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    row = first["full"]
+    assert row["n"] == 40 and row["build_exit_code"] in (0, 1)
+    assert row["commonplace_seconds"] > 0 and row["build_report"]["documents"] == 40
+    assert (tmp_path / "site-commonplace-40" / "index.html").is_file()
+    # A second run in the same workdir replaces the corpus and site and cleans up after itself.
+    assert bench_build.main(args) == 0
+    assert json.loads(capsys.readouterr().out)["full"]["build_report"]["documents"] == 40
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus-40", "site-commonplace-40"]
