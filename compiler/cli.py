@@ -18,6 +18,42 @@ from . import __version__
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+# Set by `entry` (the console script) only: tests that call `main` in-process keep a
+# normal return.
+_QUICK_EXIT = False
+
+
+def entry() -> None:
+    """The `commonplace` console script."""
+    global _QUICK_EXIT
+    _QUICK_EXIT = True
+    main()
+
+
+def finish(code: int) -> None:
+    """End a command that holds a large heap (a build's documents, parse caches).
+
+    Freeing it object by object and tearing the interpreter down cost 0.1 s after a
+    2,000-page build and up to 0.5 s after 10,000 (measured): as the console script,
+    flush and leave at once (`os._exit`); callers keep their results referenced until
+    here, so nothing is freed first. Only when no other thread runs: one might be half
+    way through a write.
+    """
+    import threading
+
+    if _QUICK_EXIT and threading.active_count() == 1:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # closed pipe: nothing more can be said
+                pass
+        os._exit(code)
+    if code:
+        sys.exit(code)
+
+
 class Problem(click.ClickException):
     """Refused or failed for a reason the user can act on: exit 1."""
 
@@ -99,14 +135,14 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
     Incremental by default: only documents whose bytes changed since the last build,
     and the pages that show them, are redone. The result equals a clean build.
     """
-    from .build import BuildOptions, build as run_build
+    from .build import BuildOptions, build_state
     from .output import OutputError
 
     root = pick_corpus(corpus_arg, corpus_opt)
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
                         progress=not as_json, clean=clean, index=not no_index)
     try:
-        result = run_build(opts)
+        result, state = build_state(opts)
     except OutputError as exc:
         raise Problem(str(exc)) from None
     if as_json:
@@ -126,8 +162,7 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
         for key, value in sorted(result.extra.items()):
             click.echo(f"{key}: {value}")
         click.echo(f"Site: {(out / 'index.html').resolve()}")
-    if strict and not result.ok:
-        sys.exit(1)
+    finish(1 if strict and not result.ok else 0)  # `state` is still referenced: see finish
 
 
 @main.command()
@@ -208,4 +243,4 @@ _COMMAND_MODULES: list[tuple[str, list[str]]] = [
 _register_optional_commands()
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    entry()

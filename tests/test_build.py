@@ -222,6 +222,25 @@ def test_build_json_summary(write_corpus, tmp_path: Path, cli):
     assert isinstance(summary["seconds"], float)
 
 
+def test_console_script_quick_exit_keeps_output_and_exit_code(write_corpus, tmp_path: Path):
+    """The installed script leaves with os._exit after a build: the piped JSON must be
+    complete and the exit code the one --strict asks for."""
+    import subprocess
+    import sys
+
+    root = write_corpus({"a.md": "# A\n[[nowhere]]\n", "b.md": "# B\n" + "text\n" * 5000})
+    entry = [sys.executable, "-c", "from commonplace.compiler.cli import entry; entry()"]
+    for extra, code in (([], 0), (["--strict"], 1)):
+        out = tmp_path / f"out{code}"
+        proc = subprocess.run([*entry, "build", str(root), "--out", str(out), "--no-index", "--json", *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == code, proc.stderr
+        summary = json.loads(proc.stdout)
+        assert summary["documents"] == 2 and summary["broken_links"] == 1
+        assert (out / "b" / "index.html").read_text().count("text") >= 5000
+        assert (root / ".commonplace").is_dir()  # the manifest was written before leaving
+
+
 def test_unknown_frontmatter_is_shown_on_the_page(write_corpus, tmp_path: Path):
     root = write_corpus({"a.md": "---\ntitle: A\nmood: sunny\nsensitivity: low\n---\nx\n"})
     run(root, tmp_path / "out")
