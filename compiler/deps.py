@@ -32,6 +32,15 @@ EMITTER_FACETS: dict[str, set[str]] = {
 }
 
 
+# Facets only rendering produces. Emitters that show none of them can run while the
+# documents are still being rendered (a clean build overlaps the two).
+RENDER_FACETS = {"excerpt"}
+
+
+def needs_render(emitter: str) -> bool:
+    return bool(EMITTER_FACETS[emitter] & RENDER_FACETS)
+
+
 def facets(d: Document) -> dict[str, Any]:
     return {
         "content": d.hash,

@@ -17,6 +17,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..templates import STATIC_DIR, TEMPLATE_DIR
+from .deps import needs_render
 from .model import Document, page_url
 from .render import root_prefix
 from .site import Site, SiteContext, folder_url, slug, tag_url, type_label, type_url
@@ -394,13 +395,17 @@ class Selection:
     search_shards: set[int] | None = None
 
 
-def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None) -> Iterator[Output]:
-    """The generated pages (everything but document pages) that `sel` asks for."""
+def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None,
+               rendered: bool | None = None) -> Iterator[Output]:
+    """The generated pages (everything but document pages) that `sel` asks for.
+
+    `rendered=False` keeps to the pages that show nothing rendering produces (they can
+    be emitted while documents render), `True` to the others, None means both."""
     sel = sel or Selection()
     run = sel.emitters
 
     def want(name: str) -> bool:
-        return run is None or name in run
+        return (run is None or name in run) and (rendered is None or needs_render(name) == rendered)
 
     if want("home"):
         yield home_page(site, env)
@@ -422,7 +427,7 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
         yield sitemap(site)
     if want("feed"):
         yield feed(site)
-    if run is None:  # pages that only change with the navigation or the templates
+    if run is None and not rendered:  # pages that only change with the navigation or the templates
         yield search_page(site, env)
         yield not_found_page(site, env)
         yield from static_assets()

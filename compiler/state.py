@@ -133,30 +133,31 @@ class SiteState:
                         raise StaleState(p)
                     self.docs[p].tokens, self.docs[p].md_env = doc.tokens, doc.md_env
             ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
-            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)])
+            early = None
+            if full:
+                # Every generated page is due. Those that show nothing rendering makes
+                # (all but the search data and the feed) are emitted while the
+                # workers render, by this otherwise idle process.
+                def early() -> None:
+                    self.site = self._site_view()
+                    self._emit_site(emit.Selection(), stats, rendered=False)
+            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)], early)
             clock("render")
-        stats.pages_rendered = len(rendered)
-        stats.pages_written = sum(1 for r in rendered if r.written)
-        stats.pages_unchanged = len(rendered) - stats.pages_written
+        stats.pages_rendered += len(rendered)
+        stats.pages_written += sum(1 for r in rendered if r.written)
+        stats.pages_unchanged += sum(1 for r in rendered if not r.written)
         for r in rendered:
             self.docs[r.path].excerpt = r.excerpt
 
         selection, touched = self._selection(render | removed, full)
         if selection.emitters is None or selection.emitters:
-            # Only now is the whole-corpus view needed (lists, graph, feed): O(n log n).
-            self.site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
-            doc_urls = {d.url for d in self.site.docs}
-            outputs = {url: data for url, data in emit.site_pages(self.site, emit.make_env(), selection)
-                       if url not in doc_urls}  # a document page always wins its path
+            if not full:
+                self.site = self._site_view()
+            self._emit_site(selection, stats, rendered=True if full else None)
             clock("emit")
-            for url, data in outputs.items():
-                if write_file(self.out / url, data):
-                    stats.pages_written += 1
-                else:
-                    stats.pages_unchanged += 1
         if full or touched & {"exists", "type", "tags", "folder"}:  # pages may appear or vanish
             assert self.site is not None
-            new_outputs = doc_urls | emit.site_urls(self.site)
+            new_outputs = {d.url for d in self.site.docs} | emit.site_urls(self.site)
             if was_empty:  # a clean build also clears whatever an older build left behind
                 stats.files_removed = 0 if self.out_fresh else remove_unlisted(self.out, new_outputs)
                 stats.swept = True
@@ -166,6 +167,24 @@ class SiteState:
         self.out_fresh = False
         clock("write")
         return stats
+
+    def _site_view(self) -> Site:
+        """The whole-corpus view (lists, graph, feed), O(n log n). It holds the documents
+        themselves, so excerpts set after rendering show in it."""
+        return Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
+
+    def _emit_site(self, selection: emit.Selection, stats: UpdateStats, rendered: bool | None) -> None:
+        """Write the generated pages `selection` asks for (see `emit.site_pages` for
+        `rendered`), each only if its bytes changed."""
+        assert self.site is not None
+        doc_urls = {d.url for d in self.site.docs}
+        for url, data in emit.site_pages(self.site, emit.make_env(), selection, rendered):
+            if url in doc_urls:
+                continue  # a document page always wins its path
+            if write_file(self.out / url, data):
+                stats.pages_written += 1
+            else:
+                stats.pages_unchanged += 1
 
     def _relink(self, old_docs: dict[str, Document | None], changed: set[str], removed: set[str],
                 full: bool) -> set[str]:

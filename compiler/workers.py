@@ -128,7 +128,9 @@ class InProcess:
             tick(1)
         return out
 
-    def render(self, ctx: Any, docs: list[Document]) -> list[Rendered]:
+    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
+        if meanwhile is not None:
+            meanwhile()  # in the same order as Pool runs it: before any result is in
         tick = self.progress("Rendering", len(docs))
         out = []
         for d in docs:
@@ -166,9 +168,12 @@ class Pool:
             self.conns.append(parent)
             self.procs.append(proc)
 
-    def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None]) -> list[Any]:
+    def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None],
+               meanwhile: Callable[[], None] | None = None) -> list[Any]:
         for conn, payload in zip(self.conns, payloads):
             conn.send(payload)
+        if meanwhile is not None:
+            meanwhile()  # the parent's own work while the workers run
         results: dict[int, Any] = {}
         waiting = dict(enumerate(self.conns))
         while waiting:
@@ -200,7 +205,7 @@ class Pool:
                     self.owner[item[0].path] = w
         return results
 
-    def render(self, ctx: Any, docs: list[Document]) -> list[Rendered]:
+    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
         jobs: list[list[tuple[str, Any]]] = [[] for _ in self.conns]
         for d in docs:
             jobs[self.owner.pop(d.path)].append((d.path, d.links))
@@ -208,7 +213,7 @@ class Pool:
         # The context (resolver, graph, titles) is the same for every worker: pickle it
         # once, not once per worker (~0.1 s a worker at 10,000 pages).
         blob = pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
-        return [r for part in self._round([("render", (blob, j)) for j in jobs], tick) for r in part]
+        return [r for part in self._round([("render", (blob, j)) for j in jobs], tick, meanwhile) for r in part]
 
     def close(self) -> None:
         for conn in self.conns:

@@ -279,6 +279,33 @@ def test_paths_with_spaces_and_unicode_link_correctly(write_corpus, tmp_path: Pa
     assert 'href="../my%20notes/Caf%C3%A9%20plan/index.html"' in (tmp_path / "out/a/index.html").read_text()
 
 
+def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
+    """A clean build emits most generated pages while the documents still render;
+    those pages must not change once excerpts exist, and the rest must show them."""
+    from commonplace.compiler import emit
+    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.site import Site
+
+    corpus = load_corpus(DOCS)
+    site = Site.build(corpus.docs, corpus.resolver, corpus.graph, "docs")
+    env = emit.make_env()
+
+    def pages(rendered):
+        return dict(emit.site_pages(site, env, emit.Selection(), rendered))
+
+    for d in site.docs:
+        d.excerpt = ""
+    early = pages(False)
+    for d in site.docs:
+        d.excerpt = f"EXCERPT-OF {d.path}"
+    assert pages(False) == early
+    late = pages(True)
+    assert not set(early) & set(late)
+    assert set(early) | set(late) == set(pages(None)) == emit.site_urls(site)
+    assert b"EXCERPT-OF" in late["feed.xml"] and "index.html" in early
+    assert sum(b"EXCERPT-OF" in data for url, data in late.items() if url != "feed.xml") > 1  # search data
+
+
 def test_parallel_build_equals_in_process_build(tmp_path: Path, monkeypatch, docs_site: Path):
     monkeypatch.setenv("COMMONPLACE_WORKERS", "2")
     result = run(DOCS, tmp_path / "parallel")
