@@ -22,7 +22,8 @@ from .model import Document, Warning_
 from .scan import SourceFile
 
 PARALLEL_MIN_DOCS = 400
-TICK = 100  # workers report progress every TICK documents
+TICK = 100  # workers report rendering progress every TICK documents
+CHUNK = 16  # most files handed to a worker at once for parsing (~15 ms of work)
 
 
 def _no_progress(label: str, total: int) -> Callable[[int], None]:
@@ -60,17 +61,16 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
         while True:
             cmd, arg = conn.recv()
             if cmd == "parse":
+                k, files = arg
                 out = []
-                for i, sf in enumerate(arg, 1):
-                    if i % TICK == 0:
-                        conn.send(("tick", TICK))
+                for sf in files:
                     doc, warnings = parse_fn(sf)
                     if doc is not None:
                         held[doc.path] = doc
                         out.append((_light(doc), warnings))
                     else:
                         out.append((None, warnings))
-                conn.send(("ok", out))
+                conn.send(("ok", (k, out)))
             elif cmd == "render":
                 blob, jobs = arg
                 ctx = pickle.loads(blob)
@@ -149,6 +149,10 @@ class WorkerError(RuntimeError):
     pass
 
 
+def _died() -> WorkerError:
+    return WorkerError("a build worker died (out of memory or killed)")
+
+
 class Pool:
     """N forked workers; each owns the documents it parsed."""
 
@@ -171,7 +175,10 @@ class Pool:
     def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None],
                meanwhile: Callable[[], None] | None = None) -> list[Any]:
         for conn, payload in zip(self.conns, payloads):
-            conn.send(payload)
+            try:
+                conn.send(payload)
+            except OSError:
+                raise _died() from None
         if meanwhile is not None:
             meanwhile()  # the parent's own work while the workers run
         results: dict[int, Any] = {}
@@ -181,8 +188,8 @@ class Pool:
                 i = next(k for k, c in waiting.items() if c is conn)
                 try:
                     status, value = conn.recv()
-                except EOFError:
-                    raise WorkerError("a build worker died (out of memory or killed)") from None
+                except (EOFError, OSError):
+                    raise _died() from None
                 if status == "tick":
                     tick(value)
                     continue
@@ -193,17 +200,58 @@ class Pool:
         return [results[i] for i in range(len(self.conns))]
 
     def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:
-        n = len(self.conns)
-        # Interleave so each worker gets a similar mix of folders (sizes differ by folder).
-        parts = self._round([("parse", files[i::n]) for i in range(n)], self.progress("Parsing", len(files)))
-        results: list[Any] = [None] * len(files)
-        for w, part in enumerate(parts):
-            for j, item in enumerate(part):
-                results[w + j * n] = item
-                if item[0] is not None:
-                    _restore(item[0])
-                    self.owner[item[0].path] = w
-        return results
+        """Parse in small chunks handed out as workers ask for more.
+
+        Workers that finish together waste no core at the end of the round (handing each
+        a fixed half left one idle for 0.1 s of a 2,000-page build), and the parent takes
+        in each chunk's documents while the workers go on, instead of all at the end
+        (0.45 s after the last page of 10,000). Two chunks are in flight per worker so
+        none waits for its next one.
+        """
+        tick = self.progress("Parsing", len(files))
+        size = max(4, min(CHUNK, len(files) // (self.n * 8) or 4))
+        chunks = [files[i:i + size] for i in range(0, len(files), size)]
+        parts: list[Any] = [None] * len(chunks)
+        sent = 0
+        in_flight = [0] * self.n
+
+        def hand_out(w: int) -> None:
+            nonlocal sent
+            if sent < len(chunks):
+                try:
+                    self.conns[w].send(("parse", (sent, chunks[sent])))
+                except OSError:
+                    raise _died() from None
+                sent += 1
+                in_flight[w] += 1
+
+        for w in range(self.n):
+            hand_out(w)
+            hand_out(w)
+        while any(in_flight):
+            ready = mp_connection.wait([c for w, c in enumerate(self.conns) if in_flight[w]])
+            for conn in ready:
+                w = self.conns.index(conn)
+                k, out = self._receive(conn)
+                in_flight[w] -= 1
+                hand_out(w)
+                for doc, _ in out:
+                    if doc is not None:
+                        _restore(doc)
+                        self.owner[doc.path] = w
+                parts[k] = out
+                tick(len(out))
+        return [item for part in parts for item in part]
+
+    @staticmethod
+    def _receive(conn: Any) -> Any:
+        try:
+            status, value = conn.recv()
+        except (EOFError, OSError):
+            raise _died() from None
+        if status != "ok":
+            raise WorkerError(f"a build worker failed:\n{value}")
+        return value
 
     def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
         jobs: list[list[tuple[str, Any]]] = [[] for _ in self.conns]
