@@ -70,3 +70,17 @@ def test_markdown_links_resolve_relative_to_the_source_and_stay_inside():
 
 def test_same_page_heading_link():
     assert corpus(FILES).resolve_wiki("", "notes/alex.md").path == "notes/alex.md"
+
+
+def test_links_pickle_with_every_field():
+    """`Link.__reduce__` lists the fields by hand (speed): a new field must be added there."""
+    import dataclasses
+    import pickle
+
+    from commonplace.compiler.model import Link
+
+    values = {"target": "t", "label": "l", "heading": "h", "line": 7, "kind": "md", "resolved": "r.md",
+              "candidates": ("a.md", "b.md")}
+    assert set(values) == {f.name for f in dataclasses.fields(Link)}
+    link = Link(**values)
+    assert pickle.loads(pickle.dumps(link)) == link
