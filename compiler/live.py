@@ -140,6 +140,7 @@ class LiveCorpus:
         with self.write_lock:
             result, self.state = build_state(self.opts)
             self.last_build = result
+            _ = self.state.link_index  # built now, at start-up, rather than by the first save
             if self.index and self.embed:
                 from .search.index_stage import warm_vectors
 

@@ -84,3 +84,32 @@ def test_links_pickle_with_every_field():
     assert set(values) == {f.name for f in dataclasses.fields(Link)}
     link = Link(**values)
     assert pickle.loads(pickle.dumps(link)) == link
+
+
+def test_resolve_all_resolves_each_name_once_but_as_each_page_would():
+    """`resolve_all` shares one resolution between links that cannot mean different
+    things; it must agree with resolving every link from its own page."""
+    from hypothesis import given, settings, strategies as st
+
+    from commonplace.compiler.links import resolve_all
+    from commonplace.compiler.model import Link
+
+    docs = [parse(path, text.encode())[0] for path, text in FILES.items()]
+    resolver = Resolver.build(docs)
+    names = ["alex", "Alex Chen", "ac", "state", "atlas/state", "../atlas/state.md", "state.md", "", " ",
+             "/", "#", "projects/atlas/state", "zeus/state", "../people/alex.md", "unique-stem", "twin",
+             "shared title", "nope", "notes/alex", "/people/alex", "alex.md", "..\\people\\alex"]
+    link = st.builds(Link, target=st.sampled_from(names), kind=st.sampled_from(["wiki", "md"]))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.lists(link, max_size=6), min_size=len(docs), max_size=len(docs)))
+    def check(all_links):
+        for d, links in zip(docs, all_links):
+            d.links = links
+        resolve_all(docs, resolver)
+        for d in docs:
+            for l in d.links:
+                want = resolver.resolve(l, d.path)
+                assert (l.resolved, l.candidates) == (want.path, want.candidates), (d.path, l)
+
+    check()
