@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from ..model import STATE_DIR, Warning_
-from . import times
-from .canonical import PageChange, compile_page
-from .entities import Registry, entity_from_log
-from .errors import PageConflict
-from .fold import Claim, fold
-from .forget import redact_artifacts, secrets_of
-from .fsutil import atomic_write, corpus_lock
-from .log import LOG_DIR, ClaimLog, Event
+
+if TYPE_CHECKING:
+    from .canonical import PageChange
+    from .fold import Claim
+    from .log import Event
+
+# The claim store's modules are imported inside the functions: a corpus without a
+# claim log (most builds) never needs them.
 
 SEEN_FILE = "claims-forgotten.json"
 
@@ -53,6 +55,8 @@ class StageResult:
         search indexes were purged); until then later stages keep reporting `forgotten`."""
         if self.root is None or self._seen == self.forgotten_ids:
             return
+        from .fsutil import atomic_write
+
         try:
             atomic_write(self.root / STATE_DIR / SEEN_FILE,
                          json.dumps({"forgotten": sorted(self.forgotten_ids)}, indent=1).encode("utf-8"))
@@ -121,10 +125,21 @@ _memos: dict[str, dict[str, _Memo]] = {}
 def run_stage(root: Path, now: dt.datetime | None = None, commit: bool = True) -> StageResult:
     """Recompile canonical pages from the log. With `commit=False` the caller calls
     `result.commit()` after purging derived state (the build does, after the index)."""
+    from .log import LOG_DIR
+
     root = Path(root).resolve()
     result = StageResult(root=root)
     if not (root / LOG_DIR).is_dir():
         return result
+    from . import times
+    from .canonical import compile_page
+    from .entities import Registry, entity_from_log
+    from .errors import PageConflict
+    from .fold import fold
+    from .forget import redact_artifacts
+    from .fsutil import corpus_lock
+    from .log import ClaimLog
+
     with corpus_lock(root):
         read = ClaimLog(root).read()
         result.warnings += read.warnings
@@ -200,6 +215,10 @@ def forgotten_statements(root: Path) -> list[str]:
 
     Keep it in memory only; never write it anywhere derived.
     """
+    from .fold import fold
+    from .forget import secrets_of
+    from .log import ClaimLog
+
     read = ClaimLog(Path(root)).read()
     state = fold(read.events)
     return secrets_of([c for c in state.claims.values() if c.forgotten])
