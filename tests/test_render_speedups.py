@@ -147,3 +147,20 @@ def test_graph_json_is_canonical_json(tmp_path: Path):
     assert len(data["edges"]) == 2 and data["broken"] and len(data["nodes"]) == 2
     canonical = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
     assert raw == canonical.encode("utf-8")
+
+
+def test_excerpts_read_from_a_prefix_equal_the_whole_page_text():
+    from hypothesis import given, settings, strategies as st
+
+    from commonplace.compiler.render import _folded_text, plain_text
+
+    pieces = st.sampled_from(["<p>", "</p>", "<a href=\"x>y\">", ">", "<", "&amp;", "&lt;", "&amp", "&#62;",
+                              " ", "\n", "word", "é", "&", ";", "<br/>", "<>", "x" * 30])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(pieces, max_size=120), st.integers(1, 40))
+    def check(parts, limit):
+        html = "".join(parts)
+        assert plain_text(html, limit) == _folded_text(html)[:limit]
+
+    check()
