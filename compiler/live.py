@@ -19,7 +19,7 @@ from . import manifest
 from .build import BuildOptions, BuildResult, build_state, gc_paused
 from .model import Document
 from .scan import SourceFile, is_hidden, scan
-from .stages import parse_file, render_page
+from .stages import parse_file, parse_page, render_page
 from .state import SiteState, StaleState
 from .workers import InProcess
 
@@ -55,7 +55,7 @@ class RefreshResult:
 def _in_process(_: int) -> InProcess:
     # Never fork from a process that runs server threads: a child could inherit a
     # lock some other thread held. A refresh is a handful of documents anyway.
-    return InProcess(parse_file, render_page)
+    return InProcess(parse_page, render_page)
 
 
 class _EarlyIndex:

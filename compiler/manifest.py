@@ -21,7 +21,7 @@ from .model import STATE_DIR, Document, Link, Warning_
 from .state import SiteState
 
 FORMAT = 1
-_SKIP = {"text", "body", "html", "tokens", "md_env", "links"}
+_SKIP = {"text", "body", "html", "tokens", "md_env", "draft", "deferred", "links"}
 
 
 def manifest_path(root: Path, out: Path) -> Path:

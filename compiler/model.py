@@ -107,6 +107,9 @@ class Document:
     # Parse output kept until the render stage, then dropped to free memory.
     tokens: list | None = field(default=None, repr=False, compare=False)
     md_env: dict | None = field(default=None, repr=False, compare=False)
+    # Or, in a build, the body rendered but for its links (`render.draft_document`).
+    draft: str | None = field(default=None, repr=False, compare=False)
+    deferred: list | None = field(default=None, repr=False, compare=False)
 
     @property
     def stem(self) -> str:

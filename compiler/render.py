@@ -12,7 +12,7 @@ from functools import lru_cache
 from urllib.parse import quote
 
 from .links import Resolver, _md_target
-from .markdown import parse_tokens, render_tokens, slugify
+from .markdown import fill_links, parse_tokens, render_draft, slugify
 from .model import Document, page_url
 
 
@@ -62,12 +62,30 @@ def root_prefix(from_url: str) -> str:
     return "../" * depth if depth else "./"
 
 
-def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -> str:
-    """Render `doc` to HTML. `titles` maps paths to titles for wikilink text."""
+def draft_document(doc: Document) -> None:
+    """Render everything but the links now (`markdown.render_draft`) and drop the parse
+    tree: `doc.draft` and `doc.deferred` replace `doc.tokens` and `doc.md_env`."""
     tokens, env = doc.tokens, doc.md_env
     if tokens is None:
         tokens, env = parse_tokens(doc.body)
-    env = dict(env or {})
+    doc.draft, doc.deferred = render_draft(_drop_title_heading(doc, tokens), env or {})
+    doc.tokens = doc.md_env = None
+
+
+def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -> str:
+    """Render `doc` to HTML. `titles` maps paths to titles for wikilink text. Uses (and
+    uses up) the document's draft when it has one."""
+    if doc.draft is None:
+        draft_document(doc)
+    assert doc.draft is not None and doc.deferred is not None
+    draft, deferred = doc.draft, doc.deferred
+    doc.draft = doc.deferred = None  # a link's rendering changes its token: one use only
+    return fill_links(draft, deferred, link_env(doc, resolver, titles))
+
+
+def link_env(doc: Document, resolver: Resolver, titles: dict[str, str]) -> dict:
+    """What the link rules need to render `doc`'s links (`markdown._wikilink_html`,
+    `markdown._render_link_open`): hrefs relative to its page, titles for link text."""
     here = doc.url
 
     def resolve_wikilink(target: str, heading: str | None) -> tuple[str | None, str, str]:
@@ -90,10 +108,7 @@ def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -
         anchor = f"#{slugify(heading)}" if heading else ""
         return href(here, page_url(res.path)) + anchor, None
 
-    env["resolve_wikilink"] = resolve_wikilink
-    env["rewrite_href"] = rewrite_href
-    tokens = _drop_title_heading(doc, tokens)
-    return render_tokens(tokens, env)
+    return {"resolve_wikilink": resolve_wikilink, "rewrite_href": rewrite_href}
 
 
 def _drop_title_heading(doc: Document, tokens: list) -> list:

@@ -1,7 +1,8 @@
 """The per-document stages, as plain functions a worker process can run.
 
-`parse_file`: read + parse one file (stage 2); `render_page`: render its body with
-resolved links and write its page (stages 5 and 6 for one document).
+`parse_file`: read + parse one file (stage 2); `parse_page`: that and the body rendered
+but for its links; `render_page`: complete the body with resolved links and write its
+page (stages 5 and 6 for one document).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from . import emit
 from .model import Document, Warning_
 from .output import write_file
 from .parse import SkipFile, parse
-from .render import plain_text, render_document
+from .render import draft_document, plain_text, render_document
 from .scan import SourceFile
 from .site import SiteContext
 from .workers import Rendered
@@ -29,6 +30,15 @@ def parse_file(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
         return None, [Warning_(f.path, str(exc), code="skipped")]
     except OSError as exc:
         return None, [Warning_(f.path, f"cannot read: {exc.strerror or exc}", code="unreadable")]
+
+
+def parse_page(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
+    """`parse_file`, then the body rendered as far as it can be before links resolve
+    (`render.draft_document`): what a build's first round does per document."""
+    doc, warnings = parse_file(f)
+    if doc is not None:
+        draft_document(doc)
+    return doc, warnings
 
 
 @dataclass
@@ -46,7 +56,7 @@ def render_page(ctx: PageContext, d: Document) -> Rendered:
     if _ENV is None:
         _ENV = emit.make_env()
     d.html = render_document(d, ctx.site.resolver, ctx.site.titles)
-    d.tokens = d.md_env = None  # free the parse tree
+    d.tokens = d.md_env = None  # free the parse tree, if it was still there
     d.excerpt = plain_text(d.html, 600)
     url, data = emit.document_page(ctx.site, _ENV, d)
     return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt)

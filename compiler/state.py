@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import emit
-from .stages import PageContext, parse_file, render_page
+from .stages import PageContext, parse_page, render_page
 from .deps import changed_facets, emitters_to_run, facets
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_
@@ -30,7 +30,7 @@ RunnerFactory = Callable[[int], Any]
 
 def default_runner(n_docs: int) -> Any:
     n = worker_count(n_docs)
-    return Pool(n, parse_file, render_page) if n > 1 else InProcess(parse_file, render_page)
+    return Pool(n, parse_page, render_page) if n > 1 else InProcess(parse_page, render_page)
 
 
 def _link_keys(target: str) -> set[str]:
@@ -149,7 +149,8 @@ class SiteState:
                 for p, (doc, _) in zip(reparse, again):
                     if doc is None or doc.hash != self.docs[p].hash:
                         raise StaleState(p)
-                    self.docs[p].tokens, self.docs[p].md_env = doc.tokens, doc.md_env
+                    held = self.docs[p]
+                    held.draft, held.deferred, held.title_anchor = doc.draft, doc.deferred, doc.title_anchor
             ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
             early = None
             if full:

@@ -91,12 +91,15 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
         conn.send(("error", traceback.format_exc()))
 
 
+_HELD = ("tokens", "md_env", "draft", "deferred")  # stay with the worker that parsed
+
+
 def _light(doc: Document) -> Document:
     """The document without its parse tree, for sending to the parent.
 
     The body is the tail of the text (after any frontmatter), so it travels as its
     offset in a `_BodyAt` and `_restore` cuts it again: half the bytes to pickle."""
-    fields = {k: v for k, v in doc.__dict__.items() if k not in ("tokens", "md_env")}
+    fields = {k: v for k, v in doc.__dict__.items() if k not in _HELD}
     text, body = doc.text, doc.body
     if text.endswith(body):
         fields["body"] = _BodyAt(len(text) - len(body))

@@ -164,3 +164,27 @@ def test_excerpts_read_from_a_prefix_equal_the_whole_page_text():
         assert plain_text(html, limit) == _folded_text(html)[:limit]
 
     check()
+
+
+def test_drafts_filled_with_links_equal_rendering_with_links_in_place(tmp_path: Path):
+    """A build renders each body right after parsing, with markers for its links, and
+    fills them in once links resolve: byte for byte what rendering the parse tree with
+    the resolved links gives."""
+    from commonplace.compiler.links import Resolver
+    from commonplace.compiler.markdown import render_tokens
+    from commonplace.compiler.parse import parse
+    from commonplace.compiler.render import _drop_title_heading, link_env, render_document
+
+    generate(tmp_path, 60, seed=9)
+    files = {f.relative_to(tmp_path).as_posix(): f.read_bytes() for f in sorted(tmp_path.rglob("*.md"))}
+    extra = [t + "\n[[notes]] [x](../a.md) [[#Setext]] <http://e.x> [[Twin|t]] [y](nowhere.md#h)\n" for t in TRICKY]
+    files |= {f"notes/tricky-{i}.md": t.encode() for i, t in enumerate(extra) if "\0" not in t}
+    files["notes/titled.md"] = b"# Titled [[notes]]\n\ntext [[notes/tricky-1]]\n"
+    docs = [parse(p, data)[0] for p, data in files.items()]
+    resolver, titles = Resolver.build(docs), {d.path: d.title for d in docs}
+    for d in docs:
+        env = {**d.md_env, **link_env(d, resolver, titles)}
+        want = render_tokens(_drop_title_heading(d, d.tokens), env)
+        again = parse(d.path, files[d.path])[0]
+        assert render_document(again, resolver, titles) == want, d.path
+        assert again.title_anchor == d.title_anchor and again.draft is None
