@@ -115,3 +115,79 @@ def test_links_are_extracted_with_source_lines_but_not_from_code():
     assert [(l.target, l.line, l.kind) for l in doc.links] == [
         ("b", 4, "wiki"), ("c.md", 4, "md"), ("embed", 10, "wiki")]
     assert doc.links[1].heading == "top"
+
+
+KEYS = ["title", "tags", "a", "x-y", "_k", "yes", "On", "null", "y", "1a", "k k", "é", "created", "Title"]
+SEPS = [": ", ":", ":  ", ": \t", " : "]
+VALUES = ['"q"', "'s'", '"a\\"b"', "'it''s'", '"x: y"', '"a # b"', '"é"', '""', "''", '"tab\there"', "plain",
+          "plain words", "a - b", "a: b", "a:b", "a #c", "#c", "yes", "No", "TRUE", "tRue", "true", "False", "null",
+          "Null", "~", "", "0", "007", "12", "-3", "+4", "1_000", "1.5", ".inf", "0x1F", "1:20", "2024-02-30",
+          "2024-01-05", "2024-1-5", "2024-01-05T10:00:00", "[a, b]", "[]", "[ ]", "[a,]", "[ 'x', \"y\" ]",
+          "[a, [b]]", "[a, b: c]", '["a,b"]', "{a: 1}", "é", "a/b.c+d", "-x", "- x", "&anchor x", "*alias",
+          "!tag x", "|", ">", "@at", "`bt`", "%p", "=", "<<", "a  b", "trailing ", "x\u0085y", "\ufeffbom",
+          "9" * 5000]
+ITEMS = ["  - ", "- ", "    - ", "  -", "\t- ", "   - "]
+OTHER = ["# comment", "", "  ", "---", "...", "  continuation", "? complex", "key: value # comment", "\ufeff"]
+
+
+def test_simple_frontmatter_reads_exactly_as_yaml_does():
+    """`frontmatter.load` reads common frontmatter without PyYAML; wherever it does, the
+    result must be PyYAML's (errors included), for any mix of tricky lines."""
+    from hypothesis import given, settings, strategies as st
+
+    from commonplace.compiler import frontmatter as fm
+
+    pair = st.tuples(st.sampled_from(KEYS), st.sampled_from(SEPS), st.sampled_from(VALUES)).map("".join)
+    item = st.tuples(st.sampled_from(ITEMS), st.sampled_from(VALUES)).map("".join)
+    line = st.one_of(pair, item, st.sampled_from(OTHER), st.text(max_size=12))
+    random_raw = st.lists(line, min_size=1, max_size=8).map("\n".join)
+
+    # Well-shaped frontmatter (distinct keys; scalars or block lists) with tricky values:
+    # the fast path's own ground.
+    common = [v for v in VALUES if v and v[0] not in "&*!|>@`%=<-+.~" and ":" not in v and "#" not in v]
+    value = st.one_of(*[st.sampled_from(common)] * 4, st.sampled_from(VALUES))
+
+    @st.composite
+    def shaped_raw(draw):
+        out = []
+        keys = st.one_of(st.sampled_from(KEYS[:5] + KEYS[-2:]), st.sampled_from(KEYS))
+        for key in draw(st.lists(keys, unique=True, min_size=1, max_size=6)):
+            if draw(st.booleans()):
+                out.append(key + draw(st.sampled_from([": ", ": ", ":  ", ":"])) + draw(value))
+            else:
+                indent = draw(st.sampled_from(["", "  ", "    "]))
+                out.append(key + ":")
+                for v in draw(st.lists(value, max_size=4)):
+                    out.append(draw(st.sampled_from([indent] * 5 + [" "])) + "- " + v)
+        return "\n".join(out)
+
+    def outcome(load, raw):
+        try:
+            return load(raw)
+        except fm.FrontmatterError:
+            return "error"
+
+    used = []
+
+    @settings(max_examples=4000, deadline=None)
+    @given(st.one_of(random_raw, shaped_raw(), shaped_raw(), shaped_raw()))
+    def check(raw):
+        raw += "\n"
+        if not raw.strip():
+            return
+        used.append(fm._simple(raw) is not None)
+        assert outcome(fm.load, raw) == outcome(fm.load_yaml, raw), raw
+
+    check()
+    assert sum(used) > 150  # the fast path was exercised (about 8% of cases), not just the fallback
+
+
+def test_common_frontmatter_takes_the_fast_path():
+    from commonplace.compiler import frontmatter as fm
+
+    raw = 'title: "Accessibility Audits"\ntags:\n  - "frontend"\n  - area/ui\ncreated: 2024-04-19\nstatus: active\n' \
+          "canonical: true\naliases: [AA, 'a11y']\nreviews: 3\nempty:\n"
+    assert fm._simple(raw) is not None
+    assert fm.load(raw) == {"title": "Accessibility Audits", "tags": ["frontend", "area/ui"], "created": "2024-04-19",
+                            "status": "active", "canonical": True, "aliases": ["AA", "a11y"], "reviews": 3,
+                            "empty": None}
