@@ -152,15 +152,15 @@ class SiteState:
                     held = self.docs[p]
                     held.draft, held.deferred, held.title_anchor = doc.draft, doc.deferred, doc.title_anchor
             ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
-            early = None
-            if full:
+            def emit_early() -> None:
                 # Every generated page is due. Those that show nothing rendering makes
-                # (all but the search data and the feed) are emitted while the
-                # workers render, by this otherwise idle process.
-                def early() -> None:
-                    self.site = self._site_view()
-                    self._emit_site(emit.Selection(), stats, rendered=False)
-            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)], early)
+                # (all but the search data and the feed) are emitted while the workers
+                # render, by this otherwise idle process.
+                self.site = self._site_view()
+                self._emit_site(emit.Selection(), stats, rendered=False)
+
+            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)],
+                                     emit_early if full else None)
             clock("render")
         stats.pages_rendered += len(rendered)
         stats.pages_written += sum(1 for r in rendered if r.written)
