@@ -54,6 +54,11 @@ def extract_links(tokens: list, body_line: int) -> list[Link]:
     return links
 
 
+def _wiki_name(target: str) -> str:
+    """A wikilink target as `Resolver.resolve_wiki` looks it up."""
+    return target.strip().replace("\\", "/").lstrip("/")
+
+
 @dataclass
 class Resolution:
     path: str | None
@@ -99,10 +104,9 @@ class Resolver:
                         del table[key]
 
     def resolve_wiki(self, target: str, source: str) -> Resolution:
-        t = target.strip().replace("\\", "/")
-        if not t:
+        if not target.strip():
             return Resolution(source)  # [[#heading]] is a link into the same page
-        t = t.lstrip("/")
+        t = _wiki_name(target)
         for cand in (t, t + ".md"):
             if cand in self.paths:
                 return Resolution(cand)
@@ -156,7 +160,7 @@ def resolve_all(docs: Iterable[Document], resolver: Resolver) -> None:
             if link.kind == "md":
                 key = ("md", target, folder)
             else:
-                name = target.strip().replace("\\", "/").lstrip("/")
+                name = _wiki_name(target)
                 key = ("wiki", target, folder if (not name or "/" in name) else "")
                 if not name:
                     key = ("self", target, d.path)  # [[#heading]]: the page itself

@@ -55,8 +55,7 @@ def render_page(ctx: PageContext, d: Document) -> Rendered:
     global _ENV
     if _ENV is None:
         _ENV = emit.make_env()
-    d.html = render_document(d, ctx.site.resolver, ctx.site.titles)
-    d.tokens = d.md_env = None  # free the parse tree, if it was still there
+    d.html = render_document(d, ctx.site.resolver, ctx.site.titles)  # also frees its parse tree
     d.excerpt = plain_text(d.html, 600)
     url, data = emit.document_page(ctx.site, _ENV, d)
     return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt)

@@ -158,6 +158,24 @@ def _died() -> WorkerError:
     return WorkerError("a build worker died (out of memory or killed)")
 
 
+def _send(conn: Any, message: Any) -> None:
+    try:
+        conn.send(message)
+    except OSError:
+        raise _died() from None
+
+
+def _receive(conn: Any) -> tuple[str, Any]:
+    """A worker's next message, ("ok" | "tick", value); its failure as WorkerError."""
+    try:
+        status, value = conn.recv()
+    except (EOFError, OSError):
+        raise _died() from None
+    if status not in ("ok", "tick"):
+        raise WorkerError(f"a build worker failed:\n{value}")
+    return status, value
+
+
 class Pool:
     """N forked workers; each owns the documents it parsed."""
 
@@ -180,10 +198,7 @@ class Pool:
     def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None],
                meanwhile: Callable[[], None] | None = None) -> list[Any]:
         for conn, payload in zip(self.conns, payloads):
-            try:
-                conn.send(payload)
-            except OSError:
-                raise _died() from None
+            _send(conn, payload)
         if meanwhile is not None:
             meanwhile()  # the parent's own work while the workers run
         results: dict[int, Any] = {}
@@ -191,15 +206,10 @@ class Pool:
         while waiting:
             for conn in mp_connection.wait(list(waiting.values())):
                 i = next(k for k, c in waiting.items() if c is conn)
-                try:
-                    status, value = conn.recv()
-                except (EOFError, OSError):
-                    raise _died() from None
+                status, value = _receive(conn)
                 if status == "tick":
                     tick(value)
                     continue
-                if status != "ok":
-                    raise WorkerError(f"a build worker failed:\n{value}")
                 results[i] = value
                 del waiting[i]
         return [results[i] for i in range(len(self.conns))]
@@ -223,10 +233,7 @@ class Pool:
         def hand_out(w: int) -> None:
             nonlocal sent
             if sent < len(chunks):
-                try:
-                    self.conns[w].send(("parse", (sent, chunks[sent])))
-                except OSError:
-                    raise _died() from None
+                _send(self.conns[w], ("parse", (sent, chunks[sent])))
                 sent += 1
                 in_flight[w] += 1
 
@@ -237,7 +244,7 @@ class Pool:
             ready = mp_connection.wait([c for w, c in enumerate(self.conns) if in_flight[w]])
             for conn in ready:
                 w = self.conns.index(conn)
-                k, out = self._receive(conn)
+                k, out = _receive(conn)[1]
                 in_flight[w] -= 1
                 hand_out(w)
                 for doc, _ in out:
@@ -247,16 +254,6 @@ class Pool:
                 parts[k] = out
                 tick(len(out))
         return [item for part in parts for item in part]
-
-    @staticmethod
-    def _receive(conn: Any) -> Any:
-        try:
-            status, value = conn.recv()
-        except (EOFError, OSError):
-            raise _died() from None
-        if status != "ok":
-            raise WorkerError(f"a build worker failed:\n{value}")
-        return value
 
     def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
         jobs: list[list[tuple[str, Any]]] = [[] for _ in self.conns]
