@@ -16,9 +16,8 @@ from typing import Any, Iterable, Iterator, TypeVar
 
 from . import manifest
 from .links import LinkGraph, Resolver, resolve_all
-from .model import Document, Warning_
+from .model import Document, Warning_, content_hash
 from .output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
-from .parse import content_hash
 from .scan import SourceFile, scan
 from .stages import parse_file
 from .state import SiteState, StaleState

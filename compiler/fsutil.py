@@ -122,3 +122,26 @@ def atomic_create(path: Path, data: bytes) -> bool:
         unlink_quiet(tmp)
     fsync_dir(path.parent)
     return True
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` durably (see `atomic_replace`), creating its folders."""
+    makedirs(path.parent)
+    atomic_replace(path, data)
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Write `path` only if it does not exist (never overwrites, even in a race), creating
+    its folders. False when the name is taken."""
+    makedirs(path.parent)
+    return atomic_create(path, data)
+
+
+def inside(root: Path, rel: str) -> Path:
+    """`root/rel`, refusing (ValueError) anything that resolves outside `root` (symlinked folders)."""
+    root = root.resolve()
+    full = root / rel
+    real = full.resolve()
+    if not real.is_relative_to(root):
+        raise ValueError(f"{rel} resolves outside the corpus")
+    return full

@@ -6,6 +6,7 @@ A `Document` is one markdown file of the corpus after parsing. Later stages add 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,11 @@ STATUSES = ("active", "done", "paused", "pending", "raw", "superseded")
 
 # Where derived state lives inside a corpus; never scanned, rendered or served.
 STATE_DIR = ".commonplace"
+
+
+def content_hash(data: bytes) -> str:
+    """`Document.hash` and the hash write requests check: "sha256:<hex>" of the raw bytes."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def type_for_path(path: str) -> str:

@@ -7,14 +7,13 @@ frontmatter problems keep the document with empty frontmatter and a warning.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from typing import Any
 
 from . import frontmatter as fm
 from .links import extract_links
 from .markdown import parse_tokens, split_wikilink
-from .model import STATUSES, Document, Link, Warning_, type_for_path
+from .model import STATUSES, Document, Link, Warning_, content_hash, type_for_path
 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _DAILY = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -22,10 +21,6 @@ _DAILY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 class SkipFile(Exception):
     """The file cannot be a document (binary or undecodable)."""
-
-
-def content_hash(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def decode(path: str, data: bytes) -> str:

@@ -27,7 +27,8 @@ from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, R
 from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
 from .fold import Claim, State, conflict_groups, fold, select_claims
 from .forget import redact_artifacts, remaining, secrets_of
-from .fsutil import atomic_write, corpus_lock, inside
+from ..fsutil import atomic_write, inside
+from ..locks import claims_lock
 from .log import KINDS, ClaimLog, Event, actor_label, new_id
 from .text import MAX_RAW_INPUT, MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
 
@@ -184,7 +185,7 @@ class ClaimStore:
         _scan(statement=statement, reason=reason, key=key, raw_input=raw, subject=subject,
               evidence=evidence if isinstance(evidence, str) else None)
         actor = actor_label(actor) if actor is not None else self.actor
-        with corpus_lock(self.root):
+        with claims_lock(self.root):
             reg = self.registry()
             entity = self._resolve(reg, subject, create)
             ev_dict, warnings = self._evidence(evidence)
@@ -225,7 +226,7 @@ class ClaimStore:
         _scan(statement=statement, reason=reason, key=key, raw_input=raw,
               evidence=evidence if isinstance(evidence, str) else None)
         actor = actor_label(actor) if actor is not None else self.actor
-        with corpus_lock(self.root):
+        with claims_lock(self.root):
             entity = self._resolve_known(subject)
             ev_dict, warnings = self._evidence(evidence)
             warnings += self._check_page(entity)
@@ -274,7 +275,7 @@ class ClaimStore:
         if pattern is None and not all:
             raise InvalidClaim("say what to forget: a statement or claim id, or all=True / --all for every claim")
         actor = actor_label(actor) if actor is not None else self.actor
-        with corpus_lock(self.root):
+        with claims_lock(self.root):
             entity = self._resolve_known(subject)
             state = self._entity_state(entity)
             pool = [c for c in state.for_entity(entity.id) if not c.forgotten]
@@ -334,7 +335,7 @@ class ClaimStore:
         if subject is None:
             res = run_stage(self.root, now=self.now())
             return res.changes
-        with corpus_lock(self.root):
+        with claims_lock(self.root):
             entity = self._resolve_known(subject)
             state = self.load(entity=entity.id)
             return [compile_page(self.root, entity, state.for_entity(entity.id), self.now())]
@@ -350,7 +351,7 @@ class ClaimStore:
         _, vt = _bounds(None, valid_to)
         actor = actor_label(actor) if actor is not None else self.actor
         action = "retire" if event_name == "retired" else "invalidate"
-        with corpus_lock(self.root):
+        with claims_lock(self.root):
             entity = self._resolve_known(subject)
             warnings = self._check_page(entity)
             state = self._entity_state(entity)

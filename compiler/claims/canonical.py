@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import frontmatter as fm
+from ..fsutil import atomic_write, inside
 from . import times
 from .entities import Entity
 from .errors import PageConflict
 from .fold import (
     ENDED, FORGOTTEN, INVALIDATED, RETIRED, UPCOMING, Claim, Version, conflict_groups,
 )
-from .fsutil import atomic_write, inside
 from .text import md_code, md_inline, one_line, wikilink
 
 SECTIONS = ("claims", "timeline", "evidence")

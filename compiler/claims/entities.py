@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import frontmatter as fm
+from ..locks import at_fork_in_child
 from ..model import Warning_
 from .errors import AmbiguousSubject, InvalidClaim, UnknownSubject
-from .fsutil import at_fork_in_child
 from .log import valid_entity_id
 from .text import one_line
 

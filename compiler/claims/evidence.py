@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import frontmatter as fm
+from ..fsutil import atomic_write, create_exclusive, inside
 from . import times
 from .entities import Entity, slugify
 from .errors import InvalidClaim
-from .fsutil import atomic_write, create_exclusive, inside
 from .text import fenced, md_code, md_inline, one_line, wikilink
 
 ARTIFACT_DIR = "sources/semantic"

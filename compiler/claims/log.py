@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..fsutil import fsync_dir, makedirs
+from ..locks import at_fork_in_child, track_fd, untrack_fd
 from ..model import Warning_
 from . import times
-from .fsutil import at_fork_in_child, fsync_dir, makedirs, track_fd, untrack_fd
 
 LOG_DIR = "claims"
 

@@ -55,7 +55,7 @@ class StageResult:
         search indexes were purged); until then later stages keep reporting `forgotten`."""
         if self.root is None or self._seen == self.forgotten_ids:
             return
-        from .fsutil import atomic_write
+        from ..fsutil import atomic_write
 
         try:
             atomic_write(self.root / STATE_DIR / SEEN_FILE,
@@ -137,10 +137,10 @@ def run_stage(root: Path, now: dt.datetime | None = None, commit: bool = True) -
     from .errors import PageConflict
     from .fold import fold
     from .forget import redact_artifacts
-    from .fsutil import corpus_lock
+    from ..locks import claims_lock
     from .log import ClaimLog
 
-    with corpus_lock(root):
+    with claims_lock(root):
         read = ClaimLog(root).read()
         result.warnings += read.warnings
         result.events = len(read.events)

@@ -29,7 +29,6 @@ the delta into it. See docs/decisions/2026-11-22-shared-generation-files.md.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..locks import file_lock
 from ..model import STATE_DIR
 
 INDEX_FORMAT = 2
@@ -281,13 +281,8 @@ class IndexStore:
     @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:
         """One index writer at a time (a build and a server in the same corpus)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / ".lock", "a+") as f:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        with file_lock(self.dir / ".lock"):
+            yield
 
     def new_generation(self, base: Path | None, share_table: bool = False) -> Path:
         """A fresh generation directory, cloned from `base` when given.

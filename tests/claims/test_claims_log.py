@@ -233,10 +233,10 @@ def test_two_processes_recording_claims_about_one_entity_lose_nothing(corpus):
 
 LOCKER = r"""
 import sys, time
-from commonplace.compiler.claims.fsutil import corpus_lock
+from commonplace.compiler.locks import claims_lock
 from pathlib import Path
 t0 = time.monotonic()
-with corpus_lock(Path(sys.argv[1])):
+with claims_lock(Path(sys.argv[1])):
     print(round(time.monotonic() - t0, 2))
 """
 
@@ -246,9 +246,9 @@ def test_a_forked_child_does_not_keep_the_locks(tmp_path: Path):
     import os
     import time
 
-    from commonplace.compiler.claims.fsutil import corpus_lock
+    from commonplace.compiler.locks import claims_lock
 
-    with corpus_lock(tmp_path):
+    with claims_lock(tmp_path):
         pid = os.fork()
         if pid == 0:  # child: outlive the parent's lock by a while, then vanish
             time.sleep(5)

@@ -1,0 +1,40 @@
+"""Writes to the corpus: the one implementation behind `POST /v1/write` and `commonplace write`.
+
+    paths.py    path policy: the shape of a target (`normalize_target`), symlinks on the
+                way (`locate`)
+    checks.py   content checks: prompt-injection markers, invisible, bidi and control
+                characters (`scan_content`, `reveal`)
+    compose.py  the text a write produces: frontmatter merge, `compose`, tombstones
+    apply.py    the write transaction under `write_lock`: temp file, fsync, rename or
+                link, quarantine (`apply_write`, `quarantine`)
+    read.py     reads for API clients (`read_document`)
+    errors.py   `WriteError` and its kinds, each with its HTTP status
+
+The safety rules are the design's ("Safety of writes"; docs/concepts/write-safety.md).
+Nothing here rebuilds or indexes; callers (the server, the CLI) refresh afterwards.
+"""
+
+from __future__ import annotations
+
+import os  # noqa: F401 - tests patch `writes.os.replace` (the os module itself) to inject faults
+
+from ..model import content_hash
+from .apply import (
+    KINDS, MAX_CONTENT_BYTES, MAX_REASON_CHARS, QUARANTINE_DIR, WriteRequest, WriteResult, apply_write, quarantine,
+    write_lock,
+)
+from .checks import INJECTION_PATTERNS, Finding, reveal, scan_content
+from .compose import compose, merge_frontmatter, today, tombstone_text, yaml_errors
+from .errors import (
+    Conflict, ContentRefused, HashMismatch, InvalidInput, InvalidTarget, NotFound, TooLarge, WriteError, WriteFailed,
+)
+from .paths import MAX_PART_BYTES, MAX_PATH_CHARS, check_target, locate, normalize_target
+from .read import ReadResult, read_document, resolve_readable
+
+__all__ = [
+    "Conflict", "ContentRefused", "Finding", "HashMismatch", "INJECTION_PATTERNS", "InvalidInput", "InvalidTarget",
+    "KINDS", "MAX_CONTENT_BYTES", "MAX_PART_BYTES", "MAX_PATH_CHARS", "MAX_REASON_CHARS", "NotFound", "QUARANTINE_DIR",
+    "ReadResult", "TooLarge", "WriteError", "WriteFailed", "WriteRequest", "WriteResult", "apply_write", "check_target",
+    "compose", "content_hash", "locate", "merge_frontmatter", "normalize_target", "quarantine", "read_document",
+    "resolve_readable", "reveal", "scan_content", "today", "tombstone_text", "write_lock", "yaml_errors",
+]

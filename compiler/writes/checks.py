@@ -1,0 +1,143 @@
+"""Content checks: what a write may not carry.
+
+`scan_content` finds invisible or bidirectional-control characters (outside the emoji
+sequences and scripts that need joiners), control characters, runs of variation
+selectors, and prompt-injection markers (on the text and on its compatibility folding).
+`reveal` shows refused characters as `<U+XXXX>` for messages and quarantined copies.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+# Invisible or direction-changing characters: zero-width spaces/joiners, bidi embeddings,
+# overrides and isolates, word joiner and invisible operators, BOM, Mongolian vowel
+# separator, soft hyphen, interlinear annotations, and Unicode tag characters.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\u3164\ufeff\ufff9-\ufffb\uffa0\U000e0000-\U000e007f\U0001d173-\U0001d17a]"
+)
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls other than tab, newline and carriage return.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_ZWJ = "\u200d"
+_JOINERS = ("\u200c", "\u200d")  # legitimate inside emoji sequences and some scripts
+_VS_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+
+# Markers of text written to steer a model that later reads the corpus. Deliberately
+# specific: ordinary prose ("we ignored the previous estimate") must pass.
+INJECTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(rx, re.IGNORECASE))
+    for name, rx in (
+        ("ignore-instructions",
+         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*"
+         r"(?:previous|prior|above|earlier|preceding|system|original|existing)\s+"
+         r"(?:instructions?|prompts?|directions|rules|guidelines|context|messages?)\b"),
+        ("new-instructions", r"\b(?:new|updated|real|actual)\s+system\s+(?:prompt|instructions?)\s*:"),
+        ("reveal-prompt", r"\b(?:reveal|print|show|repeat|output|leak)\s+(?:your|the)\s+(?:system\s+prompt|hidden\s+instructions)\b"),
+        ("role-override", r"\byou\s+are\s+now\s+(?:in\s+)?(?:DAN|developer\s+mode|jailbroken|an?\s+unrestricted)\b"),
+        ("chat-template", r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>"),
+        ("chat-template", r"\[/?INST\]|<</?SYS>>"),
+        ("system-tag", r"<\s*/?\s*(?:system|system[-_]prompt|sys)\s*>"),
+        ("tool-call", r"<\s*/?\s*(?:function_calls|tool_call|antml:[a-z_]+)\b"),
+    )
+)
+
+
+@dataclass
+class Finding:
+    code: str  # invisible-character | bidi-control | control-character | prompt-injection
+    message: str
+    line: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "line": self.line}
+
+
+def _is_emoji_neighbour(ch: str) -> bool:
+    if not ch:
+        return False
+    if ch == "\ufe0f" or ord(ch) >= 0x1F000 or unicodedata.category(ch) == "So":
+        return True
+    return 0x1F3FB <= ord(ch) <= 0x1F3FF
+
+
+def _is_script_letter(ch: str) -> bool:
+    return bool(ch) and ord(ch) >= 0x0590 and unicodedata.category(ch)[0] in "LM"
+
+
+def scan_content(text: str, limit: int = 20) -> list[Finding]:
+    """Reasons to refuse `text`, at most `limit` of them (empty list: acceptable)."""
+    found: list[Finding] = []
+
+    def line_of(pos: int) -> int:
+        return text.count("\n", 0, pos) + 1
+
+    for m in _CONTROL.finditer(text):
+        found.append(Finding("control-character", f"control character U+{ord(m.group()):04X}", line_of(m.start())))
+        if len(found) >= limit:
+            return found
+    for m in _INVISIBLE.finditer(text):
+        ch = m.group()
+        cp = ord(ch)
+        code = "bidi-control" if _BIDI.match(ch) else "invisible-character"
+        found.append(Finding(code, f"{'bidirectional control' if code == 'bidi-control' else 'invisible'} character U+{cp:04X}", line_of(m.start())))
+        if len(found) >= limit:
+            return found
+    # Zero-width (non-)joiners are only acceptable inside an emoji sequence (family emoji)
+    # or between letters of scripts that need them (Persian, Indic); never in Latin text.
+    for joiner in _JOINERS:
+        start = 0
+        while True:
+            i = text.find(joiner, start)
+            if i < 0:
+                break
+            start = i + 1
+            before = text[i - 1] if i > 0 else ""
+            after = text[i + 1] if i + 1 < len(text) else ""
+            if joiner == _ZWJ and _is_emoji_neighbour(before) and _is_emoji_neighbour(after):
+                continue
+            if _is_script_letter(before) and _is_script_letter(after):
+                continue
+            found.append(Finding("invisible-character", f"invisible character U+{ord(joiner):04X} outside an emoji sequence or joining script", line_of(i)))
+            if len(found) >= limit:
+                return found
+    # Two or more variation selectors in a row select nothing a reader can see: they are
+    # a known way to smuggle hidden bytes after an emoji.
+    for m in _VS_RUN.finditer(text):
+        found.append(Finding("invisible-character", f"{len(m.group())} variation selectors in a row (hidden data)", line_of(m.start())))
+        if len(found) >= limit:
+            return found
+    # Markers are matched on the compatibility-folded text too, so fullwidth or styled
+    # letters (ｉｇｎｏｒｅ, 𝐢𝐠𝐧𝐨𝐫𝐞) do not slip past them. NFKC keeps line breaks.
+    folded = unicodedata.normalize("NFKC", text)
+    for name, rx in INJECTION_PATTERNS:
+        m = rx.search(text) or (rx.search(folded) if folded != text else None)
+        if m:
+            found.append(Finding("prompt-injection", f"prompt-injection marker ({name})",
+                                 (m.string.count("\n", 0, m.start()) + 1)))
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def reveal(text: str) -> str:
+    """Make refused characters visible (`<U+202E>`), for quarantined copies and messages."""
+
+    def sub(m: re.Match[str]) -> str:
+        return f"<U+{ord(m.group()):04X}>"
+
+    text = _CONTROL.sub(sub, text)
+    text = _INVISIBLE.sub(sub, text)
+    text = _VS_RUN.sub(lambda m: "".join(f"<U+{ord(c):04X}>" for c in m.group()), text)
+    for joiner in _JOINERS:
+        text = text.replace(joiner, f"<U+{ord(joiner):04X}>")
+    return text
+
+
+def has_hidden_characters(text: str) -> bool:
+    """A control, invisible or joiner character anywhere in `text` (paths allow none)."""
+    return bool(_CONTROL.search(text) or _INVISIBLE.search(text) or any(j in text for j in _JOINERS))

@@ -1,0 +1,137 @@
+"""The text a write produces: frontmatter checked and merged, a document composed from
+frontmatter and body, and the tombstone that replaces a forgotten document."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any, Iterator
+
+from .. import frontmatter as fm
+from .errors import InvalidInput
+
+
+def today() -> str:
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def check_frontmatter(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"frontmatter must be an object, not {type(value).__name__}")
+    try:
+        text = fm.dump(value)
+        loaded = fm.load(text)
+    except fm.FrontmatterError as exc:
+        raise InvalidInput(f"frontmatter refused: {exc}") from None
+    except (yaml_errors() + (TypeError, ValueError, RecursionError)) as exc:
+        raise InvalidInput(f"frontmatter cannot be written as YAML: {type(exc).__name__}") from None
+    return loaded
+
+
+def yaml_errors() -> tuple[type[BaseException], ...]:
+    import yaml
+
+    return (yaml.YAMLError,)
+
+
+def split_content(content: str) -> tuple[dict[str, Any] | None, str]:
+    """Content that starts with its own frontmatter block -> (that frontmatter, body)."""
+    try:
+        raw, body, _ = fm.split(content)
+    except fm.FrontmatterError:
+        return None, content
+    if raw is None:
+        return None, content
+    try:
+        return fm.load(raw), body
+    except fm.FrontmatterError as exc:
+        raise InvalidInput(f"content starts with unusable frontmatter: {exc}") from None
+
+
+def _list_union(a: Any, b: Any) -> list[Any]:
+    def as_list(v: Any) -> list[Any]:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            return [s.strip() for s in v.split(",") if s.strip()]
+        if isinstance(v, list):
+            return list(v)
+        return [v]
+
+    out: list[Any] = []
+    for item in as_list(a) + as_list(b):
+        if item not in out:
+            out.append(item)
+    return out
+
+
+_LIST_FIELDS = ("tags", "aliases")
+
+
+def merge_frontmatter(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """New values win; `tags` and `aliases` are unioned (old order first)."""
+    merged = dict(old)
+    for key, value in new.items():
+        if key in _LIST_FIELDS and key in merged:
+            merged[key] = _list_union(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def compose(meta: dict[str, Any] | None, body: str) -> str:
+    if not body.endswith("\n") and body:
+        body += "\n"
+    if meta is None:
+        return body
+    return "---\n" + fm.dump(meta) + "---\n" + (body if body.startswith("\n") or not body else "\n" + body)
+
+
+def tombstone_text(old_text: str, rel: str, reason: str, actor: str | None = None) -> str:
+    """The page that replaces a forgotten document: title kept, text gone, reason given."""
+    meta: dict[str, Any] = {}
+    title = rel.rsplit("/", 1)[-1][:-3]
+    try:
+        raw, body, _ = fm.split(old_text)
+        old_meta = fm.load(raw) if raw is not None else {}
+    except fm.FrontmatterError:
+        old_meta, body = {}, old_text
+    if isinstance(old_meta.get("title"), str) and old_meta["title"].strip():
+        title = old_meta["title"].strip()
+    else:
+        m = re.search(r"^#[ \t]+(.+?)[ \t#]*$", body, re.MULTILINE)
+        if m:
+            title = m.group(1).strip()
+    meta["title"] = title
+    meta["type"] = "tombstone"
+    meta["status"] = "superseded"
+    meta["forgotten"] = True
+    meta["action"] = "forget"
+    meta["at"] = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    meta["forget_reason"] = reason
+    if actor:
+        meta["actor"] = actor
+    from ..claims.text import md_inline  # escapes markdown: the reason renders as plain text
+
+    body = (
+        f"# {md_inline(title, 300)}\n\n"
+        "This page was forgotten: its text was removed from the corpus, the site and the "
+        "search indexes.\n\n"
+        f"Reason: {md_inline(reason, 2000)}\n"
+    )
+    return compose(meta, body)
+
+
+def frontmatter_strings(value: Any) -> Iterator[str]:
+    """Every key and string value in a frontmatter tree."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from frontmatter_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from frontmatter_strings(v)
+    elif isinstance(value, str):
+        yield value

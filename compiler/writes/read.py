@@ -1,0 +1,78 @@
+"""Reads of corpus documents for API clients (`get`, `commonplace get`): a line range,
+the frontmatter and the file's hash, never anything outside the corpus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import frontmatter as fm
+from ..model import content_hash
+from .checks import reveal
+from .errors import InvalidTarget, NotFound, WriteFailed
+from .paths import locate, normalize_target
+
+
+@dataclass
+class ReadResult:
+    path: str
+    content: str
+    start: int
+    total_lines: int
+    lines_returned: int
+    frontmatter: dict[str, Any]
+    hash: str
+
+    def as_dict(self, debug: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.path, "from": self.start, "content": self.content}
+        if debug:
+            d.update(total_lines=self.total_lines, lines_returned=self.lines_returned,
+                     frontmatter=self.frontmatter, hash=self.hash)
+        return d
+
+
+def resolve_readable(root: Path, path: Any, excluded: tuple[Path, ...] = ()) -> tuple[str, Path]:
+    """A document path an API client may read. Anything outside the corpus, hidden, under
+    the output folder or missing is NotFound (404); a malformed path is InvalidTarget."""
+    if not isinstance(path, str):
+        raise InvalidTarget(f"path must be a string, not {type(path).__name__}")
+    if not path or not path.strip():
+        raise InvalidTarget("path is empty")
+    if "\x00" in path or "\\" in path:
+        normalize_target(path)  # raises InvalidTarget (400) with the reason
+    cand = path if path.endswith(".md") else path + ".md"
+    missing = NotFound(f"no document at {reveal(path[:200])!r}")
+    try:
+        rel = normalize_target(cand)
+        full = locate(root, rel, excluded)
+    except InvalidTarget:
+        raise missing from None
+    if not full.is_file():
+        raise missing
+    if full.is_symlink() and not full.resolve().name.endswith(".md"):
+        raise missing
+    return rel, full
+
+
+def read_document(root: Path, path: Any, start: int = 1, lines: int | None = None,
+                  excluded: tuple[Path, ...] = ()) -> ReadResult:
+    rel, full = resolve_readable(root, path, excluded)
+    try:
+        data = full.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise NotFound(f"no document at {rel!r}") from None
+    except OSError as exc:
+        raise WriteFailed(f"cannot read {rel}: {exc.strerror or 'I/O error'}") from None
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    all_lines = text.splitlines(keepends=True)
+    start = max(1, start)
+    sliced = all_lines[start - 1 : (start - 1 + lines) if lines is not None else None]
+    try:
+        raw, _, _ = fm.split(text.replace("\r\n", "\n"))
+        meta = fm.load(raw) if raw is not None else {}
+    except fm.FrontmatterError:
+        meta = {}
+    return ReadResult(rel, "".join(sliced), start, len(all_lines), len(sliced), meta, content_hash(data))
