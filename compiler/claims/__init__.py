@@ -8,9 +8,11 @@ compiled into the entities' canonical pages.
     evidence.py   immutable evidence artifacts and tombstones (sources/semantic/...)
     forget.py     purging forgotten text from everything derived
     stage.py      the build stage that recompiles pages from the log
-    api.py        ClaimStore, the entry point for the CLI and the server
+    inputs.py     checks of what a claim write is given (kind, bounds, evidence, ...)
+    text.py       statement rules, comparison, and markdown escaping for pages
+    service.py    ClaimStore, the entry point for the CLI and the server
 
-Public API: `ClaimStore`, `WriteResult`, the errors, `run_stage`, `forgotten_statements`.
+Public API: `ClaimStore`, `ClaimWriteResult`, the errors, `run_stage`, `forgotten_statements`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 # Public name -> the module defining it. Imported on first use: a build of a corpus
 # without a claim log never loads the claim store (45 ms of start-up, measured).
 _EXPORTS = {
-    "ClaimStore": "api", "WriteResult": "api", "Entity": "entities", "Registry": "entities",
+    "ClaimStore": "service", "ClaimWriteResult": "service", "Entity": "entities", "Registry": "entities",
     "AmbiguousClaim": "errors", "AmbiguousSubject": "errors", "ClaimError": "errors", "ClaimNotFound": "errors",
     "InvalidClaim": "errors", "PageConflict": "errors", "RefusedContent": "errors", "UnknownSubject": "errors",
     "EVENTS": "log", "KINDS": "log", "ClaimLog": "log",
@@ -39,7 +41,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AmbiguousClaim", "AmbiguousSubject", "ClaimError", "ClaimLog", "ClaimNotFound", "ClaimStore", "EVENTS",
-    "Entity", "InvalidClaim", "KINDS", "PageConflict", "RefusedContent", "Registry", "StageResult", "UnknownSubject",
-    "WriteResult", "forgotten_statements", "run_stage",
+    "AmbiguousClaim", "AmbiguousSubject", "ClaimError", "ClaimLog", "ClaimNotFound", "ClaimStore", "ClaimWriteResult",
+    "EVENTS", "Entity", "InvalidClaim", "KINDS", "PageConflict", "RefusedContent", "Registry", "StageResult",
+    "UnknownSubject", "forgotten_statements", "run_stage",
 ]

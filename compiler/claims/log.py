@@ -123,7 +123,7 @@ class Event:
 
 
 @dataclass
-class ReadResult:
+class LogRead:
     events: list[Event] = field(default_factory=list)
     warnings: list[Warning_] = field(default_factory=list)
     files: int = 0
@@ -214,7 +214,7 @@ class ClaimLog:
                         out.append(full)
         return sorted(out)
 
-    def read(self) -> ReadResult:
+    def read(self) -> LogRead:
         """Every well-formed event, in log order (time, then file, then line).
 
         Parsed files are cached in memory per process; since the log is append-only, a
@@ -234,8 +234,8 @@ class ClaimLog:
             hit = _merged.get(str(self.root))
         if hit is not None and hit[0] == key:
             cached = hit[1]
-            return ReadResult(list(cached.events), list(cached.warnings), cached.files)
-        result = ReadResult()
+            return LogRead(list(cached.events), list(cached.warnings), cached.files)
+        result = LogRead()
         seen: dict[str, str] = {}
         for full in files:
             rel = full.relative_to(self.root).as_posix()
@@ -256,7 +256,7 @@ class ClaimLog:
         result.events.sort(key=Event.sort_key)
         with _cache_lock:
             _merged[str(self.root)] = (key, result)
-        return ReadResult(list(result.events), list(result.warnings), result.files)
+        return LogRead(list(result.events), list(result.warnings), result.files)
 
 
 @dataclass
@@ -271,7 +271,7 @@ class _Parsed:
 
 _cache_lock = threading.Lock()
 _parsed: dict[str, _Parsed] = {}
-_merged: dict[str, tuple[tuple, ReadResult]] = {}
+_merged: dict[str, tuple[tuple, LogRead]] = {}
 
 
 def _reset_after_fork() -> None:

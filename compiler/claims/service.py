@@ -12,28 +12,27 @@ from __future__ import annotations
 import datetime as dt
 import getpass
 import os
-import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..fsutil import atomic_write, inside
+from ..locks import claims_lock
 from . import times
 from .canonical import (
     PageChange, compile_page, find_sections, heal_merge_conflict, plan_page, read_page, set_frontmatter_fields,
 )
 from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry, entity_from_log
-from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, RefusedContent, UnknownSubject
+from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
 from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
 from .fold import Claim, State, conflict_groups, fold, select_claims
 from .forget import redact_artifacts, remaining, secrets_of
-from ..fsutil import atomic_write, inside
-from ..locks import claims_lock
-from .log import KINDS, ClaimLog, Event, actor_label, new_id
-from .text import MAX_RAW_INPUT, MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
-
-CONFIDENCE_WORDS = ("low", "medium", "high")
-_LINES = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")
+from .inputs import (
+    check_bounds, check_confidence, check_key, check_kind, check_raw, evidence_ref, instant, scan_texts,
+)
+from .log import ClaimLog, Event, actor_label, new_id
+from .text import MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
 
 
 def default_actor() -> str:
@@ -47,7 +46,7 @@ def default_actor() -> str:
 
 
 @dataclass
-class WriteResult:
+class ClaimWriteResult:
     """What a mutation did (or, with dry_run, would do)."""
 
     action: str  # add | replace | retire | invalidate | forget | noop
@@ -127,7 +126,7 @@ class ClaimStore:
         """
         read = self.log.read()
         events = read.events if entity is None else [e for e in read.events if e.data["entity"] == entity]
-        state = fold(events, _instant(known_at, "known_at") if known_at is not None else None)
+        state = fold(events, instant(known_at, "known_at") if known_at is not None else None)
         state.warnings = read.warnings + state.warnings
         return state
 
@@ -141,7 +140,7 @@ class ClaimStore:
 
     def as_of(self, subject: str | None, when: Any, known_at: Any = None) -> list[dict[str, Any]]:
         """Claims holding at `when` (date: end of that day), as dicts, oldest first."""
-        t = _instant(when, "as_of")
+        t = instant(when, "as_of")
         eid = self.entity_id(subject)
         state = self.load(known_at, eid)
         return [c.as_dict(t, version=v) for c, v in state.at(eid, t)]
@@ -173,28 +172,28 @@ class ClaimStore:
     def add(self, subject: str, statement: str, kind: str = "fact", *, confidence: Any = None,
             valid_from: Any = None, valid_to: Any = None, evidence: Any = None, key: str | None = None,
             reason: str | None = None, actor: str | None = None, create: bool = False,
-            dry_run: bool = False, raw_input: str | None = None) -> WriteResult:
+            dry_run: bool = False, raw_input: str | None = None) -> ClaimWriteResult:
         """Record a new claim about `subject`. Repeating a current claim is a no-op."""
         statement = check_text(statement, "statement", MAX_STATEMENT)
-        kind = _kind(kind)
-        conf = _confidence(confidence)
-        vf, vt = _bounds(valid_from, valid_to)
-        key = _key(key)
+        kind = check_kind(kind)
+        conf = check_confidence(confidence)
+        vf, vt = check_bounds(valid_from, valid_to)
+        key = check_key(key)
         reason = check_text(reason, "reason", MAX_REASON, required=False)
-        raw = _raw(raw_input)
-        _scan(statement=statement, reason=reason, key=key, raw_input=raw, subject=subject,
+        raw = check_raw(raw_input)
+        scan_texts(statement=statement, reason=reason, key=key, raw_input=raw, subject=subject,
               evidence=evidence if isinstance(evidence, str) else None)
         actor = actor_label(actor) if actor is not None else self.actor
         with claims_lock(self.root):
             reg = self.registry()
             entity = self._resolve(reg, subject, create)
-            ev_dict, warnings = self._evidence(evidence)
+            ev_dict, warnings = evidence_ref(self.root, evidence)
             warnings += self._check_page(entity)
             state = self._entity_state(entity)
             now = self.now()
             for c, v in state.at(entity.id, now):
                 if v.kind == kind and normalize(v.statement) == normalize(statement) and (v.key or None) == key:
-                    return WriteResult("noop", entity, dry_run, [c.claim_id], warnings=warnings,
+                    return ClaimWriteResult("noop", entity, dry_run, [c.claim_id], warnings=warnings,
                                        message=f"{entity.id} already has this {kind} claim ({c.claim_id}); nothing recorded")
             at = self._clock(None)
             event = _event(entity, new_id("c"), "added", at, actor, kind=kind, statement=statement,
@@ -210,25 +209,25 @@ class ClaimStore:
     def replace(self, subject: str, statement: str, *, claim: str | None = None, kind: str | None = None,
                 key: str | None = None, confidence: Any = None, valid_from: Any = None, valid_to: Any = None,
                 evidence: Any = None, reason: str | None = None, actor: str | None = None,
-                dry_run: bool = False, raw_input: str | None = None) -> WriteResult:
+                dry_run: bool = False, raw_input: str | None = None) -> ClaimWriteResult:
         """Give an existing claim a new statement (its old one goes to the history).
 
         `claim` names it (id, whole statement, or a unique part of it). Without `claim`,
         the entity's single current claim of `kind` (and `key`) is replaced.
         """
         statement = check_text(statement, "statement", MAX_STATEMENT)
-        kind = _kind(kind) if kind is not None else None
-        conf = _confidence(confidence)
-        vf, vt = _bounds(valid_from, valid_to)
-        key = _key(key)
+        kind = check_kind(kind) if kind is not None else None
+        conf = check_confidence(confidence)
+        vf, vt = check_bounds(valid_from, valid_to)
+        key = check_key(key)
         reason = check_text(reason, "reason", MAX_REASON, required=False)
-        raw = _raw(raw_input)
-        _scan(statement=statement, reason=reason, key=key, raw_input=raw,
+        raw = check_raw(raw_input)
+        scan_texts(statement=statement, reason=reason, key=key, raw_input=raw,
               evidence=evidence if isinstance(evidence, str) else None)
         actor = actor_label(actor) if actor is not None else self.actor
         with claims_lock(self.root):
             entity = self._resolve_known(subject)
-            ev_dict, warnings = self._evidence(evidence)
+            ev_dict, warnings = evidence_ref(self.root, evidence)
             warnings += self._check_page(entity)
             state = self._entity_state(entity)
             now = self.now()
@@ -239,7 +238,7 @@ class ClaimStore:
             if (normalize(statement) == normalize(last.statement) and new_kind == last.kind
                     and (conf is None or conf == last.confidence) and vf is None and vt is None
                     and (key is None or key == last.key) and ev_dict is None):
-                return WriteResult("noop", entity, dry_run, [target.claim_id], warnings=warnings,
+                return ClaimWriteResult("noop", entity, dry_run, [target.claim_id], warnings=warnings,
                                    message=f"{target.claim_id} already says that; nothing recorded")
             at = self._clock(target.updated_at)
             event = _event(entity, target.claim_id, "replaced", at, actor, kind=new_kind, statement=statement,
@@ -251,17 +250,17 @@ class ClaimStore:
                                 dry_run=dry_run, warnings=warnings)
 
     def retire(self, subject: str, claim: str, *, reason: str, valid_to: Any = None,
-               actor: str | None = None, dry_run: bool = False) -> WriteResult:
+               actor: str | None = None, dry_run: bool = False) -> ClaimWriteResult:
         """The claim held but no longer does (as of `valid_to`, default now). Kept in history."""
         return self._close("retired", subject, claim, reason, valid_to, actor, dry_run)
 
     def invalidate(self, subject: str, claim: str, *, reason: str, actor: str | None = None,
-                   dry_run: bool = False) -> WriteResult:
+                   dry_run: bool = False) -> ClaimWriteResult:
         """The claim was never true: it leaves every view, past ones included."""
         return self._close("invalidated", subject, claim, reason, None, actor, dry_run)
 
     def forget(self, subject: str, statement: str | None = None, *, reason: str, all: bool = False,
-               actor: str | None = None, dry_run: bool = False) -> WriteResult:
+               actor: str | None = None, dry_run: bool = False) -> ClaimWriteResult:
         """Forget claims for good: matching ones (a claim id, the statement, or a unique part
         of it; every match with `all`), or every claim of the entity (`all` alone).
 
@@ -270,7 +269,7 @@ class ClaimStore:
         when the whole entity is forgotten, marks its page `status: superseded`.
         """
         reason = check_text(reason, "reason", MAX_REASON)
-        _scan(reason=reason)
+        scan_texts(reason=reason)
         pattern = check_text(statement, "statement", MAX_STATEMENT, required=False)
         if pattern is None and not all:
             raise InvalidClaim("say what to forget: a statement or claim id, or all=True / --all for every claim")
@@ -293,7 +292,7 @@ class ClaimStore:
             for e in events:
                 e["forgotten"] = True
             ids = [c.claim_id for c in targets]
-            result = WriteResult("forget", entity, dry_run, ids, events)
+            result = ClaimWriteResult("forget", entity, dry_run, ids, events)
             if dry_run:
                 for e in events:
                     e["source"] = artifact_path(entity, at, "forget")
@@ -343,12 +342,12 @@ class ClaimStore:
     # -- internals ----------------------------------------------------------------------------
 
     def _close(self, event_name: str, subject: str, claim: str, reason: str, valid_to: Any,
-               actor: str | None, dry_run: bool) -> WriteResult:
+               actor: str | None, dry_run: bool) -> ClaimWriteResult:
         reason = check_text(reason, "reason", MAX_REASON)
-        _scan(reason=reason)
+        scan_texts(reason=reason)
         if not isinstance(claim, str) or not claim.strip():
             raise InvalidClaim("say which claim: its id, its statement, or a unique part of it")
-        _, vt = _bounds(None, valid_to)
+        _, vt = check_bounds(None, valid_to)
         actor = actor_label(actor) if actor is not None else self.actor
         action = "retire" if event_name == "retired" else "invalidate"
         with claims_lock(self.root):
@@ -370,13 +369,13 @@ class ClaimStore:
 
     def _commit(self, entity: Entity, events: list[dict[str, Any]], state: State, action: str,
                 at: dt.datetime, *, kind: str | None, reason: str | None, raw_input: str | None,
-                evidence: dict | None, dry_run: bool, warnings: list[str]) -> WriteResult:
+                evidence: dict | None, dry_run: bool, warnings: list[str]) -> ClaimWriteResult:
         """Write the artifact, append the events, recompile the page (or preview all that).
 
         `state` is the fold of the log as read under the lock; it is extended in place.
         """
         ids = list(dict.fromkeys(e["claim_id"] for e in events))
-        result = WriteResult(action, entity, dry_run, ids, events, created=not entity.exists, warnings=warnings)
+        result = ClaimWriteResult(action, entity, dry_run, ids, events, created=not entity.exists, warnings=warnings)
         if dry_run:
             for e in events:
                 e["source"] = artifact_path(entity, at, action)
@@ -405,7 +404,7 @@ class ClaimStore:
         result.message = f"{'would have ' if dry_run else ''}{verb} {what} {', '.join(ids)} of {_label(entity)}"
         return result
 
-    def _mark_superseded(self, entity: Entity, tomb: str, result: WriteResult) -> None:
+    def _mark_superseded(self, entity: Entity, tomb: str, result: ClaimWriteResult) -> None:
         full = inside(self.root, entity.path)
         old = read_page(self.root, entity.path)
         if old is None:
@@ -483,53 +482,6 @@ class ClaimStore:
             return [f"{entity.path} is marked superseded; change its status if {entity.id} is current again"]
         return []
 
-    def _evidence(self, value: Any) -> tuple[dict[str, Any] | None, list[str]]:
-        if value is None or value == "":
-            return None, []
-        if isinstance(value, dict):
-            target, lines = value.get("url") or value.get("path"), value.get("lines")
-        elif isinstance(value, str):
-            target, lines = value.strip(), None
-            m = re.match(r"^(.*?)(?::|#L?)(\d{1,7}(?:-L?\d{1,7})?)$", target)
-            if m and not target.startswith(("http://", "https://")):
-                target, lines = m.group(1), m.group(2).replace("L", "")
-        else:
-            raise InvalidClaim("evidence must be a corpus path (optionally path:START-END) or a URL")
-        target = check_text(target, "evidence", 1000)
-        assert target is not None
-        if re.match(r"^https?://", target):
-            if re.search(r"[\s<>\"]", target):
-                raise InvalidClaim("evidence URL contains spaces or <>\"")
-            return {"url": target}, []
-        if isinstance(value, str) and not _looks_like_path(target):
-            return {"text": one_line(value)}, []  # a free-text source: "call with Alex, 3 March"
-        if lines is not None:
-            lines = str(lines).strip()
-            m = _LINES.match(lines)
-            if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))) or int(m.group(1)) < 1:
-                raise InvalidClaim(f"evidence line range {lines[:20]!r} is not START or START-END (1-based)")
-        rel = target.replace("\\", "/")
-        if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel):
-            abs_path = Path(target).resolve()
-            if not abs_path.is_relative_to(self.root):
-                raise InvalidClaim(f"evidence {target[:80]!r} is outside the corpus")
-            rel = abs_path.relative_to(self.root).as_posix()
-        rel = posixpath.normpath(rel)
-        parts = rel.split("/")
-        if rel in (".", "") or ".." in parts or any(p.startswith(".") for p in parts):
-            raise InvalidClaim(f"evidence {target[:80]!r} must be a path inside the corpus (no .., no hidden folders)")
-        warnings = []
-        try:
-            full = inside(self.root, rel)
-        except ValueError:
-            raise InvalidClaim(f"evidence {target[:80]!r} resolves outside the corpus") from None
-        if not full.exists():
-            warnings.append(f"evidence {rel} does not exist (yet); it will show as a broken link")
-        out: dict[str, Any] = {"path": rel}
-        if lines:
-            out["lines"] = lines
-        return out, warnings
-
     def _pick_one(self, entity: Entity, active: list[Claim], claim: str | None, kind: str | None,
                   key: str | None, now: dt.datetime, verb: str) -> Claim:
         if claim is not None and claim.strip():
@@ -556,11 +508,6 @@ def _label(entity: Entity) -> str:
     return entity.id if title.casefold() in (entity.slug.casefold(), "") else f"{entity.id} ({title})"
 
 
-def _looks_like_path(text: str) -> bool:
-    """`notes/a.md`, `a.md`, `/abs/in/corpus.md`, `docs/x.png` are paths; prose is not."""
-    return text.lower().endswith(".md") or (("/" in text or "\\" in text) and not re.search(r"\s", text))
-
-
 def _event(entity: Entity, claim_id: str, event: str, at: dt.datetime, actor: str, **fields: Any) -> dict[str, Any]:
     return {
         "id": new_id("e"),
@@ -581,79 +528,3 @@ def _event(entity: Entity, claim_id: str, event: str, at: dt.datetime, actor: st
 
 def _as_event(data: dict[str, Any], path: str = "(dry run)") -> Event:
     return Event(dict(data), path, 0, times.parse_at(data["at"]))
-
-
-def _scan(**texts: str | None) -> None:
-    """The write safety checks every write passes (invisible characters, prompt
-    injection): refused text never reaches the log, a page or an artifact."""
-    from ..writes import scan_content
-
-    for what, text in texts.items():
-        if not text:
-            continue
-        findings = scan_content(text)
-        if findings:
-            first = findings[0]
-            raise RefusedContent(f"{what.replace('_', ' ')} refused: {first.message}",
-                                 [f.as_dict() for f in findings])
-
-
-def _instant(value: Any, what: str) -> dt.datetime:
-    try:
-        return times.as_of_instant(value)
-    except ValueError as exc:
-        raise InvalidClaim(f"{what}: {exc}") from None
-
-
-def _kind(kind: Any) -> str:
-    k = str(kind or "").strip().lower()
-    if k not in KINDS:
-        raise InvalidClaim(f"kind must be one of {', '.join(KINDS)} (got {str(kind)[:40]!r})")
-    return k
-
-
-def _key(key: Any) -> str | None:
-    k = check_text(key, "key", 100, required=False)
-    return one_line(k) if k else None
-
-
-def _confidence(value: Any) -> float | str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise InvalidClaim("confidence must be a number from 0 to 1 or low/medium/high, not a boolean")
-    if isinstance(value, str) and value.strip().lower() in CONFIDENCE_WORDS:
-        return value.strip().lower()
-    try:
-        num = float(value)
-    except (TypeError, ValueError):
-        raise InvalidClaim(f"confidence must be a number from 0 to 1 or low/medium/high (got {str(value)[:40]!r})") from None
-    if not 0.0 <= num <= 1.0 or num != num:
-        raise InvalidClaim(f"confidence must be between 0 and 1 (got {value})")
-    return round(num, 4)
-
-
-def _bounds(valid_from: Any, valid_to: Any) -> tuple[str | None, str | None]:
-    try:
-        vf = times.normalize_bound(valid_from)
-        vt = times.normalize_bound(valid_to)
-    except ValueError as exc:
-        raise InvalidClaim(str(exc)) from None
-    if vf and vt:
-        start, end = times.bound_start(vf), times.bound_end(vt)
-        assert start is not None and end is not None
-        if end <= start:
-            raise InvalidClaim(f"valid_to ({vt}) is before valid_from ({vf})")
-    return vf, vt
-
-
-def _raw(raw_input: Any) -> str | None:
-    if raw_input is None:
-        return None
-    if not isinstance(raw_input, str):
-        raise InvalidClaim("raw input must be text")
-    if len(raw_input) > MAX_RAW_INPUT:
-        raise InvalidClaim(f"raw input is {len(raw_input):,} characters; the limit is {MAX_RAW_INPUT:,}")
-    if "\x00" in raw_input:
-        raise InvalidClaim("raw input contains NUL")
-    return raw_input
