@@ -23,10 +23,15 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 _QUICK_EXIT = False
 
 
-def entry() -> None:
-    """The `commonplace` console script."""
+def quick_exit_on_finish() -> None:
+    """Called by the console script only (see `finish`)."""
     global _QUICK_EXIT
     _QUICK_EXIT = True
+
+
+def entry() -> None:
+    """The compiler's commands alone (the console script is `commonplace.server.cli:entry`)."""
+    quick_exit_on_finish()
     main()
 
 
@@ -224,7 +229,9 @@ def watch(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, no_embed:
 
 
 def _register_optional_commands() -> None:
-    """Subcommands that live in their own modules (claims, search, server, ...)."""
+    """Subcommands that live in their own modules (claims). The server's commands (serve,
+    token, get, write, search, status) are added by `commonplace.server.cli`, which sits on
+    top of both packages."""
     import importlib
 
     for module, names in _COMMAND_MODULES:
@@ -236,8 +243,6 @@ def _register_optional_commands() -> None:
 # (module, command objects): each module keeps its heavy imports inside the commands.
 _COMMAND_MODULES: list[tuple[str, list[str]]] = [
     ("claims_cli", ["claim"]),
-    ("server_cli", ["serve", "token", "get", "write"]),
-    ("search_cli", ["search", "status"]),
 ]
 
 _register_optional_commands()

@@ -2,10 +2,12 @@
 
     from commonplace.server import create_app, ServerConfig
 
-Modules: `app` (factory, request hooks, error envelope), `auth` (bearer tokens), `api`
-(`/v1` routes and `/healthz`), `site` (the built wiki at `/`), `schema` (routes,
-parameters, OpenAPI and tool descriptions from one table), `ops` (the operations
-themselves, free of Flask, shared with other front ends).
+Modules: `context` (config and per-app state: a leaf), `app` (the factory only), `routes/`
+(blueprints: `guard` checks, `v1` API, `pages` built site), `models` (request models),
+`registry` (every operation: model, handler, texts; OpenAPI and tools come from it),
+`validation`, `ops/` (the operations, free of Flask), `errors`, `tokens`, `runner`
+(waitress lifecycle), `client` (HTTP client for the command line) and `cli/` (the
+`commonplace` console script, composing the compiler's commands with the server's).
 """
 
 from __future__ import annotations

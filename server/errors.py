@@ -1,9 +1,11 @@
-"""One error envelope for every failure: `{"error": {"code", "message", "type"}}`.
+"""Errors: one envelope for every failure, and the one place where a domain error (a
+refused write, an unknown claim subject) becomes an HTTP status.
 
-Statuses (design, "Server"): 400 invalid input, 401/403 auth, 404 missing (including any
-path outside the corpus or under a hidden folder), 409 hash precondition failed, 413 too
-large, 422 content refused, 503 not ready. Messages are written for the caller and never
-carry a filesystem path outside the corpus, a token, or a traceback.
+Body: `{"error": {"code", "message", "type"}}`. Statuses (design, "Server"): 400 invalid
+input, 401/403 auth, 404 missing (including any path outside the corpus or under a hidden
+folder), 409 hash precondition failed, 413 too large, 422 content refused, 503 not ready.
+Messages are written for the caller and never carry a filesystem path outside the corpus,
+a token, or a traceback.
 """
 
 from __future__ import annotations
@@ -45,3 +47,25 @@ class ApiError(Exception):
 
 def envelope(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
     return ApiError(status, code, message, **extra).body()
+
+
+# --------------------------------------------------------------------------- domain errors
+
+
+def from_write_error(exc: Any) -> ApiError:
+    """A `compiler.writes.WriteError` (it carries its own status: path policy, checks, hash)."""
+    extra = {k: v for k, v in exc.details.items() if k in ("findings", "current_hash")}
+    return ApiError(exc.status, exc.code, exc.message, type=exc.type, **extra)
+
+
+def from_claim_error(exc: Any) -> ApiError:
+    """A `compiler.claims.ClaimError`: unknown -> 404, ambiguous or conflicting -> 409."""
+    from commonplace.compiler import claims as c
+
+    if isinstance(exc, (c.UnknownSubject, c.ClaimNotFound)):
+        status = 404
+    elif isinstance(exc, (c.AmbiguousSubject, c.AmbiguousClaim, c.PageConflict)):
+        status = 409
+    else:
+        status = 400
+    return ApiError(status, exc.code, exc.message, candidates=list(exc.candidates))

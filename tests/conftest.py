@@ -40,7 +40,7 @@ def write_corpus(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 @pytest.fixture
 def cli() -> Callable[..., object]:
     """Run the `commonplace` CLI in-process; returns click's Result."""
-    from commonplace.compiler.cli import main
+    from commonplace.server.cli import main
 
     runner = CliRunner()
 

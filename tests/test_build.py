@@ -229,7 +229,7 @@ def test_console_script_quick_exit_keeps_output_and_exit_code(write_corpus, tmp_
     import sys
 
     root = write_corpus({"a.md": "# A\n[[nowhere]]\n", "b.md": "# B\n" + "text\n" * 5000})
-    entry = [sys.executable, "-c", "from commonplace.compiler.cli import entry; entry()"]
+    entry = [sys.executable, "-c", "from commonplace.server.cli import entry; entry()"]
     for extra, code in (([], 0), (["--strict"], 1)):
         out = tmp_path / f"out{code}"
         proc = subprocess.run([*entry, "build", str(root), "--out", str(out), "--no-index", "--json", *extra],

@@ -25,7 +25,7 @@ from tests.benchmarks.corpus_gen import generate  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-c", "from commonplace.compiler.cli import main; main()"]
+CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
 
 
 def site_bytes(out: Path) -> dict[str, bytes]:

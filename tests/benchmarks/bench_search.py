@@ -211,7 +211,7 @@ def hnsw_recall(corpus: Path, qs: list[str]) -> dict[str, Any]:
 def fresh_cli(corpus: Path, q: str) -> dict[str, Any]:
     code = (
         "import sys, time\n"
-        "from commonplace.compiler.cli import main\n"
+        "from commonplace.server.cli import main\n"
         f"try:\n    main(['search', '-C', {str(corpus)!r}, '--local', '--mode', 'bm25', '--json', {q!r}])\n"
         "except SystemExit:\n    pass\n"
         "print('TORCH=' + str('torch' in sys.modules), file=sys.stderr)\n"

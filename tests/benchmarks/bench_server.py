@@ -173,7 +173,7 @@ def run_phase(name: str, host: str, port: int, clients: int, seconds: float,
 
 
 def start_server(corpus: Path, out: Path, embed: bool, threads: int) -> tuple[subprocess.Popen, str, int, float]:
-    cmd = [sys.executable, "-c", "from commonplace.compiler.cli import main; main()", "serve", str(corpus),
+    cmd = [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(corpus),
            "--out", str(out), "--port", "0", "--no-auth", "--threads", str(threads)]
     if not embed:
         cmd.append("--no-embed")

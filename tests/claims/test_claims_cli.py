@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from commonplace.compiler.cli import main
+from commonplace.server.cli import main
 
 from claimtools import page
 

@@ -69,7 +69,7 @@ class CliResult:
 @pytest.fixture(scope="module")
 def cli() -> Callable[..., CliResult]:
     """Run `commonplace ARGS` in-process. An unhandled exception fails the test."""
-    from commonplace.compiler.cli import main
+    from commonplace.server.cli import main
 
     def _run(*args: Any, input: str | None = None) -> CliResult:
         runner = CliRunner()

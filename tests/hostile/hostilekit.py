@@ -55,7 +55,7 @@ class Env:
 def make_env(base: Path, files: dict[str, str] | None = None) -> Env:
     """A corpus next to an `outside/` folder of secrets, with symlinks, a hard link, a
     `.git/config`, and a token. Nothing is built here."""
-    from commonplace.compiler.tokens import TokenStore
+    from commonplace.server.tokens import TokenStore
 
     corpus = base / "corpus"
     outside = base / "outside"

@@ -35,7 +35,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 PY = sys.executable
-CLI = [PY, "-c", "from commonplace.compiler.cli import main; main()"]
+CLI = [PY, "-c", "from commonplace.server.cli import main; main()"]
 SEED = int(os.environ.get("CRASH_SEED", "11"))
 TRIALS = int(os.environ.get("CRASH_TRIALS", "12"))
 FIGURES = Path("/tmp/commonplace-hostile-crash.json")

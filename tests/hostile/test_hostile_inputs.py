@@ -87,15 +87,15 @@ def _wrong_values(schema: dict[str, Any]) -> list[Any]:
 
 
 def _type_cases() -> list[tuple[str, str, str, Any]]:
-    from commonplace.server.schema import ROUTES
+    from commonplace.server.registry import ROUTES, input_schema
 
     out = []
     for route in ROUTES:
         if route.name not in _BASE:
             continue
-        for p in route.params:
-            for i, v in enumerate(_wrong_values(p.schema)):
-                out.append((f"{route.name}.{p.name}#{i}", route.path, p.name, v))
+        for name, schema in input_schema(route)["properties"].items():
+            for i, v in enumerate(_wrong_values(schema)):
+                out.append((f"{route.name}.{name}#{i}", route.path, name, v))
     # Nested: scope fields of search.
     for key in ("path_glob", "type", "status", "tags"):
         for i, v in enumerate([5, {"a": 1}, [[1]], [None], [{"a": 1}]]):
@@ -110,13 +110,13 @@ TYPE_CASES = _type_cases()
 
 
 def _surrogate_cases() -> list[tuple[str, str, str]]:
-    from commonplace.server.schema import ROUTES
+    from commonplace.server.registry import ROUTES, input_schema
 
     out = []
     for route in ROUTES:
-        for p in route.params:
-            if p.schema.get("type") == "string" or "anyOf" in p.schema:
-                out.append((f"{route.name}.{p.name}", route.path, p.name))
+        for name, schema in input_schema(route)["properties"].items():
+            if schema.get("type") == "string" or "anyOf" in schema:
+                out.append((f"{route.name}.{name}", route.path, name))
     return out
 
 

@@ -32,7 +32,7 @@ import requests
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-c", "from commonplace.compiler.cli import main; main()"]
+CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
 SECONDS = min(60.0, float(os.environ.get("LOAD_SECONDS", "30")))
 CLIENTS = int(os.environ.get("LOAD_CLIENTS", "6"))
 EMBED = os.environ.get("LOAD_EMBED") == "1"

@@ -100,7 +100,7 @@ def test_bm25_search_and_help_never_import_torch(built):
     root, _ = built
     code = (
         "import sys\n"
-        "from commonplace.compiler.cli import main\n"
+        "from commonplace.server.cli import main\n"
         "for args in (['--help'], ['search', '--help'], ['status', '-C', {root!r}],\n"
         "             ['search', '-C', {root!r}, '--local', '--mode', 'bm25', 'billing'],\n"
         "             ['search', '-C', {root!r}, '--local', '--mode', 'exact', 'billing']):\n"

@@ -54,7 +54,7 @@ def client(app: Any) -> Any:
 
 @pytest.fixture
 def token(corpus: Path) -> str:
-    from commonplace.compiler.tokens import TokenStore
+    from commonplace.server.tokens import TokenStore
 
     return TokenStore(corpus).create("tests")
 

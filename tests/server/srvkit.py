@@ -154,10 +154,8 @@ def open_live(root: Path, out: Path, embed: bool = False, real_search: bool = Tr
 
 
 def _can_search(live: Any) -> bool:
-    from commonplace.server.ops import call_search
-
     try:
-        call_search(live, {"query": "probe", "k": 1})
+        live.search({"query": "probe", "k": 1})
         return True
     except Exception:  # noqa: BLE001 - no index yet: use the stand-in
         return False

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.tokens import TokenError, TokenStore, hash_token
+from commonplace.server.tokens import TokenError, TokenStore, hash_token
 
 REMOTE = {"REMOTE_ADDR": "192.0.2.7"}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from commonplace.compiler.cli import main
+from commonplace.server.cli import main
 
 
 def run(*args: str, input: str | None = None):
@@ -76,7 +76,7 @@ def test_serve_refuses_network_bind_without_tokens(corpus: Path) -> None:
 def _start(corpus: Path, tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from commonplace.compiler.cli import main; main()", "serve", str(corpus), "--out", str(tmp_path / "served"),
+        [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(corpus), "--out", str(tmp_path / "served"),
          "--port", "0", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
@@ -157,7 +157,7 @@ def test_watch_flag_is_wired(corpus: Path, tmp_path: Path) -> None:
 
 
 def test_write_goes_through_a_running_server(corpus: Path, tmp_path: Path) -> None:
-    from commonplace.compiler.tokens import TokenStore
+    from commonplace.server.tokens import TokenStore
 
     token = TokenStore(corpus).create("cli")
     proc, url = _start(corpus, tmp_path, "--no-embed")

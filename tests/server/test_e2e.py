@@ -62,14 +62,14 @@ class Http:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from commonplace.compiler.tokens import TokenStore
+    from commonplace.server.tokens import TokenStore
 
     base = tmp_path_factory.mktemp("e2e")
     root = write_files(base / "corpus", CORPUS)
     token = TokenStore(root).create("e2e")
     env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from commonplace.compiler.cli import main; main()", "serve", str(root),
+        [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(root),
          "--out", str(base / "site"), "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from commonplace.server.schema import ROUTES, openapi_document, tools_document
+from commonplace.server.registry import ROUTES, input_schema, openapi_document, tools_document
 
 from srvkit import CORPUS, open_live, write_files
 
@@ -40,7 +40,7 @@ def test_openapi_document_is_valid_shape() -> None:
             assert "200" in op["responses"]
             if path == "/" or path == "/{rel}":
                 continue
-            if method == "post" and any(p.required for r in ROUTES if r.path == path for p in r.params):
+            if method == "post" and any(input_schema(r)["required"] for r in ROUTES if r.path == path):
                 assert op["requestBody"]["required"] is True
 
 
@@ -103,7 +103,7 @@ def fuzz_app(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = write_files(base / "corpus", CORPUS)
     live = open_live(root, base / "site")
     app = create_app(live, ServerConfig(corpus=root, out=base / "site", no_auth=True))
-    from commonplace.compiler.tokens import TokenStore
+    from commonplace.server.tokens import TokenStore
 
     app.config["fuzz_token"] = TokenStore(root).create("fuzz")
     return app

@@ -8,8 +8,6 @@ runs in-process. A bm25 or exact query never imports torch.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -17,71 +15,23 @@ from typing import Any
 
 import click
 
-from .cli import Problem, corpus_option, emit_json, pick_corpus
+from commonplace.compiler.cli import Problem, corpus_option, emit_json, pick_corpus
+
+from ..client import ServerError, call, server_url
 
 MODE_CHOICES = ["hybrid", "bm25", "text", "keyword", "lexical", "vector", "semantic", "exact"]
-HEALTH_TIMEOUT = 0.3
 SEARCH_TIMEOUT = 30.0
 
 
-def _pid_alive(pid: Any) -> bool:
+def ask_server(url: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The server's answer, or None when it could not give one (auth, not ready, down):
+    the caller then searches locally. A 400/422 is the query's fault: a usage error."""
     try:
-        pid = int(pid)
-        if pid <= 0:
-            return False
-        os.kill(pid, 0)
-    except (TypeError, ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def server_url(root: Path) -> str | None:
-    """The URL of a live server for this corpus, or None."""
-    from .model import STATE_DIR
-
-    try:
-        info = json.loads((root / STATE_DIR / "server.json").read_text("utf-8"))
-        url = str(info["url"]).rstrip("/")
-    except (OSError, ValueError, KeyError, TypeError):
+        data = call(url, "POST", "/v1/search", body, timeout=SEARCH_TIMEOUT)
+    except ServerError as exc:
+        if exc.status in (400, 422):
+            raise click.UsageError(str(exc.error.get("message"))) from None
         return None
-    if not url.startswith(("http://", "https://")) or not _pid_alive(info.get("pid")):
-        return None
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"{url}/healthz", timeout=HEALTH_TIMEOUT) as r:
-            if r.status != 200:
-                return None
-    except Exception:  # noqa: BLE001 - any failure means "no usable server"
-        return None
-    return url
-
-
-def ask_server(url: str, body: dict[str, Any], root: Path) -> dict[str, Any] | None:
-    import urllib.error
-    import urllib.request
-
-    headers = {"Content-Type": "application/json"}
-    token = os.environ.get("COMMONPLACE_TOKEN")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(f"{url}/v1/search", data=json.dumps(body).encode("utf-8"), headers=headers,
-                                 method="POST")
-    try:
-        with urllib.request.urlopen(req, timeout=SEARCH_TIMEOUT) as r:
-            data = json.loads(r.read().decode("utf-8"))
-    except urllib.error.HTTPError as exc:
-        if exc.code == 400:
-            try:
-                msg = json.loads(exc.read().decode("utf-8"))["error"]["message"]
-            except Exception:  # noqa: BLE001
-                msg = str(exc)
-            raise click.UsageError(msg) from None
-        return None  # auth, not ready, server error: answer locally instead
     except Exception:  # noqa: BLE001
         return None
     if not isinstance(data, dict) or "results" not in data:
@@ -94,11 +44,11 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
     if use_server:
         url = server_url(root)
         if url is not None:
-            data = ask_server(url, body, root)
+            data = ask_server(url, body)
             if data is not None:
                 return data, "server"
-    from .search.engine import IndexNotReady, open_engine
-    from .search.query import InvalidRequest
+    from commonplace.compiler.search.engine import IndexNotReady, open_engine
+    from commonplace.compiler.search.query import InvalidRequest
 
     try:
         return open_engine(root).search(body), "local"
@@ -179,7 +129,7 @@ def search(query: tuple[str, ...], mode: str, k: int, corpus_kind: str, types: t
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(corpus_opt: Path | None, as_json: bool) -> None:
     """Documents, chunks, vectors, embedding model and precision, pending embeddings, freshness."""
-    from .search.status import format_status, index_status
+    from commonplace.compiler.search.status import format_status, index_status
 
     root = pick_corpus(None, corpus_opt).resolve()
     info = index_status(root, out=Path("site").resolve())

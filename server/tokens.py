@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import STATE_DIR
+from commonplace.compiler.model import STATE_DIR
 
 TOKEN_PREFIX = "cp_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -157,7 +157,7 @@ class TokenStore:
         if not isinstance(name, str) or not _NAME.match(name):
             raise TokenError("token name must be 1-64 characters: letters, digits, '_', '.', '@', '-' "
                              "(starting with a letter or digit)")
-        from .writes import write_lock
+        from commonplace.compiler.writes import write_lock
 
         with write_lock(self.path.parent.parent):
             tokens = self._load_fresh()
@@ -170,7 +170,7 @@ class TokenStore:
         return token
 
     def revoke(self, name: str) -> bool:
-        from .writes import write_lock
+        from commonplace.compiler.writes import write_lock
 
         with write_lock(self.path.parent.parent):
             tokens = self._load_fresh()

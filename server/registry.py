@@ -1,137 +1,20 @@
-"""The API's single description: routes, parameters, response shapes, tool texts.
+"""The API's single description: every operation, its request model, response shape and
+the text an agent reads.
 
-Everything that describes the API is generated from `ROUTES`: request validation
-(`parse_params`), `GET /v1/openapi.json` and `GET /v1/tools`. A test walks Flask's URL map
-and this table both ways, so the description cannot drift from what is served.
-
-Parameter rules (Dory compatible): unknown fields are ignored; booleans accept JSON
-booleans, 0/1, and the strings true/True/1/yes/on and false/False/0/no/off; integers accept
-JSON integers and digit strings. A value of the wrong type is a 400 naming the field.
+Everything that describes the API comes from `ROUTES` and the request models in
+`models.py`: request validation (`validation.py`), the route registration (`routes/v1.py`),
+`GET /v1/openapi.json`, `GET /v1/tools` and the MCP tools. A test walks Flask's URL map and
+this table both ways, so the description cannot drift from what is served.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable
 
-from .errors import ApiError
-
-# --------------------------------------------------------------------------- parameters
-
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off", ""}
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    schema: dict[str, Any]
-    description: str
-    required: bool = False
-    default: Any = None
-    in_query: bool = True  # also accepted as a query-string parameter
-
-    @property
-    def type(self) -> str | list[str]:
-        return self.schema.get("type", "string")
-
-
-def _s(**kw: Any) -> dict[str, Any]:
-    return kw
-
-
-STR_LIST = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
-
-
-def _coerce(p: Param, value: Any, where: str) -> Any:
-    name = f"{where}{p.name}"
-    t = p.schema.get("type")
-    if "anyOf" in p.schema:  # string or list of strings
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return value
-        raise ApiError(400, "invalid_parameter", f"`{name}` must be a string or a list of strings")
-    if t == "boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        raise ApiError(400, "invalid_parameter", f"`{name}` must be a boolean (true/false)")
-    if t == "integer":
-        out: int | None = None
-        if isinstance(value, bool):
-            out = None
-        elif isinstance(value, int):
-            out = value
-        elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
-            out = int(value)
-        elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value.strip()) <= 18:
-            out = int(value.strip())
-        if out is None:
-            raise ApiError(400, "invalid_parameter", f"`{name}` must be an integer")
-        lo, hi = p.schema.get("minimum"), p.schema.get("maximum")
-        if (lo is not None and out < lo) or (hi is not None and out > hi):
-            raise ApiError(400, "invalid_parameter",
-                           f"`{name}` must be between {lo if lo is not None else '-inf'} and {hi if hi is not None else 'inf'}")
-        return out
-    if t == "number":
-        num: float | None = None
-        if isinstance(value, bool):
-            num = None
-        elif isinstance(value, (int, float)):
-            try:
-                num = float(value)
-            except OverflowError:  # a huge integer
-                num = None
-        elif isinstance(value, str):
-            try:
-                num = float(value.strip())
-            except ValueError:
-                num = None
-        if num is None or not math.isfinite(num):
-            raise ApiError(400, "invalid_parameter", f"`{name}` must be a finite number")
-        return num
-    if t == "object":
-        if not isinstance(value, dict):
-            raise ApiError(400, "invalid_parameter", f"`{name}` must be an object")
-        return value
-    if t == "array":
-        if not isinstance(value, list):
-            raise ApiError(400, "invalid_parameter", f"`{name}` must be an array")
-        return value
-    # string
-    if not isinstance(value, str):
-        raise ApiError(400, "invalid_parameter", f"`{name}` must be a string")
-    ml = p.schema.get("maxLength")
-    if ml is not None and len(value) > ml:
-        raise ApiError(400, "invalid_parameter", f"`{name}` is longer than {ml:,} characters")
-    enum = p.schema.get("enum")
-    if enum is not None and value not in enum:
-        raise ApiError(400, "invalid_parameter", f"`{name}` must be one of: {', '.join(map(str, enum))}")
-    return value
-
-
-def parse_params(route: "Route", query: Mapping[str, str], body: Mapping[str, Any]) -> dict[str, Any]:
-    """Validated parameters: body fields win over query-string fields; unknown ones ignored."""
-    out: dict[str, Any] = {}
-    for p in route.params:
-        if p.name in body and body[p.name] is not None:
-            value = body[p.name]
-        elif p.in_query and p.name in query:
-            value = query[p.name]
-        else:
-            if p.required:
-                raise ApiError(400, "missing_parameter", f"`{p.name}` is required")
-            if p.default is not None:
-                out[p.name] = p.default
-            continue
-        out[p.name] = _coerce(p, value, "")
-    return out
-
+from .ops import documents, links, memory, search, status, wake
+from .models import (GetRequest, LinkRequest, MemoryWriteRequest, Request, SearchRequest, StatusRequest,
+                     WakeRequest, WriteRequest)
 
 # --------------------------------------------------------------------------- routes
 
@@ -143,13 +26,19 @@ class Route:
     methods: tuple[str, ...]
     summary: str
     description: str  # written for an agent
-    params: tuple[Param, ...] = ()
+    model: type[Request] | None = None
     response: dict[str, Any] = field(default_factory=dict)
     errors: tuple[int, ...] = (400, 401, 403, 413, 503)
     tool: bool = True
     writes: bool = False
     example: dict[str, Any] | None = None
     site: bool = False  # serves the built wiki (any content type), not JSON
+    handler: Callable[[Any, Any], dict[str, Any]] | None = None  # ops function (OpContext, model)
+    needs_ready: bool = True  # 503 until the corpus is open
+
+    @property
+    def flask_path(self) -> str:
+        return self.path.replace("{rel}", "<path:rel>")
 
     @property
     def body_methods(self) -> tuple[str, ...]:
@@ -175,27 +64,6 @@ def _result_schema() -> dict[str, Any]:
     }
 
 
-SCOPE_SCHEMA = {
-    "type": "object",
-    "description": "Filters: path_glob, type, status, tags (each a string or a list of strings), since, until (ISO dates).",
-    "properties": {
-        "path_glob": STR_LIST,
-        "type": STR_LIST,
-        "status": STR_LIST,
-        "tags": STR_LIST,
-        "since": {"type": "string", "description": "ISO date (YYYY-MM-DD)"},
-        "until": {"type": "string", "description": "ISO date (YYYY-MM-DD)"},
-        "as_of": {"type": "string", "description": "ISO date"},
-    },
-}
-
-DEBUG = Param("debug", {"type": "boolean"}, "Add diagnostic fields to the answer.", default=False)
-DRY_RUN = Param("dry_run", {"type": "boolean"}, "Say what would happen; change nothing.", default=False)
-SOFT = Param("soft", {"type": "boolean"},
-             "If the content is refused (prompt-injection markers, invisible or bidi control characters), "
-             "quarantine it under inbox/quarantine/ for a person to review instead of failing with 422.",
-             default=False)
-
 SEARCH = Route(
     "search", "/v1/search", ("POST",),
     "Search the memory (hybrid BM25 + vector by default)",
@@ -204,21 +72,7 @@ SEARCH = Route(
     "confidence, and a stale_warning when the document is superseded or changed since indexing. "
     "Use natural language or exact identifiers; any text is a valid query (no syntax errors). "
     "Follow up with `get` on a result's path (and `from`/`lines` from its line range) to read it.",
-    (
-        Param("query", {"type": "string", "maxLength": 20000}, "What to look for: a question, keywords, an identifier, a phrase in quotes.", required=True),
-        Param("k", {"type": "integer"}, "How many documents to return: 1-50 (default 10; values outside are clamped).", default=10),
-        Param("mode", {"type": "string", "enum": ["hybrid", "bm25", "text", "keyword", "lexical", "vector", "semantic", "exact"]},
-              "hybrid (default): both rankings fused; bm25/text/keyword/lexical: words; vector/semantic: meaning; exact: substring.",
-              default="hybrid"),
-        Param("corpus", {"type": "string", "enum": ["durable", "sessions", "all"]},
-              "durable (default): notes, pages, decisions; sessions: raw session transcripts only; all: both.", default="durable"),
-        Param("scope", SCOPE_SCHEMA, "Filters on path, type, status, tags and dates.", in_query=False),
-        Param("min_score", {"type": "number"}, "Drop results scoring below this."),
-        Param("include_content", {"type": "boolean"}, "Include the full text of the matching passage.", default=False),
-        Param("snippet_marks", {"type": "string", "enum": ["markdown", "brackets", "html", "none"]},
-              "How matched words are marked in snippets (default markdown **bold**).", in_query=True),
-        DEBUG,
-    ),
+    SearchRequest,
     {
         "type": "object",
         "required": ["query", "count", "results", "took_ms", "warnings"],
@@ -231,6 +85,7 @@ SEARCH = Route(
         },
     },
     example={"query": "who owns the billing migration?", "k": 5},
+    handler=search.search,
 )
 
 GET = Route(
@@ -240,12 +95,7 @@ GET = Route(
     "`people/alex.md`, as returned by `search`). `from` (1-based) and `lines` select a slice. "
     "With debug=true the answer adds total_lines, lines_returned, the parsed frontmatter and "
     "`hash` (sha256 of the whole file), which `write` needs as expected_hash to replace or forget it.",
-    (
-        Param("path", {"type": "string", "minLength": 1, "maxLength": 1024}, "Corpus-relative path of the document, e.g. people/alex.md.", required=True),
-        Param("from", {"type": "integer", "minimum": 1}, "First line to return, 1-based (default 1).", default=1),
-        Param("lines", {"type": "integer", "minimum": 1}, "How many lines to return (default: to the end)."),
-        DEBUG,
-    ),
+    GetRequest,
     {
         "type": "object",
         "required": ["path", "from", "content"],
@@ -261,6 +111,7 @@ GET = Route(
     },
     errors=(400, 401, 403, 404, 413, 503),
     example={"path": "core/identity.md", "debug": True},
+    handler=documents.get,
 )
 
 WRITE = Route(
@@ -275,16 +126,7 @@ WRITE = Route(
     "in .md, and may not be hidden or leave the corpus. Content with prompt-injection markers or "
     "invisible characters is refused (422) unless soft=true, which quarantines it for review. "
     "dry_run=true reports what would happen.",
-    (
-        Param("kind", {"type": "string", "enum": ["append", "create", "replace", "forget"]}, "append (default), create, replace or forget.", default="append"),
-        Param("target", {"type": "string", "minLength": 1, "maxLength": 1024}, "Corpus-relative path, e.g. inbox/idea.md or logs/daily/2025-06-30.md.", required=True),
-        Param("content", {"type": "string"}, "Markdown to write (may start with its own frontmatter).", default=""),
-        Param("frontmatter", {"type": "object"}, "Frontmatter fields to set (merged; tags and aliases unioned).", in_query=False),
-        Param("expected_hash", {"type": "string"}, "Required for replace and forget: 'sha256:<hex>' of the current file."),
-        Param("reason", {"type": "string"}, "Required for forget: why the document is forgotten."),
-        DRY_RUN,
-        SOFT,
-    ),
+    WriteRequest,
     {
         "type": "object",
         "required": ["path", "action", "bytes_written", "hash", "indexed", "edges_added"],
@@ -303,6 +145,7 @@ WRITE = Route(
     errors=(400, 401, 403, 404, 409, 413, 422, 503),
     writes=True,
     example={"kind": "append", "target": "inbox/notes.md", "content": "Remember to rotate the signing keys."},
+    handler=documents.write,
 )
 
 MEMORY_WRITE = Route(
@@ -316,20 +159,7 @@ MEMORY_WRITE = Route(
     "reason). An unknown or ambiguous subject is rejected (resolved=false; soft=true quarantines "
     "it instead). Pages marked canonical need allow_canonical=true, or force_inbox=true to file "
     "the note in the inbox for a person. dry_run=true previews.",
-    (
-        Param("action", {"type": "string", "enum": ["write", "replace", "forget"]}, "write (default), replace or forget.", default="write"),
-        Param("kind", {"type": "string", "enum": ["fact", "preference", "state", "decision", "note"]}, "Kind of claim (default fact).", default="fact"),
-        Param("subject", {"type": "string", "minLength": 1, "maxLength": 500}, "Who or what it is about: name, alias, slug, path or family:slug.", required=True),
-        Param("content", {"type": "string"}, "The statement, one atomic fact (for forget: which claim, by text or id).", default=""),
-        Param("scope", {"type": "string"}, "Accepted for Dory compatibility (checked like content); not used yet."),
-        Param("confidence", {"anyOf": [{"type": "string"}, {"type": "number"}]}, "low, medium, high, or a number from 0 to 1."),
-        Param("reason", {"type": "string"}, "Why (required for forget)."),
-        Param("source", {"type": "string"}, "Evidence: a corpus path (optionally path#L3-L7) the claim comes from."),
-        DRY_RUN,
-        SOFT,
-        Param("force_inbox", {"type": "boolean"}, "File the statement in inbox/ instead of a canonical page.", default=False),
-        Param("allow_canonical", {"type": "boolean"}, "Allow changing a page marked canonical.", default=False),
-    ),
+    MemoryWriteRequest,
     {
         "type": "object",
         "required": ["resolved", "action", "kind", "subject_ref", "target_path", "result", "confidence",
@@ -351,6 +181,7 @@ MEMORY_WRITE = Route(
     writes=True,
     example={"action": "write", "kind": "preference", "subject": "Alex", "content": "Alex prefers async reviews.",
              "allow_canonical": True},
+    handler=memory.memory_write,
 )
 
 WAKE = Route(
@@ -360,12 +191,7 @@ WAKE = Route(
     "from the core/ documents, the project page (when `project` is given), pinned decisions and "
     "the end of the most recent session notes, cut to fit `budget_tokens` (estimated offline). "
     "Profiles: default, core, project, minimal.",
-    (
-        Param("agent", {"type": "string", "maxLength": 200}, "Name of the agent waking up (shown in the block)."),
-        Param("budget_tokens", {"type": "integer", "minimum": 1, "maximum": 200000}, "Token budget for the block (default 2000).", default=2000),
-        Param("profile", {"type": "string", "maxLength": 100}, "default, core, project or minimal.", default="default"),
-        Param("project", {"type": "string", "maxLength": 500}, "Project to include: slug, title or path."),
-    ),
+    WakeRequest,
     {
         "type": "object",
         "required": ["profile", "block"],
@@ -380,6 +206,7 @@ WAKE = Route(
         },
     },
     example={"agent": "coder", "budget_tokens": 1500},
+    handler=wake.wake,
 )
 
 LINK = Route(
@@ -389,13 +216,7 @@ LINK = Route(
     "(direction out, in or both; depth 1-5); op=backlinks: documents that link to `path`, with "
     "the line of each link; op=lint: broken links and self-links (of `path`, or of the whole "
     "corpus). Lists are cut at max_edges; `truncated` says so and `total_count` gives the full size.",
-    (
-        Param("op", {"type": "string", "enum": ["neighbors", "backlinks", "lint"]}, "neighbors (default), backlinks or lint.", default="neighbors"),
-        Param("path", {"type": "string", "maxLength": 1024}, "Document path (or title/alias) to start from; optional for lint."),
-        Param("direction", {"type": "string", "enum": ["out", "in", "both"]}, "For neighbors: out, in or both (default).", default="both"),
-        Param("depth", {"type": "integer", "minimum": 1, "maximum": 5}, "For neighbors: how many hops (default 1).", default=1),
-        Param("max_edges", {"type": "integer", "minimum": 1, "maximum": 10000}, "Most edges to return (default 200).", default=200),
-    ),
+    LinkRequest,
     {
         "type": "object",
         "required": ["op", "count", "total_count", "truncated"],
@@ -412,6 +233,7 @@ LINK = Route(
     },
     errors=(400, 401, 403, 404, 413, 503),
     example={"op": "backlinks", "path": "people/alex.md"},
+    handler=links.link,
 )
 
 STATUS = Route(
@@ -420,7 +242,7 @@ STATUS = Route(
     "What the server holds: document, chunk and vector counts, index health, embedding model "
     "and dimensions, pending embeddings, and the last build. debug=true adds index freshness "
     "(compares the corpus on disk with the index; slower on large corpora).",
-    (Param("debug", {"type": "boolean"}, "Also check index freshness against the files on disk.", default=False),),
+    StatusRequest,
     {
         "type": "object",
         "required": ["ok", "ready", "documents"],
@@ -440,19 +262,21 @@ STATUS = Route(
         },
     },
     errors=(400, 401, 403, 413, 503),
+    handler=status.status,
+    needs_ready=False,
 )
 
 TOOLS = Route(
     "tools", "/v1/tools", ("GET",), "List the tools with JSON Schemas",
     "The tools this server offers, with input JSON Schemas, for agent bridges.",
-    (), {"type": "object", "required": ["tools"], "properties": {"tools": {"type": "array"}}},
+    None, {"type": "object", "required": ["tools"], "properties": {"tools": {"type": "array"}}},
     errors=(400, 401, 403),
     tool=False,
 )
 
 OPENAPI = Route(
     "openapi", "/v1/openapi.json", ("GET",), "This OpenAPI description",
-    "The OpenAPI 3.1 description of every route.", (),
+    "The OpenAPI 3.1 description of every route.", None,
     {"type": "object", "required": ["openapi", "paths"]},
     errors=(400, 401, 403),
     tool=False,
@@ -460,7 +284,7 @@ OPENAPI = Route(
 
 HEALTHZ = Route(
     "healthz", "/healthz", ("GET",), "Liveness and readiness",
-    "200 {\"ok\": true} once the index is loaded and the model preloaded; 503 before.", (),
+    "200 {\"ok\": true} once the index is loaded and the model preloaded; 503 before.", None,
     {"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}},
     errors=(503,),
     tool=False,
@@ -468,7 +292,7 @@ HEALTHZ = Route(
 
 SITE_HOME = Route(
     "site_home", "/", ("GET",), "The wiki's start page",
-    "The built site's index.html.", (), {}, errors=(400, 401, 403, 404), tool=False, site=True,
+    "The built site's index.html.", None, {}, errors=(400, 401, 403, 404), tool=False, site=True,
 )
 
 SITE_PAGE = Route(
@@ -476,7 +300,7 @@ SITE_PAGE = Route(
     "Pages by pretty URL (`/people/alex/` serves people/alex/index.html; `/people/alex` and "
     "`/people/alex.md` redirect there), and the site's assets. Nothing outside the output "
     "folder is ever served: hidden parts, `..` and encoded separators are 404.",
-    (), {}, errors=(400, 401, 403, 404), tool=False, site=True,
+    None, {}, errors=(400, 401, 403, 404), tool=False, site=True,
 )
 
 ROUTES: tuple[Route, ...] = (HEALTHZ, SEARCH, GET, WRITE, MEMORY_WRITE, WAKE, LINK, STATUS, TOOLS, OPENAPI,
@@ -488,19 +312,52 @@ BY_NAME = {r.name: r for r in ROUTES}
 
 
 def input_schema(route: Route) -> dict[str, Any]:
-    props = {}
-    for p in route.params:
-        s = dict(p.schema)
-        s["description"] = p.description
-        if p.default is not None:
-            s["default"] = p.default
-        props[p.name] = s
-    return {
-        "type": "object",
-        "properties": props,
-        "required": [p.name for p in route.params if p.required],
-        "additionalProperties": True,
-    }
+    """The JSON Schema of a route's request body (its model's, inlined, without titles)."""
+    if route.model is None:
+        return {"type": "object", "properties": {}, "required": [], "additionalProperties": True}
+    return model_schema(route.model)
+
+
+def model_schema(model: type[Request]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    defs = schema.pop("$defs", {})
+    out = _inline(schema, defs)
+    out["additionalProperties"] = True
+    out.setdefault("required", [])
+    return out
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """Resolve `$ref`s, drop `title`s and collapse Optional[X] (anyOf X|null) to X, as tool
+    schemas are read by agents, not by code generators."""
+    if isinstance(node, list):
+        return [_inline(x, defs) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _inline(merged, defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties":
+            out[key] = {name: _inline(v, defs) for name, v in value.items()}
+            continue
+        out[key] = _inline(value, defs)
+    any_of = out.get("anyOf")
+    if isinstance(any_of, list):
+        rest = [x for x in any_of if x != {"type": "null"}]
+        if len(rest) < len(any_of):
+            if len(rest) == 1:
+                out.pop("anyOf")
+                out = {**rest[0], **out}
+            else:
+                out["anyOf"] = rest
+    if out.get("default", 0) is None:
+        out.pop("default")
+    return out
 
 
 def tools_document() -> dict[str, Any]:
@@ -542,13 +399,19 @@ _STATUS_TEXT = {
 }
 
 
-def _query_param(p: Param) -> dict[str, Any] | None:
-    schema = dict(p.schema)
-    if schema.get("type") == "object":
-        return None
-    if "anyOf" in schema:
-        schema = {"type": "string"}
-    return {"name": p.name, "in": "query", "required": p.required, "description": p.description, "schema": schema}
+def _query_params(route: Route) -> list[dict[str, Any]]:
+    schema = input_schema(route)
+    required = set(schema.get("required", []))
+    out = []
+    for name, prop in schema["properties"].items():
+        if prop.get("type") == "object" or "properties" in prop:
+            continue  # objects come in a JSON body only
+        s = {k: v for k, v in prop.items() if k != "description"}
+        if "anyOf" in s:
+            s = {"type": "string"}
+        out.append({"name": name, "in": "query", "required": name in required,
+                    "description": prop.get("description", ""), "schema": s})
+    return out
 
 
 def _site_operation(r: Route) -> dict[str, Any]:
@@ -591,15 +454,15 @@ def openapi_document(server_url: str | None = None) -> dict[str, Any]:
                        for code in r.errors},
                 },
             }
-            if r.writes or r.params:
+            if r.writes or r.model is not None:
                 op["security"] = [{"bearer": []}, {}]
             if method == "GET":
-                qp = [q for q in (_query_param(p) for p in r.params) if q]
+                qp = _query_params(r) if r.model is not None else []
                 if qp:
                     op["parameters"] = qp
-            elif r.params:
+            elif r.model is not None:
                 op["requestBody"] = {
-                    "required": any(p.required for p in r.params),
+                    "required": bool(input_schema(r).get("required")),
                     "content": {"application/json": {"schema": input_schema(r)}},
                 }
             ops[method.lower()] = op

@@ -1,4 +1,5 @@
-"""Authentication: bearer tokens from `.commonplace/tokens.json` (see compiler/tokens.py).
+"""The checks before every route: request id, Host, Origin, then authentication (bearer
+tokens from `.commonplace/tokens.json`, see server/tokens.py).
 
 Policy (design, "Server"):
 
@@ -21,17 +22,71 @@ would end up in logs and browser history). It is never logged or echoed.
 
 from __future__ import annotations
 
+import re
+import time
+import uuid
 from typing import Any
 
 from flask import Blueprint, g, request
 
-from .app import is_loopback, state
-from .errors import ApiError
+from ..context import ServerConfig, is_loopback, state
+from ..errors import ApiError
 
-auth = Blueprint("auth", __name__)
+guard = Blueprint("guard", __name__)
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 
 PUBLIC = {"/healthz", "/v1/openapi.json", "/v1/tools"}
 WRITES = {"/v1/write", "/v1/memory-write"}
+
+
+def _host_allowed(host_header: str, cfg: ServerConfig) -> bool:
+    host = host_header.strip().lower()
+    if not host:
+        return False
+    # Split off a port: "[::1]:8766", "localhost:8766", "::1" (bare v6 has no brackets).
+    if host.startswith("["):
+        name = host[: host.find("]") + 1] if "]" in host else host
+    elif host.count(":") == 1:
+        name = host.split(":", 1)[0]
+    else:
+        name = host
+    if not re.fullmatch(r"[a-z0-9.\-\[\]:_]{1,255}", name):
+        return False
+    allowed = {h.lower() for h in cfg.allowed_hosts}
+    if name in allowed or name.strip("[]") in allowed:
+        return True
+    if cfg.loopback:
+        return is_loopback(name)
+    if not allowed:  # non-loopback bind without an allow-list: tokens guard everything
+        return True
+    return name.strip("[]") == cfg.host.lower().strip("[]")
+
+
+def _origin_allowed(origin: str, host_header: str) -> bool:
+    if origin in ("", "null"):
+        return origin == ""
+    m = re.match(r"^[a-z][a-z0-9+.-]*://([^/]+)$", origin.strip().lower())
+    return bool(m) and m.group(1) == host_header.strip().lower()
+
+
+@guard.before_app_request
+def begin() -> Any:
+    """Request id (echo a sane `x-request-id`, else mint one), then the Host check (loopback
+    binds answer only to loopback names, which defeats DNS rebinding) and the Origin check
+    (a browser page from another origin may not call the API)."""
+    g.t0 = time.perf_counter()
+    rid = request.headers.get("x-request-id", "")
+    g.request_id = rid if _REQUEST_ID.match(rid) else uuid.uuid4().hex
+    config = state().config
+    if not _host_allowed(request.host, config):
+        raise ApiError(400, "bad_host", "the Host header is not one this server answers to")
+    origin = request.headers.get("Origin")
+    if origin is not None and not _origin_allowed(origin, request.host):
+        raise ApiError(403, "cross_origin", "requests from another origin are not allowed")
+    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+        raise ApiError(403, "cross_origin", "requests from another site are not allowed")
+    return None
 
 
 def _bearer() -> str | None:
@@ -60,7 +115,7 @@ def is_local_client() -> bool:
     return not any(h in request.headers for h in PROXY_HEADERS)
 
 
-@auth.before_app_request
+@guard.before_app_request
 def authenticate() -> Any:
     st = state()
     path = request.path

@@ -16,9 +16,9 @@ from typing import Any
 
 from flask import Blueprint, Response, redirect, request, send_file
 
-from .app import state
+from ..context import state
 
-site = Blueprint("site", __name__)
+pages = Blueprint("pages", __name__)
 
 _CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
@@ -62,15 +62,15 @@ def not_found_page() -> Response:
     return _headers(resp)
 
 
-@site.route("/", defaults={"rel": ""}, methods=["GET", "HEAD"])
-@site.route("/<path:rel>", methods=["GET", "HEAD"])
+@pages.route("/", defaults={"rel": ""}, methods=["GET", "HEAD"])
+@pages.route("/<path:rel>", methods=["GET", "HEAD"])
 def serve(rel: str) -> Any:
     st = state()
     if rel.startswith("v1/") or rel == "v1":
         from flask import current_app
         from werkzeug.exceptions import MethodNotAllowed
 
-        from .errors import ApiError
+        from ..errors import ApiError
 
         methods = sorted({m for r in current_app.url_map.iter_rules() if r.rule == "/" + rel.rstrip("/")
                           for m in (r.methods or ()) if m not in ("HEAD", "OPTIONS")})

@@ -1,4 +1,9 @@
-"""The `/v1` API blueprint (and `/healthz`): request parsing, then `ops`."""
+"""The `/v1` API blueprint (and `/healthz`): one view per registry operation.
+
+Each view reads the JSON body (strictly: UTF-8, an object, bounded depth, no lone
+surrogates), validates it with the operation's request model, builds an `OpContext` and
+calls the operation. The routes never import the app factory: shared state comes from
+`context.state()`.""" 
 
 from __future__ import annotations
 
@@ -8,10 +13,11 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
-from . import ops
-from .app import state
-from .errors import ApiError
-from .schema import BY_NAME, Route, openapi_document, parse_params, tools_document
+from ..context import ServerState, state
+from ..errors import ApiError
+from ..ops import OpContext
+from ..registry import ROUTES, Route, openapi_document, tools_document
+from ..validation import validate
 
 api = Blueprint("api", __name__)
 
@@ -90,11 +96,6 @@ def json_body() -> dict[str, Any]:
     return body
 
 
-def params(route: Route) -> dict[str, Any]:
-    body = json_body()
-    return parse_params(route, request.args, body)
-
-
 def ready_live() -> Any:
     st = state()
     if not st.ready:
@@ -111,6 +112,41 @@ def answer(data: dict[str, Any], status: int = 200) -> Response:
     return resp
 
 
+def op_context(st: ServerState) -> OpContext:
+    return OpContext(live=st.live, root=st.root, out=st.out, excluded=st.excluded(),
+                     actor=getattr(g, "actor", None), server_info=lambda: server_info(st))
+
+
+def server_info(st: ServerState) -> dict[str, Any]:
+    cfg = st.config
+    return {
+        "version": _version(),
+        "uptime_s": round(time.time() - st.started, 1),
+        "auth": {"tokens": _token_count(st),
+                 "reads_need_token": not cfg.loopback,
+                 "writes_need_token": not (cfg.no_auth and cfg.loopback)},
+        "error": st.redact(st.open_error),
+    }
+
+
+def _view(route: Route) -> Any:
+    def view() -> Response:
+        assert route.model is not None and route.handler is not None
+        req = validate(route.model, request.args, json_body())
+        st = state()
+        if route.needs_ready:
+            ready_live()
+        return answer(route.handler(op_context(st), req))
+
+    view.__name__ = route.name
+    return view
+
+
+for _route in ROUTES:
+    if _route.handler is not None:
+        api.add_url_rule(_route.flask_path, endpoint=_route.name, view_func=_view(_route), methods=list(_route.methods))
+
+
 @api.route("/healthz", methods=["GET"])
 def healthz() -> Response:
     st = state()
@@ -123,73 +159,6 @@ def healthz() -> Response:
     return resp
 
 
-@api.route("/v1/search", methods=["POST"])
-def search() -> Response:
-    p = params(BY_NAME["search"])
-    live = ready_live()
-    return answer(ops.search(live, p))
-
-
-@api.route("/v1/get", methods=["GET", "POST"])
-def get() -> Response:
-    p = params(BY_NAME["get"])
-    st = state()
-    ready_live()
-    return answer(ops.get(st.root, p, st.excluded()))
-
-
-@api.route("/v1/write", methods=["POST"])
-def write() -> Response:
-    p = params(BY_NAME["write"])
-    st = state()
-    live = ready_live()
-    return answer(ops.write(live, st.root, p, _actor(), st.excluded()))
-
-
-@api.route("/v1/memory-write", methods=["POST"])
-def memory_write() -> Response:
-    p = params(BY_NAME["memory_write"])
-    st = state()
-    live = ready_live()
-    # Extra fields some clients send (claim id to replace, forget everything): accepted.
-    body = json_body()
-    if isinstance(body.get("claim"), str):
-        p["claim"] = body["claim"]
-    if body.get("all") is True:
-        p["all"] = True
-    return answer(ops.memory_write(live, st.root, p, _actor()))
-
-
-@api.route("/v1/wake", methods=["POST"])
-def wake() -> Response:
-    p = params(BY_NAME["wake"])
-    live = ready_live()
-    return answer(ops.wake(live, p))
-
-
-@api.route("/v1/link", methods=["POST"])
-def link() -> Response:
-    p = params(BY_NAME["link"])
-    live = ready_live()
-    return answer(ops.link(live, p))
-
-
-@api.route("/v1/status", methods=["GET", "POST"])
-def status() -> Response:
-    p = params(BY_NAME["status"])
-    st = state()
-    cfg = st.config
-    server = {
-        "version": _version(),
-        "uptime_s": round(time.time() - st.started, 1),
-        "auth": {"tokens": len(st.tokens.list()) if _safe_list(st) else 0,
-                 "reads_need_token": not cfg.loopback,
-                 "writes_need_token": not (cfg.no_auth and cfg.loopback)},
-        "error": st.redact(st.open_error),
-    }
-    return answer(ops.status(st.live, st.root, server, st.out, freshness=bool(p.get("debug"))))
-
-
 @api.route("/v1/tools", methods=["GET"])
 def tools() -> Response:
     return answer(tools_document())
@@ -200,16 +169,11 @@ def openapi() -> Response:
     return answer(openapi_document())
 
 
-def _actor() -> str | None:
-    return getattr(g, "actor", None)
-
-
-def _safe_list(st: Any) -> bool:
+def _token_count(st: ServerState) -> int:
     try:
-        st.tokens.list()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
+        return len(st.tokens.list())
+    except Exception:  # noqa: BLE001 - a broken token file: status still answers
+        return 0
 
 
 def _version() -> str:

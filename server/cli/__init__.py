@@ -1,0 +1,40 @@
+"""The `commonplace` console script: the compiler's commands (init, build, lint, watch,
+claim) and the server's (serve, token, get, write, search, status) in one group.
+
+The compiler's CLI (`commonplace.compiler.cli.main`) never imports the server; this module
+sits on top of both and composes them, as Datasette's or MkDocs' CLI sits on its app.
+"""
+
+from __future__ import annotations
+
+import click
+
+from commonplace.compiler import __version__
+from commonplace.compiler import cli as compiler_cli
+
+from .files import get, write
+from .query import search, status
+from .serve import serve
+from .token import token
+
+
+@click.group(context_settings=compiler_cli.CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="commonplace")
+def main() -> None:
+    """commonplace: compile a folder of markdown memory into a wiki and search indexes."""
+
+
+for _name, _cmd in compiler_cli.main.commands.items():
+    main.add_command(_cmd, _name)
+for _cmd in (serve, token, get, write, search, status):
+    main.add_command(_cmd)
+
+
+def entry() -> None:
+    """The console script (`commonplace = commonplace.server.cli:entry`)."""
+    compiler_cli.quick_exit_on_finish()
+    main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

@@ -1,0 +1,153 @@
+"""`commonplace get` and `commonplace write`: read and write documents like GET /v1/get and
+POST /v1/write; a write goes through a running server for the corpus when there is one.
+
+    commonplace get PATH [--from N] [--lines N] [--json]
+    commonplace write TARGET [--kind append|create|replace|forget] [--content TEXT | --file F] ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from commonplace.compiler.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, out_option, pick_corpus
+
+
+def _excluded(root: Path, out: Path | None) -> tuple[Path, ...]:
+    if out is None:
+        return ()
+    try:
+        out.resolve().relative_to(root.resolve())
+        return (out.resolve(),)
+    except ValueError:
+        return ()
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("path")
+@corpus_option
+@click.option("--from", "start", default=1, show_default=True, type=click.IntRange(1, None), help="First line (1-based).")
+@click.option("--lines", default=None, type=click.IntRange(1, None), help="How many lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, from, content, total_lines, lines_returned, frontmatter, hash}.")
+def get(path: str, corpus_opt: Path | None, start: int, lines: int | None, as_json: bool) -> None:
+    """Print a document of the corpus (or some of its lines), like GET /v1/get."""
+    from commonplace.compiler.writes import WriteError, read_document
+
+    root = pick_corpus(None, corpus_opt)
+    try:
+        r = read_document(root, path, start, lines, _excluded(root, Path("site")))
+    except WriteError as exc:
+        raise Problem(exc.message) from None
+    if as_json:
+        emit_json(r.as_dict(debug=True))
+    else:
+        click.echo(r.content, nl=False)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("target")
+@corpus_option
+@out_option
+@click.option("--kind", type=click.Choice(["append", "create", "replace", "forget"]), default="append", show_default=True)
+@click.option("--content", default=None, help="Markdown to write (default: read --file, or stdin).")
+@click.option("--file", "file_", type=click.File("r", encoding="utf-8"), default=None, help="Read the content from a file ('-': stdin).")
+@click.option("--frontmatter", default=None, help="Frontmatter fields as a JSON object (merged; tags unioned).")
+@click.option("--expected-hash", default=None, help="Current sha256:<hex> of the file (replace, forget).")
+@click.option("--reason", default=None, help="Why (forget).")
+@click.option("--dry-run", is_flag=True, help="Say what would happen; change nothing.")
+@click.option("--soft", is_flag=True, help="Quarantine refused content under inbox/quarantine/ instead of failing.")
+@click.option("--no-build", is_flag=True, help="Do not update the site and indexes afterwards.")
+@click.option("--no-embed", is_flag=True, help="Update the site and BM25 index only.")
+@click.option("--local", is_flag=True, help="Write here even when a server for the corpus is running.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result like POST /v1/write.")
+def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: str | None, file_: Any,
+          frontmatter: str | None, expected_hash: str | None, reason: str | None, dry_run: bool, soft: bool,
+          no_build: bool, no_embed: bool, local: bool, as_json: bool) -> None:
+    """Write to a document safely, like POST /v1/write (atomic, checked, serialized).
+
+    When a server for the corpus is running (`.commonplace/server.json`), the write is
+    sent to it (with the token in COMMONPLACE_TOKEN), so its site and indexes stay
+    current. Otherwise it is done here, followed by an incremental build (unless --no-build).
+    """
+    from commonplace.compiler.writes import WriteError, WriteRequest, apply_write
+
+    root = pick_corpus(None, corpus_opt)
+    if content is None:
+        if file_ is not None:
+            content = file_.read()
+        elif kind == "forget":
+            content = ""
+        elif not sys.stdin.isatty():
+            content = sys.stdin.read()
+        else:
+            raise click.UsageError("give the content with --content, --file, or on stdin")
+    meta = None
+    if frontmatter:
+        try:
+            meta = json.loads(frontmatter)
+        except ValueError as exc:
+            raise click.BadParameter(f"not JSON: {exc}", param_hint="--frontmatter") from None
+    if not local:
+        from ..client import server_url
+
+        url = server_url(root.resolve())
+        if url is not None:
+            body = {"kind": kind, "target": target, "content": content, "frontmatter": meta,
+                    "expected_hash": expected_hash, "reason": reason, "dry_run": dry_run, "soft": soft}
+            _write_via_server(url, {k: v for k, v in body.items() if v is not None}, as_json)
+            return
+    req = WriteRequest(kind=kind, target=target, content=content, frontmatter=meta, expected_hash=expected_hash,
+                       reason=reason, dry_run=dry_run, soft=soft, actor=os.environ.get("COMMONPLACE_ACTOR") or "cli")
+    try:
+        res = apply_write(root, req, _excluded(root, out))
+    except WriteError as exc:
+        if as_json:
+            emit_json({"error": {"code": exc.code, "message": exc.message, "type": exc.type}})
+            sys.exit(1)
+        raise Problem(exc.message) from None
+    data = res.as_dict()
+    data.update(indexed=False, edges_added=0)
+    if not dry_run and not no_build:
+        from commonplace.compiler.build import BuildOptions, build
+
+        try:
+            build(BuildOptions(corpus=root, out=out, embed=not no_embed))
+            data["indexed"] = True
+        except Exception as exc:  # noqa: BLE001 - the write itself landed
+            data["message"] = f"written; the rebuild failed ({type(exc).__name__}: {str(exc)[:200]}); run `commonplace build`"
+    if as_json:
+        emit_json(data)
+    else:
+        verb = "would be " + res.action if dry_run else res.action
+        click.echo(f"{res.path}: {verb} ({res.bytes_written} bytes, {res.hash})")
+        if data.get("message"):
+            click.echo(data["message"], err=True)
+
+
+def _write_via_server(url: str, body: dict[str, Any], as_json: bool) -> None:
+    from ..client import ServerError, call
+
+    try:
+        data = call(url, "POST", "/v1/write", body)
+    except ServerError as exc:
+        err = dict(exc.error)
+        if exc.status == 401:
+            err["message"] = str(err.get("message")) + " (a server is running for this corpus: set COMMONPLACE_TOKEN, or use --local)"
+        if as_json:
+            emit_json({"error": err})
+            sys.exit(1)
+        raise Problem(str(err.get("message", "refused"))) from None
+    except OSError as exc:
+        raise Problem(f"the running server at {url} did not answer ({exc}); retry, or use --local") from None
+    if as_json:
+        emit_json(data)
+    else:
+        verb = ("would be " if data.get("dry_run") else "") + str(data.get("action"))
+        click.echo(f"{data.get('path')}: {verb} ({data.get('bytes_written')} bytes, {data.get('hash')}) via {url}")
+        if data.get("message"):
+            click.echo(data["message"], err=True)

@@ -1,0 +1,91 @@
+"""What every part of the server shares, in a leaf module (Flask's `current_app` pattern).
+
+`ServerConfig` (how the server was started), `ServerState` (the live corpus, the config and
+the tokens of one app) and `state()`, the per-app accessor the blueprints use. Nothing here
+imports the app factory or a blueprint, so routes can import it without a circle.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MAX_BODY = 1024 * 1024
+EXTENSION = "commonplace"  # key of the state in app.extensions
+
+
+def is_loopback(host: str) -> bool:
+    h = host.strip().strip("[]").lower()
+    if h in ("localhost", "ip6-localhost") or h.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class ServerConfig:
+    corpus: Path
+    out: Path
+    host: str = "127.0.0.1"
+    port: int = 8766
+    no_auth: bool = False  # only honoured on a loopback bind
+    max_body: int = DEFAULT_MAX_BODY
+    allowed_hosts: list[str] = field(default_factory=list)  # extra Host names (non-loopback binds)
+    public_url: str | None = None
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+class ServerState:
+    """What the routes share: the live corpus, config, tokens."""
+
+    def __init__(self, live: Any, config: ServerConfig) -> None:
+        from .tokens import TokenStore
+
+        self.live = live
+        self.config = config
+        self.root = Path(config.corpus).resolve()
+        self.out = Path(config.out).resolve()
+        self.tokens = TokenStore(self.root)
+        self.started = time.time()
+        self.open_error: str | None = None  # set when the backend failed to open
+        # `serve` sets a gate and opens it once the index and model are loaded and the
+        # watcher runs: until then /healthz says 503 even if the corpus is built.
+        self.gate: threading.Event | None = None
+
+    @property
+    def ready(self) -> bool:
+        if self.gate is not None and not self.gate.is_set():
+            return False
+        return bool(getattr(self.live, "ready", False))
+
+    def redact(self, text: str | None) -> str | None:
+        """A message with the server's own filesystem paths replaced by placeholders."""
+        if text is None:
+            return None
+        for path, name in ((self.out, "<out>"), (self.root, "<corpus>"), (Path.home(), "~")):
+            text = text.replace(str(path), name)
+        return text
+
+    def excluded(self) -> tuple[Path, ...]:
+        """Folders inside the corpus that are not corpus content (the site output)."""
+        try:
+            self.out.relative_to(self.root)
+            return (self.out,)
+        except ValueError:
+            return ()
+
+
+def state() -> ServerState:
+    """The state of the app handling the current request."""
+    from flask import current_app
+
+    return current_app.extensions[EXTENSION]

@@ -1,0 +1,22 @@
+"""The API's operations, free of Flask: each takes an `OpContext` and a validated request
+model (`server/models.py`) and returns the JSON answer, or raises `ApiError`.
+
+HTTP (`routes/v1.py`) and MCP call the same functions through the registry, so both offer
+exactly the same tools with the same checks and the same write path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+
+@dataclass
+class OpContext:
+    live: Any  # the compiler's LiveCorpus (or anything with its contract)
+    root: Path  # corpus folder, resolved
+    out: Path | None = None  # site output folder
+    excluded: tuple[Path, ...] = ()  # folders inside the corpus that are not content
+    actor: str | None = None  # token name of the caller, if any
+    server_info: Callable[[], dict[str, Any]] = field(default=lambda: {})

@@ -1,0 +1,44 @@
+"""Reading and writing documents by path (`/v1/get`, `/v1/write`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from commonplace.compiler import writes as w
+
+from ..errors import from_write_error
+from ..models import GetRequest, WriteRequest
+from . import OpContext
+from .refresh import links_of, purge, refresh
+
+
+def get(ctx: OpContext, req: GetRequest) -> dict[str, Any]:
+    try:
+        r = w.read_document(ctx.root, req.path, req.from_, req.lines, ctx.excluded)
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    return r.as_dict(debug=req.debug)
+
+
+def write(ctx: OpContext, req: WriteRequest) -> dict[str, Any]:
+    wr = w.WriteRequest(kind=req.kind, target=req.target, content=req.content, frontmatter=req.frontmatter,
+                        expected_hash=req.expected_hash, reason=req.reason, dry_run=req.dry_run, soft=req.soft,
+                        actor=ctx.actor)
+    live = ctx.live
+    try:
+        res = w.apply_write(ctx.root, wr, ctx.excluded)  # serialized by the corpus write lock
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    out = res.as_dict()
+    if res.dry_run:
+        out.update(indexed=False, edges_added=0)
+        return out
+    before = links_of(live, res.path, res.old_data)
+    indexed, note = refresh(live, [res.path])
+    if res.action == "forgotten":
+        purge(live)
+    out["indexed"] = indexed
+    out["edges_added"] = len(links_of(live, res.path, res.new_data) - before)
+    if note:
+        out["message"] = (out.get("message", "") + "; " if out.get("message") else "") + note
+    return out

@@ -1,0 +1,152 @@
+"""Keeping the site and indexes current after a write: group-committed refreshes, the
+links a write added, and the purge after a forget. Free of Flask.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from contextlib import nullcontext
+from typing import Any
+
+log = logging.getLogger("commonplace.server")
+
+
+def _lock(live: Any) -> Any:
+    lock = getattr(live, "write_lock", None)
+    return lock if lock is not None else nullcontext()
+
+
+def _refresh_now(live: Any, paths: list[str]) -> tuple[bool, str | None]:
+    try:
+        r = live.refresh(paths)
+    except Exception as exc:  # noqa: BLE001 - reported in the answer, logged in full
+        log.exception("refresh of %s failed", paths[:5])
+        return False, f"written, but updating the site and index failed ({type(exc).__name__}); it will be retried"
+    indexed = bool(getattr(r, "indexed", True))
+    note = None
+    if not indexed:
+        note = "written; the search index will include it once embedding succeeds"
+    return indexed, note
+
+
+class RefreshBatcher:
+    """Group commit for refreshes: concurrent writers share one refresh.
+
+    A writer registers its paths and waits. If no refresh is running, it becomes the
+    leader: it takes every pending path (its own and those of writers that arrived
+    meanwhile), runs one `live.refresh`, and wakes everyone whose paths were in it.
+    Each writer returns only after a refresh that started after its write finished, so
+    `indexed: true` still means "searchable now". Under load this turns N refreshes into
+    about N / (writers waiting) refreshes; alone, a writer refreshes at once.
+    """
+
+    def __init__(self) -> None:
+        # No reference to the live corpus: the registry's weak key must be able to die.
+        self.cv = threading.Condition()
+        self.pending: set[str] = set()
+        self.ticket = 0  # last ticket handed out
+        self.done = 0  # every ticket <= done has been refreshed
+        self.running = False
+        self.outcomes: list[tuple[int, tuple[bool, str | None]]] = []
+        self.batches = 0
+
+    def refresh(self, live: Any, paths: list[str]) -> tuple[bool, str | None]:
+        with self.cv:
+            self.ticket += 1
+            mine = self.ticket
+            self.pending.update(paths)
+            while True:
+                if self.done >= mine:
+                    return self._outcome(mine)
+                if not self.running:
+                    batch, self.pending = sorted(self.pending), set()
+                    upto = self.ticket
+                    self.running = True
+                    break
+                self.cv.wait()
+        outcome: tuple[bool, str | None] = (False, "written; refresh did not run")
+        try:
+            outcome = _refresh_now(live, batch)
+        finally:
+            with self.cv:
+                self.running = False
+                self.done = upto
+                self.batches += 1
+                self.outcomes.append((upto, outcome))
+                del self.outcomes[:-64]
+                self.cv.notify_all()
+        return outcome
+
+    def _outcome(self, ticket: int) -> tuple[bool, str | None]:
+        for upto, outcome in self.outcomes:
+            if upto >= ticket:
+                return outcome
+        return True, None  # pragma: no cover - pruned long ago
+
+
+_batchers: "weakref.WeakKeyDictionary[Any, RefreshBatcher]" = weakref.WeakKeyDictionary()
+_batchers_guard = threading.Lock()
+
+
+def batcher(live: Any) -> RefreshBatcher:
+    """The batcher of a live corpus (one per corpus object, dropped with it)."""
+    with _batchers_guard:
+        try:
+            b = _batchers.get(live)
+            if b is None:
+                b = _batchers[live] = RefreshBatcher()
+        except TypeError:  # not weak-referenceable: no sharing, refresh directly
+            b = RefreshBatcher()
+        return b
+
+
+def refresh(live: Any, paths: list[str]) -> tuple[bool, str | None]:
+    """Rebuild what `paths` touch (shared with concurrent writers). Never raises: a write
+    that landed is not undone by a failed index update; the answer says `indexed: false`
+    and the next refresh catches up."""
+    return batcher(live).refresh(live, paths)
+
+
+def links_of(live: Any, rel: str, data: bytes | None) -> set[str]:
+    """Documents that `data` (the bytes of `rel`) links to, resolved against the live corpus."""
+    if not data:
+        return set()
+    resolver = getattr(live, "resolver", None)
+    if resolver is None:
+        return set()
+    from commonplace.compiler.parse import SkipFile, parse
+
+    try:
+        doc, _ = parse(rel, data)
+    except SkipFile:
+        return set()
+    out = set()
+    for link in doc.links:
+        try:
+            res = resolver.resolve(link, rel)
+        except Exception:  # noqa: BLE001
+            continue
+        if res.path and res.path != rel:
+            out.add(res.path)
+    return out
+
+
+def purge(live: Any) -> None:
+    """After a forget: physically drop the forgotten text from derived state a refresh
+    keeps (older index generations, deleted index entries, the embedding cache). Runs
+    under the live corpus's write lock, like its own purge after claim-log forgets."""
+    purge = getattr(live, "purge", None)
+    try:
+        if callable(purge):
+            purge()
+        elif getattr(live, "index", False) and getattr(live, "root", None) is not None:
+            from commonplace.compiler.search import purge as purge_index
+
+            with _lock(live):
+                purge_index(live.root)
+    except Exception:  # noqa: BLE001 - the tombstone is written; the next build purges too
+        log.exception("purge after forget failed")
+
+

@@ -1,0 +1,17 @@
+"""The blueprints: `guard` (request id, Host, Origin, auth: runs before every route), `v1`
+(the JSON API and /healthz) and `pages` (the built wiki at /). None imports the app
+factory; shared state comes from `server.context`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(app: Any) -> None:
+    from .guard import guard
+    from .pages import pages
+    from .v1 import api
+
+    app.register_blueprint(guard)
+    app.register_blueprint(api)
+    app.register_blueprint(pages)

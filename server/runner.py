@@ -1,0 +1,123 @@
+"""The server's lifecycle under waitress: bind first (a port in use fails at once), answer
+/healthz with 503 while the corpus opens in a thread (build, index, model, watcher), then
+open the gate, record the URL in `.commonplace/server.json` for the command line, and on
+exit remove it and close the corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from .client import server_file
+from .context import EXTENSION, ServerConfig
+
+
+class BindError(Exception):
+    pass
+
+
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def write_server_file(root: Path, url: str) -> None:
+    path = server_file(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"url": url, "pid": os.getpid()}) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def remove_server_file(root: Path) -> None:
+    path = server_file(root)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict) and data.get("pid") == os.getpid():
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def warm_up(live: Any, embed: bool, say: Callable[[str], None]) -> None:
+    """Load the search index (and, with embeddings, the model) before the first request."""
+    preload = getattr(live, "preload", None)
+    if callable(preload):
+        preload()
+        return
+    try:
+        live.search({"query": "warm up", "k": 1, "mode": "hybrid" if embed else "bm25"})
+    except Exception as exc:  # noqa: BLE001 - an empty corpus has no index yet; serve anyway
+        say(f"note: search warm-up failed ({type(exc).__name__}); the first query will load it")
+
+
+def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, embed: bool,
+        say: Callable[[str], None], warn: Callable[[str], None]) -> int:
+    """Serve until SIGTERM or Ctrl-C; returns the exit code."""
+    import waitress
+
+    root = Path(cfg.corpus)
+    try:
+        server = waitress.create_server(
+            app, host=cfg.host, port=cfg.port, threads=threads, ident="commonplace",
+            max_request_body_size=cfg.max_body, clear_untrusted_proxy_headers=True,
+            channel_timeout=120, connection_limit=200,
+        )
+    except OSError as exc:
+        raise BindError(f"cannot listen on {cfg.host}:{cfg.port}: {exc.strerror or exc}") from None
+    effective = getattr(server, "effective_port", cfg.port)
+    url = f"http://{url_host(cfg.host)}:{effective}"
+    cfg.port = effective
+    say(f"commonplace: serving {root} at {url} (building and loading; /healthz says when ready)")
+    state = app.extensions[EXTENSION]
+    state.gate = threading.Event()
+
+    def start() -> None:
+        try:
+            result = live.open()
+            warm_up(live, embed, warn)
+            if watch:
+                live.watch(echo=lambda line: say(f"watch: {line}"))
+        except Exception as exc:  # noqa: BLE001 - reported, then the server stops
+            state.open_error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            warn(f"error: cannot open the corpus: {state.open_error}")
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        state.gate.set()
+        # A wildcard bind is reached on loopback by local clients (`commonplace search`).
+        local = url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")
+        write_server_file(root, local)
+        docs = getattr(result, "documents", None)
+        say(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")
+            + ("; watching for changes" if watch else ""))
+        sys.stdout.flush()
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise SystemExit(0 if not state.open_error else 1)
+
+    signal.signal(signal.SIGTERM, on_term)
+    threading.Thread(target=start, name="commonplace-open", daemon=True).start()
+    code = 0
+    try:
+        server.run()
+    except (KeyboardInterrupt, SystemExit) as exc:
+        code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 0
+    finally:
+        remove_server_file(root)
+        try:
+            server.close()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            live.close()
+        except Exception:  # noqa: BLE001
+            pass
+        say("commonplace: stopped")
+    return code
