@@ -1,4 +1,4 @@
-"""The build pipeline: scan -> parse -> resolve links -> claims -> render -> emit -> index.
+"""The build pipeline: claims -> scan -> parse -> resolve links -> render -> emit -> index.
 
 Each stage is a module of its own; this file only runs them in order and collects
 what they report. Nothing here reads the clock into the output.

@@ -2,18 +2,60 @@
 
 Broken and ambiguous links, self-links, malformed frontmatter and unreadable files,
 missing titles, and duplicate titles or aliases that make links ambiguous.
+
+`link_problems` is the one home of the broken-link and self-link rules: lint reports
+from it, and so does the server's `link` operation (op=lint).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from .build import Corpus
+from .model import Document
 
 
 @dataclass(frozen=True)
-class Finding:
+class LinkProblem:
+    """One link that resolves to no page, or to the page it is written on."""
+
+    source: str  # path of the document the link is written in
+    target: str  # the target as written; `#heading` for a link to a heading of the same page
+    line: int  # 1-based line of the link in the source file
+    candidates: tuple[str, ...] = ()  # an ambiguous link: every page its name matches
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"source": self.source, "target": self.target, "line": self.line}
+        if self.candidates:
+            d["candidates"] = list(self.candidates)
+        return d
+
+
+@dataclass
+class LinkProblems:
+    broken: list[LinkProblem] = field(default_factory=list)  # no page (ambiguous ones carry candidates)
+    self_links: list[LinkProblem] = field(default_factory=list)  # a named link back to its own page
+
+
+def link_problems(docs: Mapping[str, Document], path: str | None = None) -> LinkProblems:
+    """Broken and self links of `docs` (path -> resolved document), or of `docs[path]`
+    alone; documents in path order, links in source order. A same-page `[[#heading]]`
+    link is not a self link: only one that names its own page is."""
+    found = LinkProblems()
+    pool = [docs[path]] if path is not None else [docs[p] for p in sorted(docs)]
+    for d in pool:
+        for link in d.links:
+            shown = link.target or (f"#{link.heading}" if link.heading else "")
+            if link.resolved is None:
+                found.broken.append(LinkProblem(d.path, shown, link.line, tuple(link.candidates)))
+            elif link.resolved == d.path and link.target:
+                found.self_links.append(LinkProblem(d.path, shown, link.line))
+    return found
+
+
+@dataclass(frozen=True)
+class LintFinding:
     code: str  # broken-link | ambiguous-link | self-link | frontmatter | skipped | missing-title | duplicate-name | ...
     path: str
     message: str
@@ -27,27 +69,27 @@ class Finding:
         return f"{where}: [{self.code}] {self.message}"
 
 
-def lint(corpus: Corpus) -> list[Finding]:
-    findings: list[Finding] = []
+def lint(corpus: Corpus) -> list[LintFinding]:
+    findings: list[LintFinding] = []
     for w in corpus.warnings:
-        findings.append(Finding(w.code, w.path, w.message, w.line))
+        findings.append(LintFinding(w.code, w.path, w.message, w.line))
+    links = link_problems({d.path: d for d in corpus.docs})
+    for p in links.broken:
+        if p.candidates:
+            findings.append(LintFinding(
+                "ambiguous-link", p.source,
+                f"[[{p.target}]] matches several pages: {', '.join(p.candidates)}", p.line))
+        else:
+            findings.append(LintFinding("broken-link", p.source, f"link to {p.target!r} matches no page", p.line))
+    for p in links.self_links:
+        findings.append(LintFinding("self-link", p.source, f"link to {p.target!r} points at the page itself", p.line))
     for d in corpus.docs:
-        for link in d.links:
-            shown = link.target or f"#{link.heading}"
-            if link.candidates:
-                findings.append(Finding(
-                    "ambiguous-link", d.path,
-                    f"[[{shown}]] matches several pages: {', '.join(link.candidates)}", link.line))
-            elif link.broken:
-                findings.append(Finding("broken-link", d.path, f"link to {shown!r} matches no page", link.line))
-            elif link.resolved == d.path and link.target:
-                findings.append(Finding("self-link", d.path, f"link to {shown!r} points at the page itself", link.line))
         if not d.title_from_frontmatter and not any(level == 1 for level, _, _ in d.headings):
-            findings.append(Finding("missing-title", d.path, f"no `title` and no `# ` heading; using {d.title!r}"))
+            findings.append(LintFinding("missing-title", d.path, f"no `title` and no `# ` heading; using {d.title!r}"))
     for name, paths in sorted(corpus.resolver.names.items()):
         unique = sorted(set(paths))
         if len(unique) > 1:
-            findings.append(Finding(
+            findings.append(LintFinding(
                 "duplicate-name", unique[0],
                 f"title or alias {name!r} is shared by {', '.join(unique)}; links to it are ambiguous"))
     findings.sort(key=lambda f: (f.path, f.line or 0, f.code, f.message))

@@ -17,11 +17,13 @@ from ..templates import TEMPLATE_DIR
 from . import __version__
 from .deps import facets
 from .links import LinkGraph
-from .model import STATE_DIR, Document, Link, Warning_
+from .model import STATE_DIR, TRANSIENT_FIELDS, Document, Link, Warning_
 from .state import SiteState
 
 FORMAT = 1
-_SKIP = {"text", "body", "html", "tokens", "md_env", "draft", "deferred", "links"}
+# Not saved: the source text (read again when the file changes), the rendered HTML (it is
+# in the pages), the parse-time fields, and links (saved as plain lists below).
+_SKIP = {"text", "body", "html", "links", *TRANSIENT_FIELDS}
 
 
 def manifest_path(root: Path, out: Path) -> Path:

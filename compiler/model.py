@@ -111,6 +111,7 @@ class Document:
     title_anchor: str = ""  # anchor of a leading `# Title` the page shows as its title
     headings: list[tuple[int, str, str]] = field(default_factory=list)  # (level, text, anchor)
     # Parse output kept until the render stage, then dropped to free memory.
+    # (TRANSIENT_FIELDS below lists these four.)
     tokens: list | None = field(default=None, repr=False, compare=False)
     md_env: dict | None = field(default=None, repr=False, compare=False)
     # Or, in a build, the body rendered but for its links (`render.draft_document`).
@@ -143,6 +144,11 @@ class Document:
     @property
     def is_session(self) -> bool:
         return is_session_path(self.path)
+
+
+# `Document` fields that only live between parsing and rendering: a build worker keeps
+# them (they never travel to the parent) and the manifest never saves them.
+TRANSIENT_FIELDS = ("tokens", "md_env", "draft", "deferred")
 
 
 def page_url(path: str) -> str:

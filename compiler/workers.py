@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .model import Document, Warning_
+from .model import TRANSIENT_FIELDS, Document, Warning_
 from .scan import SourceFile
 
 PARALLEL_MIN_DOCS = 400
@@ -91,7 +91,7 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
         conn.send(("error", traceback.format_exc()))
 
 
-_HELD = ("tokens", "md_env", "draft", "deferred")  # stay with the worker that parsed
+_HELD = TRANSIENT_FIELDS  # stay with the worker that parsed
 
 
 def _light(doc: Document) -> Document:

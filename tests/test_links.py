@@ -113,3 +113,31 @@ def test_resolve_all_resolves_each_name_once_but_as_each_page_would():
                 assert (l.resolved, l.candidates) == (want.path, want.candidates), (d.path, l)
 
     check()
+
+
+def test_link_problems_lists_broken_ambiguous_and_self_links_with_their_place(write_corpus):
+    """The one rule lint and the server's link op (op=lint) report from."""
+    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.lint import lint, link_problems
+
+    root = write_corpus({
+        "a.md": "# A\n\nsee [[missing page]]\n\nand [[a]] and [[#A]] and [[twin]]\n",
+        "b.md": "# B\n\n[[a]] then [broken](nope.md) and [[b#B]]\n",
+        "x/twin.md": "# Twin one\n",
+        "y/twin.md": "# Twin two\n",
+    })
+    corpus = load_corpus(root)
+    docs = {d.path: d for d in corpus.docs}
+    found = link_problems(docs)
+    assert [p.as_dict() for p in found.broken] == [
+        {"source": "a.md", "target": "missing page", "line": 3},
+        {"source": "a.md", "target": "twin", "line": 5, "candidates": ["x/twin.md", "y/twin.md"]},
+        {"source": "b.md", "target": "nope.md", "line": 3},
+    ]
+    # [[#A]] is a same-page heading link, not a self link; [[b#B]] names its own page
+    assert [(p.source, p.target, p.line) for p in found.self_links] == [("a.md", "a", 5), ("b.md", "b", 3)]
+    one = link_problems(docs, "b.md")
+    assert [p.source for p in one.broken + one.self_links] == ["b.md", "b.md"]
+    codes = sorted((f.code, f.path, f.line) for f in lint(corpus) if f.code.endswith("-link"))
+    assert codes == [("ambiguous-link", "a.md", 5), ("broken-link", "a.md", 3), ("broken-link", "b.md", 3),
+                     ("self-link", "a.md", 5), ("self-link", "b.md", 3)]
