@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..model import is_session_path
+from . import fusion
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .snippet import make_snippet
 from .store import IndexStore, Meta, open_table
@@ -43,14 +44,6 @@ log = logging.getLogger("commonplace.search")
 RRF_K = 60
 CANDIDATES = 50  # documents taken from each list before fusion
 EXACT_MIN_FILTERED = 2000  # filtered vector search below this many chunks is brute force
-
-
-COVERAGE_FLOOR, COVERAGE_FULL = 0.34, 0.8
-
-
-def lexical_weight(coverage: float) -> float:
-    """Weight of a BM25 list entry in fusion, from its idf-weighted query coverage."""
-    return min(1.0, max(0.0, (coverage - COVERAGE_FLOOR) / (COVERAGE_FULL - COVERAGE_FLOOR)))
 
 
 class IndexNotReady(RuntimeError):
@@ -64,7 +57,9 @@ class _Hit:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     needle: str | None = None
-    weight: float = 1.0  # how much this list position counts in fusion
+    coverage: float | None = None  # idf-weighted share of the query's terms in the chunk
+    cosine: float | None = None  # similarity of the best chunk to the query (vector list)
+    norm: float = 0.0  # score_normalized, 0-1 (fusion.normalized_score)
 
 
 class SearchEngine:
@@ -268,13 +263,13 @@ class SearchEngine:
             hits = self._bm25.search(self._bm25.restrict_kind(q, corpus), limit=limit, filter=flt, exclude=exclude)
         out = [_Hit(h.path, h.cid, h.score) for h in hits]
         if coverage and out:
-            # In fusion a lexical hit counts by how much of the query it matched: a page
-            # that shares one or two common words with a question is no evidence at all.
+            # How much of the query a hit matched: its weight in fusion (a page sharing one
+            # common word with a question is weak evidence) and its normalised score.
             covs = [h.coverage for h in hits]
             if any(c is None for c in covs):
                 covs = self._coverage(out, weights)
             for h, cov in zip(out, covs):
-                h.weight = lexical_weight(cov)
+                h.coverage = cov
         if pq.phrases and out:
             out = self._phrase_bonus(out, pq.phrases)
         return out, terms
@@ -370,7 +365,7 @@ class SearchEngine:
             if p is None or p in seen:
                 continue
             seen.add(p)
-            out.append(_Hit(p, cid, sim))
+            out.append(_Hit(p, cid, sim, cosine=sim))
             if len(out) >= limit:
                 break
         return out
@@ -424,26 +419,67 @@ class SearchEngine:
             out.update((r[0], r[1]) for r in self._db.execute(q, batch))
         return out
 
-    def _fuse(self, lists: dict[str, list[_Hit]], limit: int) -> list[_Hit]:
+    def _fuse(self, bm: list[_Hit], vec: list[_Hit], limit: int,
+              params: fusion.FusionParams = fusion.DEFAULT) -> list[_Hit]:
+        """Weighted RRF of the two document lists (`fusion`), then the priors."""
+        scores = fusion.rrf({"bm25": [(h.path, fusion.lexical_factor(h.coverage, params)) for h in bm],
+                             "vector": [(h.path, params.vector_weight) for h in vec]}, params.k)
         fused: dict[str, _Hit] = {}
         best_rank: dict[str, int] = {}
-        for name, hits in lists.items():
+        for name, hits in (("bm25", bm), ("vector", vec)):
             for rank, h in enumerate(hits, 1):
                 f = fused.get(h.path)
                 if f is None:
-                    f = fused[h.path] = _Hit(h.path, h.cid, 0.0)
+                    f = fused[h.path] = _Hit(h.path, h.cid, scores[h.path])
                     best_rank[h.path] = rank
                 elif rank < best_rank[h.path]:
                     f.cid = h.cid  # the chunk from the list that ranks the document higher
                     best_rank[h.path] = rank
-                f.score += h.weight / (RRF_K + rank)
                 f.ranks[name] = rank
+                if name == "bm25":
+                    f.coverage = h.coverage
+                else:
+                    f.cosine = h.cosine
         priors = self._priors(list(fused))
+        scale = fusion.prior_scale(params)
         for f in fused.values():
-            f.score *= 1.0 + priors.get(f.path, 0.0)
-        return sorted(fused.values(), key=lambda h: (-h.score, h.path))[:limit]
+            f.score *= 1.0 + scale * priors.get(f.path, 0.0)
+        return sorted(fused.values(), key=lambda h: (-h.score, best_rank[h.path], h.path))[:limit]
+
+    def candidates(self, query: str, corpus: str = "all", depth: int = CANDIDATES) -> dict[str, list[tuple]]:
+        """The two lists hybrid fusion starts from, for benchmarks and debugging:
+        {"bm25": [(path, coverage)], "vector": [(path, cosine)]}, best first."""
+        req, warnings = normalize_request({"query": query, "corpus": corpus})
+        pq = parse_query(req.query)
+        with self._lock:
+            self._ensure_open()
+            vec = self._vector_list(pq, req.corpus, req.scope, depth, warnings) or []
+            bm, _terms = self._bm25_list(pq, req.corpus, req.scope, depth, coverage=True)
+        return {"bm25": [(h.path, h.coverage) for h in bm], "vector": [(h.path, h.cosine) for h in vec]}
 
     # ------------------------------------------------------------------ results
+    def _title_of(self, target: str) -> str | None:
+        """The title of the page a wikilink target names (path, path without .md, file
+        stem or title, any case), for snippets; looked up per target, remembered per
+        generation (no table of every title to load after each write)."""
+        key = target.strip().lower().removeprefix("./")
+        if key.endswith(".md"):
+            key = key[:-3]
+        if not key:
+            return None
+        cache = self._cached(("titles",), dict)
+        if key not in cache:
+            if len(cache) > 10_000:
+                cache.clear()
+            rows = self._db.execute(
+                "SELECT path, title FROM docs WHERE lower(path) IN (?, ?) OR lower(path) LIKE ? ESCAPE '\\' "
+                "OR lower(title) = ? LIMIT 3",
+                [key, key + ".md", "%/" + key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".md",
+                 key]).fetchall()
+            exact = [t for p, t in rows if p.lower() in (key, key + ".md")]
+            cache[key] = exact[0] if exact else (rows[0][1] if len(rows) == 1 else None)
+        return cache[key]
+
     def _results(self, hits: list[_Hit], req: SearchRequest, terms: list[str], prefixes: list[str]) -> list[dict]:
         if not hits:
             return []
@@ -455,11 +491,13 @@ class SearchEngine:
             f"SELECT * FROM docs WHERE path IN ({','.join('?' * len(paths))})", paths)}
         out = []
         term_set = set(terms)
+        weights = {t: self._bm25.idf(t) for t in term_set} if term_set else None
         for h in hits:
             c, d = chunks.get(h.cid), docs.get(h.path)
             if c is None or d is None:
                 continue
-            snippet = make_snippet(c["text"], term_set, prefixes, needle=h.needle, style=req.snippet_marks)
+            snippet = make_snippet(c["text"], term_set, prefixes, needle=h.needle, style=req.snippet_marks,
+                                   titles=self._title_of, weights=weights)
             r: dict[str, Any] = {
                 "path": h.path,
                 "lines": f"{c['start_line']}-{c['end_line']}",
@@ -469,6 +507,7 @@ class SearchEngine:
                 "confidence": d["confidence"],
                 "stale_warning": self._stale(d),
                 "score": round(h.score, 6),
+                "score_normalized": h.norm,
             }
             if req.include_content:
                 r["content"] = c["text"]
@@ -532,10 +571,13 @@ class SearchEngine:
         mode = req.mode
         prefixes = [t for p in pq.prefixes for t in unique_terms(p)[:1]]
         terms: list[str] = []
+        dropped = 0
         if mode == "exact":
             hits = self._exact_list(req.query, req.corpus, scope, k)
+            for h in hits:
+                h.coverage = 1.0  # the whole query occurs verbatim
         elif mode == "bm25":
-            hits, terms = self._bm25_list(pq, req.corpus, scope, k)
+            hits, terms = self._bm25_list(pq, req.corpus, scope, k, coverage=True)
             if not terms:
                 warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
         else:
@@ -545,20 +587,35 @@ class SearchEngine:
                                 "vector results may miss them")
             vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
             if vec is None or mode == "hybrid":
-                bm, terms = self._bm25_list(pq, req.corpus, scope, k if vec is None else depth,
-                                            coverage=vec is not None)
-            else:  # vector mode needs the query terms only, to mark them in snippets
-                terms = list(self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)[1])
+                bm, terms = self._bm25_list(pq, req.corpus, scope, k if vec is None else depth, coverage=True)
             if vec is None:  # degrade to lexical
                 hits = bm[:k]
                 if mode == "vector" and hits:
                     warnings.append("vector search unavailable; these are bm25 results")
             elif mode == "vector":
                 hits = vec[:k]
+                # the query terms mark matches in snippets and give each hit its coverage
+                weights = self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)[1]
+                terms = list(weights)
+                for h, cov in zip(hits, self._coverage(hits, weights) if hits else []):
+                    h.coverage = cov
             else:
-                hits = self._fuse({"bm25": bm, "vector": vec}, k)
+                hits = self._fuse(bm, vec, depth)
+                if req.min_score is None:  # weak neighbours by meaning alone are not answers
+                    keep = [h for h in hits if "bm25" in h.ranks
+                            or fusion.normalized_score(h.coverage, h.cosine) >= fusion.WEAK_VECTOR_ONLY]
+                    dropped = len(hits) - len(keep)
+                    hits = keep
+                hits = hits[:k]
+        for h in hits:
+            h.norm = fusion.normalized_score(h.coverage, h.cosine)
         if req.min_score is not None:
-            hits = [h for h in hits if h.score >= req.min_score]
+            hits = [h for h in hits if h.norm >= req.min_score]
+        if mode != "exact" and (dropped or hits) and fusion.weak(h.norm for h in hits):
+            what = (f"{dropped} weak match(es) by meaning alone were left out (set min_score to see them)"
+                    if dropped else "these results are weak (score_normalized below "
+                    f"{fusion.WEAK_VECTOR_ONLY})")
+            warnings.append(f"nothing matched the query well: {what}")
         return self._results(hits, req, terms, prefixes)
 
 

@@ -1,33 +1,28 @@
 """Snippets: the best short window of a chunk, with matched terms marked.
 
-Snippets are plain text. Matches are marked according to the request's `snippet_marks`:
+Snippets are plain text (`plaintext.plain_text`: no markdown syntax, no HTML comments,
+link labels or the linked pages' titles instead of slugs). The window is the one whose
+matched terms weigh most (each distinct term counted once, by the query weight given,
+usually its idf), then the one with most matches, then the earliest. Matches are
+marked according to the request's `snippet_marks`:
 
 - `markdown` (default for API clients and `--json`): `**term**`
 - `brackets` (the site's search page): `[[term]]`; literal `[[`/`]]` in the text are
   neutralised first, so every bracket pair in a snippet is a mark
 - `html`: text HTML-escaped, matches in `<mark>...</mark>`
 - `none`: no marks
-
-Link syntax is reduced to link labels and heading markers are dropped before matching.
 """
 
 from __future__ import annotations
 
 import html
-import re
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from .chunk import clean_inline
+from .plaintext import TitleOf, plain_text
 from .text import analyze
 
 WIDTH = 240
 LEAD = 60
-_HEADING_MARK = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
-_WS = re.compile(r"\s+")
-
-
-def _clean(text: str) -> str:
-    return _WS.sub(" ", _HEADING_MARK.sub("", clean_inline(text))).strip()
 
 
 def _term_spans(text: str, terms: set[str], prefixes: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -65,18 +60,21 @@ def _merge(spans: Iterable[tuple[int, int, str]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
-def _window(text: str, spans: list[tuple[int, int, str]], width: int) -> tuple[int, int]:
+def _window(text: str, spans: list[tuple[int, int, str]], width: int,
+            weights: Mapping[str, float] | None = None) -> tuple[int, int]:
     if len(text) <= width:
         return 0, len(text)
     if not spans:
         start = 0
     else:
-        best = (-1, -1, 0)
+        best: tuple = (-1.0, -1, 0)
         for s, _e, _t in spans:
             lo = max(0, s - LEAD)
             hi = lo + width
             inside = [t for (a, b, t) in spans if a >= lo and b <= hi]
-            score = (len(set(inside)), len(inside), -lo)
+            distinct = set(inside)
+            weight = sum(weights.get(t, 1.0) for t in distinct) if weights else float(len(distinct))
+            score = (round(weight, 9), len(inside), -lo)
             if score > best:
                 best = score
                 start = lo
@@ -121,14 +119,16 @@ def _render(text: str, marks: list[tuple[int, int]], style: str) -> str:
 
 
 def make_snippet(text: str, terms: Iterable[str] = (), prefixes: Sequence[str] = (), needle: str | None = None,
-                 style: str = "markdown", width: int = WIDTH) -> str:
-    """A window of `text` around the densest cluster of matches, marks applied."""
-    clean = _clean(text)
+                 style: str = "markdown", width: int = WIDTH, titles: TitleOf | None = None,
+                 weights: Mapping[str, float] | None = None) -> str:
+    """A plain-text window of markdown `text` around its best-matching passage, marks
+    applied. `titles` maps a wikilink target to its page title; `weights` weighs terms."""
+    clean = plain_text(text, titles)
     if needle is not None:
         spans = _substring_spans(clean, needle)
     else:
         spans = _term_spans(clean, set(terms), [p for p in prefixes if len(p) >= 3])
-    start, end = _window(clean, spans, width)
+    start, end = _window(clean, spans, width, weights)
     piece = clean[start:end]
     marks = _merge((s - start, e - start, t) for s, e, t in spans if s >= start and e <= end)
     body = _render(piece, marks, style)

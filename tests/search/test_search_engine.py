@@ -42,7 +42,9 @@ def test_response_shape_is_the_http_contract(engine):
     assert res["query"] == "svc-auth-v2" and res["count"] == len(res["results"]) > 0
     assert isinstance(res["took_ms"], float) and res["warnings"] == []
     for r in res["results"]:
-        assert set(r) == {"path", "lines", "title", "snippet", "evidence_class", "confidence", "stale_warning", "score"}
+        assert set(r) == {"path", "lines", "title", "snippet", "evidence_class", "confidence", "stale_warning", "score",
+                          "score_normalized"}
+        assert 0.0 <= r["score_normalized"] <= 1.0
         start, end = map(int, r["lines"].split("-"))
         assert 1 <= start <= end
 

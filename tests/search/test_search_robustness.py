@@ -14,7 +14,8 @@ from commonplace.compiler.search.index_stage import build_indexes
 from commonplace.compiler.search.query import parse_query
 
 MODES = ["hybrid", "bm25", "text", "keyword", "lexical", "vector", "semantic", "exact"]
-RESULT_KEYS = {"path", "lines", "title", "snippet", "evidence_class", "confidence", "stale_warning", "score"}
+RESULT_KEYS = {"path", "lines", "title", "snippet", "evidence_class", "confidence", "stale_warning", "score",
+               "score_normalized"}
 
 NASTY = [
     "", " ", "?", "\"", "\"unbalanced", "'", "C++", "c#", "foo/bar", "foo_bar", "svc-auth-v2", "title:x",

@@ -1,0 +1,106 @@
+"""Hybrid fusion: how a BM25 list and a vector list become one ranking, and how sure a
+result is (its normalised score).
+
+Weighted reciprocal rank fusion. A document scores the sum over the lists it appears in
+of `weight / (k + rank)`; a vector hit weighs `VECTOR_WEIGHT`, a BM25 hit
+`LEXICAL_WEIGHT` times a factor from its idf-weighted query coverage (the share of the
+query's informative words its chunk contains): `COVERAGE_FLOOR` at no coverage, rising
+linearly to 1 at `COVERAGE_FULL`. The constants were chosen on one half of the labelled
+benchmark (`tests/benchmarks/bench_quality.py`) and checked on the other half; the table
+is in docs/decisions/2026-11-23-hybrid-fusion-weights.md.
+
+The normalised score (`score_normalized`, 0-1) is the stronger of two pieces of
+evidence, each mapped onto 0-1: the lexical coverage, and the cosine similarity rescaled
+between `COSINE_NONE` (what unrelated text scores against this model) and `COSINE_FULL`.
+It orders like neither list exactly; it says how well a result matched, comparably across
+queries, so `min_score` and the weak-hit cut-off can use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    k: float = 60.0
+    lexical_weight: float = 1.0
+    vector_weight: float = 1.0
+    coverage_floor: float = 1.0  # BM25 weight factor at zero coverage (1: coverage ignored)
+    coverage_start: float = 0.0  # coverage where the ramp starts
+    coverage_full: float = 1.0  # coverage from which a BM25 hit counts fully
+
+    def label(self) -> str:
+        cov = ("no coverage" if self.coverage_floor >= 1 else
+               f"cov {self.coverage_floor:g}@{self.coverage_start:g}->1@{self.coverage_full:g}")
+        return f"k={self.k:g} bm25 x{self.lexical_weight:g} vector x{self.vector_weight:g} {cov}"
+
+
+# The rule before 2026-11-23 (issue 19): BM25 hits below 34% coverage weighed nothing.
+LEGACY = FusionParams(k=60, coverage_floor=0.0, coverage_start=0.34, coverage_full=0.8)
+PLAIN_RRF = FusionParams(k=60)
+# Chosen on the benchmark's tuning half (see the module docstring).
+DEFAULT = FusionParams(k=20, lexical_weight=2.0, coverage_floor=0.0, coverage_start=0.0, coverage_full=0.8)
+
+# Cosine similarity of all-MiniLM-L6-v2 query/chunk pairs: unrelated text and nonsense
+# words reach about COSINE_NONE; the answer to a question usually scores above
+# COSINE_FULL (measured on the benchmark; see the decision).
+COSINE_NONE = 0.2
+COSINE_FULL = 0.6
+# In hybrid mode, a hit only the vector list found is left out below this normalised
+# score unless the request sets `min_score` itself.
+WEAK_VECTOR_ONLY = 0.3
+
+
+def lexical_factor(coverage: float | None, p: FusionParams = DEFAULT) -> float:
+    """A BM25 hit's weight in fusion, from its query coverage (None: unknown, full weight)."""
+    if coverage is None or p.coverage_floor >= 1.0:
+        return p.lexical_weight
+    span = max(1e-9, p.coverage_full - p.coverage_start)
+    ramp = min(1.0, max(0.0, (coverage - p.coverage_start) / span))
+    return p.lexical_weight * (p.coverage_floor + (1.0 - p.coverage_floor) * ramp)
+
+
+def prior_scale(p: FusionParams = DEFAULT) -> float:
+    """Document priors (index_rows.prior) are sized against k=60, where adjacent top ranks
+    differ by about 1/62; scaled by this they stay worth the same fraction of a rank."""
+    return 62.0 / (p.k + 2.0)
+
+
+def rrf(lists: Mapping[str, Sequence[tuple[str, float]]], k: float) -> dict[str, float]:
+    """Weighted reciprocal rank fusion of ranked (key, weight) lists: {key: score}."""
+    out: dict[str, float] = {}
+    for items in lists.values():
+        for rank, (key, weight) in enumerate(items, 1):
+            out[key] = out.get(key, 0.0) + weight / (k + rank)
+    return out
+
+
+def fuse_keys(bm25: Sequence[tuple[str, float | None]], vector: Sequence[tuple[str, float | None]],
+              p: FusionParams = DEFAULT) -> list[str]:
+    """Keys in fused order, from a BM25 list of (key, coverage) and a vector list of (key,
+    cosine). Ties go to the better single rank, then the key (the engine adds priors)."""
+    scores = rrf({"bm25": [(key, lexical_factor(cov, p)) for key, cov in bm25],
+                  "vector": [(key, p.vector_weight) for key, _cos in vector]}, p.k)
+    best: dict[str, int] = {}
+    for items in (bm25, vector):
+        for rank, (key, _c) in enumerate(items, 1):
+            best[key] = min(best.get(key, rank), rank)
+    return sorted(scores, key=lambda key: (-scores[key], best[key], key))
+
+
+def cosine_evidence(cosine: float | None) -> float:
+    if cosine is None:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - COSINE_NONE) / (COSINE_FULL - COSINE_NONE)))
+
+
+def normalized_score(coverage: float | None, cosine: float | None) -> float:
+    """How well a result matched, 0-1: the stronger of lexical coverage and rescaled cosine."""
+    return round(max(min(1.0, max(0.0, coverage or 0.0)), cosine_evidence(cosine)), 4)
+
+
+def weak(values: Iterable[float], threshold: float = WEAK_VECTOR_ONLY) -> bool:
+    """Whether no value reaches `threshold` (nothing matched well)."""
+    return all(v < threshold for v in values)

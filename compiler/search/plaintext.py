@@ -1,0 +1,106 @@
+"""Markdown -> the plain text a reader sees, for search snippets.
+
+What goes: HTML comments (the claim section markers), HTML tags, heading hashes,
+blockquote and list markers, task boxes, table rule rows and cell pipes (cells are joined
+with " · "), code fences, emphasis markers (`**`, `__`, `*`, `_`, `~~`) and the backticks
+of code spans. Links become their labels; a wikilink without a label becomes its target's
+title when `titles` knows it (`[[rank-fusion]]` -> "Rank fusion"), else the last part of
+its target. Code spans keep their text exactly (no link or emphasis handling inside).
+Lines are joined with single spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Optional
+
+TitleOf = Callable[[str], Optional[str]]
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?=\s|$)\s*(.*?)(?:\s+#+)?\s*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
+_LIST = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_WIKILINK = re.compile(r"!?\[\[([^\]\|#]*)(?:#([^\]\|]*))?(?:\|([^\]]*))?\]\]")
+_MDLINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_WS = re.compile(r"\s+")
+
+
+def _wikilink(m: re.Match, titles: TitleOf | None) -> str:
+    target, heading, label = (m.group(1) or "").strip(), (m.group(2) or "").strip(), m.group(3)
+    if label and label.strip():
+        return label.strip()
+    name = titles(target) if titles and target else None
+    if not name:
+        name = target.rsplit("/", 1)[-1]
+        if name.lower().endswith(".md"):
+            name = name[:-3]
+    if heading:
+        return f"{name} › {heading}" if name else heading
+    return name
+
+
+def _inline(text: str, titles: TitleOf | None) -> str:
+    text = _WIKILINK.sub(lambda m: _wikilink(m, titles), text)
+    text = _MDLINK.sub(lambda m: m.group(1), text)
+    text = _AUTOLINK.sub(lambda m: m.group(1), text)
+    text = _TAG.sub(" ", text)
+    text = _STRONG.sub(lambda m: m.group(2), text)
+    text = _STRIKE.sub(lambda m: m.group(1), text)
+    text = _EM_STAR.sub(lambda m: m.group(1), text)
+    return _EM_UNDER.sub(lambda m: m.group(1), text)
+
+
+def inline_plain(text: str, titles: TitleOf | None = None) -> str:
+    """One line of markdown inline syntax -> plain text (code spans kept verbatim)."""
+    out = []
+    pos = 0
+    for m in _CODE_SPAN.finditer(text):
+        out.append(_inline(text[pos:m.start()], titles))
+        out.append(m.group(2).strip() if m.group(2).strip() else m.group(2))
+        pos = m.end()
+    out.append(_inline(text[pos:], titles))
+    return "".join(out)
+
+
+def _line(line: str, titles: TitleOf | None) -> str:
+    hm = _HEADING.match(line)
+    if hm:
+        line = hm.group(1)
+    elif _SETEXT.match(line) or (_TABLE_RULE.match(line) and "-" in line):
+        return ""
+    else:
+        line = _LIST.sub("", _QUOTE.sub("", line))
+        s = line.strip()
+        if s.startswith("|") and s.endswith("|") and len(s) > 1:
+            line = " · ".join(c.strip() for c in s[1:-1].split("|") if c.strip())
+    return inline_plain(line, titles)
+
+
+def plain_text(markdown: str, titles: TitleOf | None = None) -> str:
+    """A chunk of markdown as one line of plain text (see the module docstring)."""
+    text = _COMMENT.sub(" ", markdown)
+    out = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        fm = _FENCE.match(line)
+        if fence is not None:
+            if fm and fm.group(1)[0] == fence[0] and len(fm.group(1)) >= len(fence):
+                fence = None
+            else:
+                out.append(line)  # code stays as written
+            continue
+        if fm:
+            fence = fm.group(1)
+            continue
+        out.append(_line(line, titles))
+    return _WS.sub(" ", " ".join(out)).strip()
