@@ -14,11 +14,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
-from . import manifest
+from . import dates, manifest
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_, content_hash
 from .output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
 from .scan import SourceFile, scan
+from .site import resolve_site
 from .stages import parse_file
 from .state import SiteState, StaleState
 
@@ -174,7 +175,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     out.mkdir(parents=True, exist_ok=True)
     mark_output(out)
     fresh = is_fresh(out)  # nothing in it yet: no stale files to look for
-    name = opts.name or root.name
+    name, site_url = resolve_site(root, opts.name, opts.site_url)  # flags, else commonplace.toml
 
     # Stage: claims (the claim log compiles into canonical pages before the scan).
     with _timed(result.stages, "claims"):
@@ -185,12 +186,12 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
 
     with _timed(result.stages, "scan"):
         files, scan_warnings = scan(root, out)
-        fp = manifest.fingerprint(name, opts.site_url, out)
-        state = None if opts.clean else manifest.load(root, out, name, opts.site_url, fp)
+        fp = manifest.fingerprint(name, site_url, out)
+        state = None if opts.clean else manifest.load(root, out, name, site_url, fp)
         if state is not None and not state.outputs <= existing_files(out):
             state = None  # someone deleted part of the site: rebuild it whole
         if state is None:
-            state = SiteState(root, out, name, opts.site_url)
+            state = SiteState(root, out, name, site_url)
             state.out_fresh = fresh
         upserts, deletes = _changes(state, files)
     progress = make_progress(opts.progress)
@@ -199,7 +200,7 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
             stats = state.update(upserts, deletes, progress=progress)
         except StaleState:
             # A file changed under us; start over from a clean state (rare).
-            state = SiteState(root, out, name, opts.site_url)
+            state = SiteState(root, out, name, site_url)
             state.out_fresh = fresh
             files, scan_warnings = scan(root, out)
             stats = state.update(files, [], progress=progress)
@@ -248,5 +249,11 @@ def _changes(state: SiteState, files: list[SourceFile]) -> tuple[list[SourceFile
             continue
         if known is None or known.hash != content_hash(data):
             upserts.append(f)
+    # An undated document's date is its file's: a commit or a touch can change it alone.
+    waiting = {f.path for f in upserts}
+    held = [f for f in files if f.path not in waiting and state.docs[f.path].file_date is not None]
+    now = dates.file_dates(state.root, [f.path for f in held])
+    upserts += [f for f in held if now.get(f.path) != state.docs[f.path].file_date]
+    upserts.sort(key=lambda f: f.path)
     present = {f.path for f in files}
     return upserts, sorted(p for p in state.docs if p not in present)

@@ -14,7 +14,8 @@ from typing import Any
 
 from .model import Document
 
-FACETS = ("content", "title", "type", "status", "date", "tags", "meta", "links", "headings", "excerpt", "folder")
+FACETS = ("content", "title", "type", "status", "date", "tags", "meta", "links", "headings", "excerpt", "folder",
+          "search_text")
 
 # Site emitter -> the facets it shows. "exists" (a document appeared or vanished)
 # triggers every emitter.
@@ -25,8 +26,8 @@ EMITTER_FACETS: dict[str, set[str]] = {
     "folders": {"title", "status", "date", "folder"},
     "recent": {"title", "status", "date"},
     "broken": {"links"},
-    "graph": {"title", "type", "tags", "links"},
-    "search_data": {"title", "type", "tags", "headings", "excerpt"},
+    "graph": {"title", "type", "tags", "links"},  # graph.json, _/graph-data.js
+    "search_data": {"title", "tags", "search_text"},  # site_search: meta, terms, texts
     "sitemap": {"date"},
     "feed": {"title", "date", "excerpt"},
 }
@@ -34,7 +35,7 @@ EMITTER_FACETS: dict[str, set[str]] = {
 
 # Facets only rendering produces. Emitters that show none of them can run while the
 # documents are still being rendered (a clean build overlaps the two).
-RENDER_FACETS = {"excerpt"}
+RENDER_FACETS = {"excerpt", "search_text"}
 
 
 def needs_render(emitter: str) -> bool:
@@ -54,6 +55,7 @@ def facets(d: Document) -> dict[str, Any]:
         "headings": [list(h) for h in d.headings],
         "excerpt": d.excerpt,
         "folder": d.folder,
+        "search_text": d.search_text,  # the document's own string: no copy is kept
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from json.encoder import encode_basestring as json_string  # as json.dumps(ensure_ascii=False)
 from typing import Any, Iterator
 
@@ -18,7 +19,8 @@ from markupsafe import Markup, escape
 from ..templates import STATIC_DIR, TEMPLATE_DIR
 from .deps import needs_render
 from .model import Document, page_url
-from .render import root_prefix
+from .render import quote_url, root_prefix
+from . import site_search
 from .site import Site, SiteContext, folder_url, slug, tag_url, type_label, type_url
 
 Output = tuple[str, bytes]
@@ -173,8 +175,19 @@ def document_page(site: SiteContext, env: jinja2.Environment, d: Document) -> Ou
         outgoing_html=_link_items(site, root, site.graph.outgoing.get(d.path, [])),
         backlinks_html=_link_items(site, root, site.graph.backlinks.get(d.path, [])),
         broken=[{"target": l.target, "line": l.line, "candidates": l.candidates} for l in d.links if l.broken],
+        toc=table_of_contents(d),
     )
     return url, html.encode("utf-8")
+
+
+TOC_MIN_HEADINGS = 3
+
+
+def table_of_contents(d: Document) -> list[tuple[int, str, str]]:
+    """(level, text, anchor) of the headings a page lists beside it: levels 1-4 but the
+    heading that repeats the title; none when there are fewer than three."""
+    items = [h for h in d.headings if h[0] <= 4 and h[2] and not (h[0] == 1 and (h[2] == d.title_anchor or h[1] == d.title))]
+    return items if len(items) >= TOC_MIN_HEADINGS else []
 
 
 def home_page(site: Site, env: jinja2.Environment) -> Output:
@@ -267,14 +280,16 @@ def broken_page(site: Site, env: jinja2.Environment) -> Output:
 
 def search_page(site: Site, env: jinja2.Environment) -> Output:
     url = "_/search/index.html"
-    shards = [search_shard_url(k) for k in range(SEARCH_SHARDS)]
-    return url, env.get_template("search.html").render(**_common(site, url), title="Search",
-                                                       search_shards=shards).encode("utf-8")
+    return url, env.get_template("search.html").render(**_common(site, url), title="Search").encode("utf-8")
 
 
 def not_found_page(site: Site, env: jinja2.Environment) -> Output:
+    """Served for any missing path, at any depth, so its assets are asked for twice:
+    relative (right from disk and at the top of the site) and from the site's root path
+    (right under a server at any depth; `<base>` is no help where CSP has base-uri 'none')."""
     url = "404.html"
-    return url, env.get_template("404.html").render(**_common(site, url), title="Not found").encode("utf-8")
+    return url, env.get_template("404.html").render(**_common(site, url), title="Not found",
+                                                    abs_root=site.root_path).encode("utf-8")
 
 
 def _json(data: Any) -> str:
@@ -305,42 +320,38 @@ def graph_json(site: Site) -> Output:
     return "graph.json", text.encode("utf-8")
 
 
-SEARCH_SHARDS = 16
-
-
 def search_shard(path: str) -> int:
-    return int(hashlib.sha1(path.encode("utf-8")).hexdigest()[:4], 16) % SEARCH_SHARDS
-
-
-def search_shard_url(k: int) -> str:
-    return f"_/search-data/{k:02d}.js"
+    """The search text shard that holds `path` (`Selection.search_shards`)."""
+    return site_search.text_shard(path)
 
 
 def search_data(site: Site, only: set[int] | None = None) -> Iterator[Output]:
-    """Offline search data, as scripts so it loads from file:// too. Sharded by path,
-    so an edit rewrites one sixteenth of it."""
-    shards: list[list[dict]] = [[] for _ in range(SEARCH_SHARDS)]
-    for d in site.docs:
-        if not d.is_session:
-            k = search_shard(d.path)
-            if only is None or k in only:
-                shards[k].append({"path": d.path, "title": d.title, "type": d.type, "tags": d.tags,
-                                  "headings": [h[1] for h in d.headings][:20], "text": d.excerpt})
-    for k, docs in enumerate(shards):
-        if only is not None and k not in only:
-            continue
-        payload = json.dumps(docs, ensure_ascii=False, sort_keys=True)
-        # `</` would end a script element if this were ever inlined; escape it anyway.
-        payload = payload.replace("</", "<\\/")
-        yield search_shard_url(k), (
-            "(window.COMMONPLACE_SEARCH = window.COMMONPLACE_SEARCH || {docs: []}).docs.push.apply(\n"
-            f"  window.COMMONPLACE_SEARCH.docs, {payload});\n"
-        ).encode("utf-8")
+    """Offline search data (see `site_search`): the index, and the text shards in `only`."""
+    yield from site_search.search_files(site.docs, only)
+
+
+def graph_data(site: Site) -> Output:
+    """The graph page's data as a script, so it loads from file:// too: nodes as
+    [path, title, type, tags, url] and edges as pairs of node numbers."""
+    index = {d.path: i for i, d in enumerate(site.docs)}
+    nodes = [[d.path, d.title, d.type, d.tags, d.url] for d in site.docs]
+    edges = [[index[s], index[t]] for s, targets in sorted(site.graph.outgoing.items()) if s in index
+             for t in targets if t in index]
+    payload = _json({"nodes": nodes, "edges": edges}).replace("</", "<\\/")
+    return "_/graph-data.js", f"window.COMMONPLACE_GRAPH = {payload};\n".encode("utf-8")
+
+
+def graph_page(site: Site, env: jinja2.Environment) -> Output:
+    url = "_/graph/index.html"
+    html = env.get_template("graph.html").render(**_common(site, url), title="Graph",
+                                                  types=[{"name": t, "label": type_label(t)} for t in site.by_type],
+                                                  tags=list(site.by_tag))
+    return url, html.encode("utf-8")
 
 
 def _abs(site: Site, url: str) -> str:
     if site.site_url:
-        return f"{site.site_url}/{url}"
+        return f"{site.site_url}/{quote_url(url)}"
     # A relative URL whose first folder holds a ':' would read as a scheme (javascript:...).
     return "./" + url if ":" in url.split("/", 1)[0] else url
 
@@ -386,10 +397,16 @@ def feed(site: Site) -> Output:
     return "feed.xml", ("\n".join(out) + "\n").encode("utf-8")
 
 
+def _static_files() -> list[tuple[str, Path]]:
+    """The templates' static files (vendored libraries and their licences included)."""
+    return sorted((f"_/static/{f.relative_to(STATIC_DIR).as_posix()}", f) for f in STATIC_DIR.rglob("*")
+                  if f.is_file() and not any(p.startswith(".") or p == "__pycache__"
+                                             for p in f.relative_to(STATIC_DIR).parts))
+
+
 def static_assets() -> Iterator[Output]:
-    for f in sorted(STATIC_DIR.iterdir()):
-        if f.is_file() and not f.name.startswith("."):
-            yield f"_/static/{f.name}", f.read_bytes()
+    for url, f in _static_files():
+        yield url, f.read_bytes()
 
 
 @dataclass
@@ -429,9 +446,11 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
         yield broken_page(site, env)
     if want("graph"):
         yield graph_json(site)
+        yield graph_data(site)
+        yield graph_page(site, env)  # its type and tag filters
     if want("search_data"):
         yield from search_data(site, sel.search_shards)
-    if want("sitemap"):
+    if want("sitemap") and site.site_url:
         yield sitemap(site)
     if want("feed"):
         yield feed(site)
@@ -444,10 +463,12 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
 def site_urls(site: Site) -> set[str]:
     """Every generated page's path, without rendering any of them."""
     urls = {"index.html", "_/recent/index.html", "_/broken/index.html", "_/search/index.html", "404.html",
-            "graph.json", "sitemap.xml", "feed.xml", "_/tags/index.html"}
-    urls |= {search_shard_url(k) for k in range(SEARCH_SHARDS)}
+            "graph.json", "_/graph-data.js", "_/graph/index.html", "feed.xml", "_/tags/index.html"}
+    if site.site_url:
+        urls.add("sitemap.xml")
+    urls |= site_search.search_urls(site.docs)
     urls |= {type_url(t) for t in site.by_type}
     urls |= {tag_url(t) for t in site.by_tag}
     urls |= {folder_url(f) for f in site.all_folders()}
-    urls |= {f"_/static/{f.name}" for f in STATIC_DIR.iterdir() if f.is_file() and not f.name.startswith(".")}
+    urls |= {url for url, _ in _static_files()}
     return urls

@@ -108,6 +108,10 @@ class Document:
     title_from_frontmatter: bool = False
     html: str = ""  # rendered body, filled by the render stage
     excerpt: str = ""  # plain text of the rendered body (first 600 characters)
+    # All of it by section, for the site's offline search (render.search_text).
+    search_text: str = field(default="", repr=False)
+    # Without a frontmatter date: the last commit or modification day (dates.fill).
+    file_date: str | None = None
     title_anchor: str = ""  # anchor of a leading `# Title` the page shows as its title
     headings: list[tuple[int, str, str]] = field(default_factory=list)  # (level, text, anchor)
     # Parse output kept until the render stage, then dropped to free memory.
@@ -134,8 +138,9 @@ class Document:
 
     @property
     def sort_date(self) -> str | None:
-        """The date recent-changes and feeds use: updated, then date, then created."""
-        return self.updated or self.date or self.created
+        """The date recent-changes and feeds use: updated, then date, then created, then
+        the file's own date (dates.py)."""
+        return self.updated or self.date or self.created or self.file_date
 
     @property
     def canonical(self) -> bool:

@@ -55,6 +55,27 @@ def plain_text(html: str, limit: int) -> str:
     return _folded_text(html)[:limit]
 
 
+_HEADING_RE = re.compile(r'<h([1-6])\b[^>]*?\bid="([^"]*)"[^>]*>(.*?)</h\1>', re.S)
+_SEPARATORS = str.maketrans({"\x1e": " ", "\x1f": " "})
+
+
+def search_text(html: str) -> str:
+    """All visible text of a rendered body, by section, for the site's search: anchor,
+    heading and text joined by U+001F per section, sections joined by U+001E (the part
+    before the first heading has no anchor). See `site_search`."""
+    parts = []
+    pos, anchor, heading = 0, "", ""
+    for m in _HEADING_RE.finditer(html):
+        text = _folded_text(html[pos:m.start()])
+        if text or heading:
+            parts.append("\x1f".join(s.translate(_SEPARATORS) for s in (anchor, heading, text)))
+        anchor, heading, pos = html_lib.unescape(m.group(2)), _folded_text(m.group(3)), m.end()
+    text = _folded_text(html[pos:])
+    if text or heading:
+        parts.append("\x1f".join(s.translate(_SEPARATORS) for s in (anchor, heading, text)))
+    return "\x1e".join(parts)
+
+
 def root_prefix(from_url: str) -> str:
     # "./" at the top: `{{ root }}{{ url }}` must never start with a corpus folder name,
     # which could read as a URL scheme (a folder named `javascript:alert(1)`).

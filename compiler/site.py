@@ -8,11 +8,73 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from .links import LinkGraph, Resolver
 from .model import Document
+from .output import OutputError
+
+SETTINGS_FILE = "commonplace.toml"
+
+
+class SettingsError(OutputError):
+    """commonplace.toml cannot be used; the build stops before writing anything."""
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    title: str = ""
+    url: str = ""
+
+
+def check_site_url(url: str, where: str) -> str:
+    """An absolute http(s) URL without query or fragment, returned without its final '/'."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise SettingsError(f"{where}: the site URL must be an absolute http(s) URL such as "
+                            f"https://example.org/notes (got {url!r})")
+    return url.rstrip("/")
+
+
+def load_settings(root: Path) -> SiteSettings:
+    """The site settings in `<corpus>/commonplace.toml` (all optional):
+
+        [site]
+        title = "Team memory"                  # default: the corpus folder's name
+        url = "https://notes.example.org/"     # absolute sitemap and feed links
+
+    Command-line options win over the file. Unknown keys are an error, so a typo never
+    silently does nothing."""
+    path = root / SETTINGS_FILE
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return SiteSettings()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read the settings: {exc}") from None
+    unknown = sorted(set(data) - {"site"})
+    site = data.get("site", {})
+    if not isinstance(site, dict):
+        raise SettingsError(f"{path}: [site] must be a table")
+    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url"})]
+    if unknown:
+        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} (known: site.title, site.url)")
+    title, url = site.get("title", ""), site.get("url", "")
+    if not isinstance(title, str) or not isinstance(url, str):
+        raise SettingsError(f"{path}: site.title and site.url must be strings")
+    return SiteSettings(title.strip(), check_site_url(url, str(path)) if url else "")
+
+
+def resolve_site(root: Path, name: str | None, site_url: str) -> tuple[str, str]:
+    """The site's title and URL: command-line values, else commonplace.toml, else the
+    folder's name and no URL."""
+    settings = load_settings(root)
+    url = check_site_url(site_url, "--site-url") if site_url else settings.url
+    return name or settings.title or root.name, url
 
 _SAFE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -63,6 +125,11 @@ class SiteContext:
     types: list[str]
     name: str
     site_url: str = ""
+
+    @property
+    def root_path(self) -> str:
+        """The site's root as an absolute path ("/" unless the site URL has a path)."""
+        return (urlsplit(self.site_url).path.rstrip("/") + "/") if self.site_url else "/"
 
     def nav_types(self) -> list[dict]:
         return [{"label": type_label(t), "url": type_url(t)} for t in self.types]

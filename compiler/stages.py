@@ -16,7 +16,7 @@ from . import emit
 from .model import Document, Warning_
 from .output import write_file
 from .parse import SkipFile, parse
-from .render import draft_document, plain_text, render_document
+from .render import draft_document, plain_text, render_document, search_text
 from .scan import SourceFile
 from .site import SiteContext
 from .workers import Rendered
@@ -57,5 +57,6 @@ def render_page(ctx: PageContext, d: Document) -> Rendered:
         _ENV = emit.make_env()
     d.html = render_document(d, ctx.site.resolver, ctx.site.titles)  # also frees its parse tree
     d.excerpt = plain_text(d.html, 600)
+    d.search_text = search_text(d.html)
     url, data = emit.document_page(ctx.site, _ENV, d)
-    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt)
+    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt, d.search_text)

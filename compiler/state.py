@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import emit
+from . import dates, emit
 from .stages import PageContext, parse_page, render_page
 from .deps import changed_facets, emitters_to_run, facets
 from .links import LinkGraph, Resolver, resolve_all
@@ -131,6 +131,7 @@ class SiteState:
                 self.doc_warnings.pop(path, None)
                 self._remove(path)
             changed = {p for p in old_docs if p in self.docs}
+            dates.fill(self.root, (self.docs[p] for p in sorted(changed)))
             removed = {p for p, d in old_docs.items() if d is not None and p not in self.docs}
             stats.changed, stats.removed = sorted(changed), sorted(removed)
 
@@ -167,6 +168,7 @@ class SiteState:
         stats.pages_unchanged += sum(1 for r in rendered if not r.written)
         for r in rendered:
             self.docs[r.path].excerpt = r.excerpt
+            self.docs[r.path].search_text = r.search_text
 
         selection, touched = self._selection(render | removed, full)
         if selection.emitters is None or selection.emitters:
@@ -174,7 +176,8 @@ class SiteState:
                 self.site = self._site_view()
             self._emit_site(selection, stats, rendered=True if full else None)
             clock("emit")
-        if full or touched & {"exists", "type", "tags", "folder"}:  # pages may appear or vanish
+        # Pages may appear or vanish (search term files with the words in titles and text).
+        if full or touched & {"exists", "type", "tags", "folder", "title", "search_text"}:
             assert self.site is not None
             new_outputs = {d.url for d in self.site.docs} | emit.site_urls(self.site)
             if was_empty:  # a clean build also clears whatever an older build left behind

@@ -36,6 +36,7 @@ class Rendered:
     url: str
     written: bool
     excerpt: str
+    search_text: str = ""
 
 
 ParseFn = Callable[[SourceFile], tuple[Document | None, list[Warning_]]]

@@ -34,9 +34,9 @@ def docs_site(tmp_path_factory) -> Path:
 
 def test_docs_corpus_builds_every_kind_of_page(docs_site: Path):
     files = site_files(docs_site)
-    for required in ["index.html", "404.html", "graph.json", "sitemap.xml", "feed.xml",
+    for required in ["index.html", "404.html", "graph.json", "feed.xml", "_/graph/index.html", "_/graph-data.js",
                      "_/recent/index.html", "_/broken/index.html", "_/tags/index.html",
-                     "_/folders/index.html", "_/search/index.html", "_/search-data/00.js",
+                     "_/folders/index.html", "_/search/index.html", "_/search-data/meta.js",
                      "_/static/style.css", "_/types/decision/index.html", "core/overview/index.html"]:
         assert required in files, required
     pages = [p for p in DOCS.rglob("*.md")]
@@ -186,8 +186,8 @@ def test_raw_html_and_script_injection_is_escaped(write_corpus, tmp_path: Path):
     for path in out.rglob("*.html"):
         finder = _ScriptFinder()
         finder.feed(path.read_text())
-        # Only our own two bundled scripts, only on the search page.
-        assert all(s.endswith("_/static/search.js") or "_/search-data/" in s for s in finder.scripts), (path, finder.scripts)
+        # Only our own bundled scripts (the rest load on demand from them).
+        assert all(s.endswith(("_/static/theme.js", "_/static/site.js")) for s in finder.scripts), (path, finder.scripts)
         assert finder.handlers == [] and finder.js_urls == [], path
 
 
@@ -267,7 +267,8 @@ def test_recent_changes_and_feed_follow_document_dates(write_corpus, tmp_path: P
     })
     run(root, tmp_path / "out")
     recent = (tmp_path / "out/_/recent/index.html").read_text()
-    assert recent.index("New") < recent.index("Old") and "Undated" not in recent
+    assert recent.index("New") < recent.index("Old")
+    assert "Undated" in recent  # dated by its file (tests/test_site_dates.py)
     feed = (tmp_path / "out/feed.xml").read_text()
     assert "<updated>2026-05-05T00:00:00Z</updated>" in feed
 
@@ -294,10 +295,10 @@ def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
         return dict(emit.site_pages(site, env, emit.Selection(), rendered))
 
     for d in site.docs:
-        d.excerpt = ""
+        d.excerpt = d.search_text = ""
     early = pages(False)
     for d in site.docs:
-        d.excerpt = f"EXCERPT-OF {d.path}"
+        d.excerpt = d.search_text = f"EXCERPT-OF {d.path}"
     assert pages(False) == early
     late = pages(True)
     assert not set(early) & set(late)

@@ -1,70 +1,363 @@
-// Site search. Served by `commonplace serve`, it asks /v1/search (hybrid); opened from
-// disk or a static host, it falls back to the bundled data in _/search-data/*.js.
+// Search as you type, over every word of every page, keyboard first: `/` or Ctrl-K opens
+// it, arrows move, Enter opens, Esc closes. Loaded only when the search is opened.
+//
+// Offline (file://, static hosts) it searches with MiniSearch over the build's term
+// postings (compiler/site_search.py): a word's shard loads on its first keystroke.
+// Under `commonplace serve` the same box asks POST /v1/search (hybrid) and falls back to
+// the offline data if that fails. Snippets are plain text; matches are marked by
+// building text nodes, never by parsing markup, so page text such as `[[x]]` stays text.
 (function () {
   "use strict";
-  var params = new URLSearchParams(window.location.search);
-  var q = (params.get("q") || "").trim();
-  var input = document.getElementById("q");
-  var list = document.getElementById("results");
-  var status = document.getElementById("search-status");
-  var data = window.COMMONPLACE_SEARCH || { root: "", docs: [] };
-  var root = document.querySelector('link[rel="stylesheet"]').getAttribute("href").replace(/_\/static\/style\.css$/, "");
-  input.value = q;
-  if (!q) { status.textContent = "Type a query and press Enter."; return; }
+  if (window.CommonplaceSearch) return;
+  var C = window.Commonplace;
+  var MAX_RESULTS = 20;
+  var SNIPPET = 180;
+  var WORD = /[\p{L}\p{N}]+/gu;
+  var MAX_TERM = 40;
 
-  function pageUrl(path) { return root + path.replace(/\.md$/, "") + "/index.html"; }
+  function tokenize(text) {
+    return (text.toLowerCase().match(WORD) || []).filter(function (t) { return t.length <= MAX_TERM; });
+  }
 
-  function show(results, how) {
-    list.textContent = "";
-    status.textContent = results.length + " result" + (results.length === 1 ? "" : "s") + " (" + how + ")";
-    results.forEach(function (r) {
+  // ---------------------------------------------------------------- offline engine
+  var engine = null; // Promise<MiniSearch>
+  var loadedKeys = {};
+
+  function dataReady() {
+    return window.CommonplaceData ? Promise.resolve() : C.load("_/static/data.js");
+  }
+
+  function getEngine() {
+    if (!engine) {
+      engine = dataReady().then(function () { return window.CommonplaceData.loadMeta(); }).then(function (m) {
+        var ids = {}, lengths = {};
+        for (var i = 0; i < m.docs.length; i++) {
+          ids[i] = i;
+          lengths[i] = [m.lengths[2 * i], m.lengths[2 * i + 1]];
+        }
+        return window.MiniSearch.loadJS({
+          documentCount: m.docs.length, nextId: m.docs.length, documentIds: ids, fieldIds: { title: 0, text: 1 },
+          fieldLength: lengths, averageFieldLength: m.avg, storedFields: {}, dirtCount: 0, index: [],
+          serializationVersion: 2
+        }, { fields: m.fields, tokenize: tokenize, processTerm: function (t) { return t; } });
+      });
+    }
+    return engine;
+  }
+
+  // Term postings arrive per shard; they go straight into MiniSearch's term map (the
+  // shape its own loadJS builds), so MiniSearch does the prefix, fuzzy and BM25 work.
+  function addShard(ms, lines) {
+    if (!lines) return;
+    lines.split("\n").forEach(function (line) {
+      var parts = line.split("\t");
+      var data = new Map();
+      for (var f = 0; f < 2; f++) {
+        var list = parts[f + 1];
+        if (!list) continue;
+        var docs = new Map(), id = 0;
+        list.split(",").forEach(function (p) {
+          var colon = p.indexOf(":");
+          if (colon < 0) { id += parseInt(p, 36); docs.set(id, 1); }
+          else { id += parseInt(p.slice(0, colon), 36); docs.set(id, parseInt(p.slice(colon + 1), 36)); }
+        });
+        data.set(f, docs);
+      }
+      ms._index.set(parts[0], data);
+    });
+  }
+
+  function ensureTerms(ms, words) {
+    var D = window.CommonplaceData;
+    var keys = {};
+    words.forEach(function (w) { keys[D.termKey(w)] = true; });
+    return Promise.all(Object.keys(keys).map(function (k) {
+      if (loadedKeys[k]) return loadedKeys[k];
+      loadedKeys[k] = D.loadTerms(k).then(function (lines) { addShard(ms, lines); })
+        .catch(function (e) { delete loadedKeys[k]; throw e; });
+      return loadedKeys[k];
+    }));
+  }
+
+  function offlineSearch(query) {
+    var words = tokenize(query);
+    if (!words.length) return Promise.resolve([]);
+    return getEngine().then(function (ms) {
+      return ensureTerms(ms, words).then(function () {
+        var opts = { prefix: true, boost: { title: 3 }, combineWith: "AND" };
+        var hits = ms.search(query, opts);
+        if (!hits.length) hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
+        if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
+        hits = hits.slice(0, MAX_RESULTS);
+        return Promise.all(hits.map(function (h) { return describe(h); }));
+      });
+    });
+  }
+
+  // The section of a page where the matched words are, and the text around them.
+  function describe(hit) {
+    var m = window.CommonplaceData;
+    return m.loadMeta().then(function (meta) {
+      var d = meta.docs[hit.id];
+      return m.sections(hit.id).then(function (secs) {
+        var best = pickSection(secs, hit.terms);
+        return {
+          path: d[0], title: d[1], url: C.root + m.pageUrl(d[0]),
+          anchor: best ? best.anchor : "", heading: best ? best.heading : "",
+          snippet: best ? best.snippet : "", words: hit.terms
+        };
+      });
+    });
+  }
+
+  function wordRegex(words) {
+    var alts = words.filter(Boolean).map(function (w) { return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); });
+    if (!alts.length) return null;
+    alts.sort(function (a, b) { return b.length - a.length; });
+    return new RegExp("(?<![\\p{L}\\p{N}])(?:" + alts.join("|") + ")(?![\\p{L}\\p{N}])", "giu");
+  }
+
+  function pickSection(secs, words) {
+    var re = wordRegex(words);
+    var best = null;
+    secs.forEach(function (s) {
+      var text = s[2] || "";
+      if (!re) return;
+      re.lastIndex = 0;
+      var found = {}, first = -1, m;
+      while ((m = re.exec(text))) {
+        found[m[0].toLowerCase()] = true;
+        if (first < 0) first = m.index;
+      }
+      var score = Object.keys(found).length;
+      if (score && (!best || score > best.score)) best = { score: score, at: first, anchor: s[0], heading: s[1], text: text };
+    });
+    if (!best && secs.length) best = { score: 0, at: 0, anchor: "", heading: "", text: secs[0][2] || "" };
+    if (!best) return null;
+    best.snippet = around(best.text, best.at);
+    return best;
+  }
+
+  function around(text, at) {
+    var start = Math.max(0, at - SNIPPET / 3);
+    var end = Math.min(text.length, start + SNIPPET);
+    if (start > 0) start = text.indexOf(" ", start) + 1 || start;
+    if (end < text.length) { var sp = text.lastIndexOf(" ", end); if (sp > at) end = sp; }
+    return (start > 0 ? "… " : "") + text.slice(start, end) + (end < text.length ? " …" : "");
+  }
+
+  // ---------------------------------------------------------------- served engine
+  var aborter = null;
+  function serverSearch(query) {
+    if (aborter) aborter.abort();
+    aborter = window.AbortController ? new AbortController() : null;
+    return fetch(C.root + "v1/search", {
+      method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ query: query, k: MAX_RESULTS, mode: "hybrid", snippet_marks: "none" }),
+      signal: aborter ? aborter.signal : undefined
+    }).then(function (r) {
+      if (!r.ok) throw new Error("search answered " + r.status);
+      return r.json();
+    }).then(function (j) {
+      var words = tokenize(query);
+      return (j.results || []).map(function (r) {
+        return {
+          path: r.path, title: r.title || r.path,
+          url: C.root + window.CommonplaceData.pageUrl(r.path), anchor: r.anchor || "",
+          heading: r.heading || "", snippet: r.snippet || "", words: words, prefix: true
+        };
+      });
+    });
+  }
+
+  // ---------------------------------------------------------------- the box
+  var ui = null;
+
+  function build(inline) {
+    var wrap = document.createElement("div");
+    wrap.className = inline ? "search-inline-box" : "search-backdrop";
+    var box = document.createElement("div");
+    box.className = "search-box";
+    if (!inline) { box.setAttribute("role", "dialog"); box.setAttribute("aria-modal", "true"); box.setAttribute("aria-label", "Search"); }
+    var input = document.createElement("input");
+    input.type = "search";
+    input.placeholder = "Search every word of every page";
+    input.setAttribute("aria-label", "Search");
+    input.setAttribute("autocomplete", "off");
+    input.setAttribute("role", "combobox");
+    input.setAttribute("aria-controls", "search-results");
+    input.setAttribute("aria-expanded", "true");
+    var status = document.createElement("p");
+    status.className = "search-status";
+    status.setAttribute("aria-live", "polite");
+    var list = document.createElement("ol");
+    list.className = "search-results";
+    list.id = "search-results";
+    list.setAttribute("role", "listbox");
+    var help = document.createElement("div");
+    help.className = "search-help";
+    help.textContent = inline ? "↑ ↓ to move, Enter to open" : "↑ ↓ to move, Enter to open, Esc to close";
+    box.appendChild(input); box.appendChild(status); box.appendChild(list); box.appendChild(help);
+    wrap.appendChild(box);
+    return { wrap: wrap, box: box, input: input, status: status, list: list, inline: inline, selected: -1, results: [], seq: 0 };
+  }
+
+  function mark(el, text, words, prefix) {
+    var re = prefix ? prefixRegex(words) : wordRegex(words);
+    if (!re) { el.textContent = text; return; }
+    var last = 0, m;
+    re.lastIndex = 0;
+    while ((m = re.exec(text))) {
+      if (!m[0]) { re.lastIndex++; continue; }
+      el.appendChild(document.createTextNode(text.slice(last, m.index)));
+      var b = document.createElement("mark");
+      b.textContent = m[0];
+      el.appendChild(b);
+      last = m.index + m[0].length;
+    }
+    el.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  function prefixRegex(words) {
+    var alts = words.filter(Boolean).map(function (w) { return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); });
+    if (!alts.length) return null;
+    return new RegExp("(?<![\\p{L}\\p{N}])(?:" + alts.join("|") + ")[\\p{L}\\p{N}]*", "giu");
+  }
+
+  function href(r) {
+    var words = (r.words || []).join(" ");
+    return r.url + (words ? "?h=" + encodeURIComponent(words) : "") + (r.anchor ? "#" + encodeURIComponent(r.anchor) : "");
+  }
+
+  function render(results, how) {
+    ui.results = results;
+    ui.list.textContent = "";
+    results.forEach(function (r, i) {
       var li = document.createElement("li");
+      li.id = "search-result-" + i;
+      li.setAttribute("role", "option");
       var a = document.createElement("a");
-      a.href = pageUrl(r.path);
-      a.textContent = r.title || r.path;
-      li.appendChild(a);
-      var p = document.createElement("div");
-      p.className = "path";
-      p.textContent = r.path + (r.lines ? ":" + r.lines : "");
-      li.appendChild(p);
+      a.href = href(r);
+      var t = document.createElement("div");
+      t.className = "r-title";
+      mark(t, r.title, r.words, r.prefix);
+      a.appendChild(t);
+      if (r.heading) {
+        var h = document.createElement("div");
+        h.className = "r-section";
+        h.textContent = "§ " + r.heading;
+        a.appendChild(h);
+      }
       if (r.snippet) {
         var s = document.createElement("div");
-        // Snippets are plain text; matched terms are marked with [[ ]] by the server,
-        // so no server- or corpus-supplied HTML is ever injected.
-        r.snippet.split(/(\[\[.*?\]\])/).forEach(function (part) {
-          if (/^\[\[.*\]\]$/.test(part)) {
-            var m = document.createElement("mark"); m.textContent = part.slice(2, -2); s.appendChild(m);
-          } else { s.appendChild(document.createTextNode(part)); }
-        });
-        li.appendChild(s);
+        s.className = "r-snippet";
+        mark(s, r.snippet, r.words, r.prefix);
+        a.appendChild(s);
       }
-      list.appendChild(li);
+      var p = document.createElement("div");
+      p.className = "r-path";
+      p.textContent = r.path;
+      a.appendChild(p);
+      li.appendChild(a);
+      li.addEventListener("mousemove", function () { select(i); });
+      ui.list.appendChild(li);
     });
+    ui.status.textContent = results.length ? results.length + (results.length === MAX_RESULTS ? "+" : "") +
+      " page" + (results.length === 1 ? "" : "s") + " (" + how + ")" : "No pages match.";
+    select(results.length ? 0 : -1);
   }
 
-  function local() {
-    var terms = q.toLowerCase().split(/\s+/).filter(Boolean);
-    var scored = [];
-    data.docs.forEach(function (d) {
-      var hay = (d.title + " " + d.tags.join(" ") + " " + d.headings.join(" ") + " " + d.text).toLowerCase();
-      var title = d.title.toLowerCase();
-      var score = 0;
-      terms.forEach(function (t) {
-        if (hay.indexOf(t) >= 0) score += 1;
-        if (title.indexOf(t) >= 0) score += 2;
+  function select(i) {
+    var items = ui.list.children;
+    if (ui.selected >= 0 && items[ui.selected]) items[ui.selected].setAttribute("aria-selected", "false");
+    ui.selected = i;
+    if (i >= 0 && items[i]) {
+      items[i].setAttribute("aria-selected", "true");
+      ui.input.setAttribute("aria-activedescendant", items[i].id);
+      items[i].scrollIntoView({ block: "nearest" });
+    } else ui.input.removeAttribute("aria-activedescendant");
+  }
+
+  function run() {
+    var q = ui.input.value;
+    var seq = ++ui.seq;
+    if (ui.inline && window.history && history.replaceState) {
+      history.replaceState(null, "", q ? "?q=" + encodeURIComponent(q) : location.pathname);
+    }
+    if (!tokenize(q).length) {
+      ui.list.textContent = ""; ui.results = [];
+      ui.status.textContent = "Type to search every word of every page.";
+      return;
+    }
+    var t0 = performance.now();
+    C.server.then(function (served) {
+      var offline = function () {
+        return offlineSearch(q).then(function (rs) { return [rs, "offline index"]; });
+      };
+      var p = served
+        ? dataReady().then(function () { return serverSearch(q); }).then(function (rs) { return [rs, "hybrid search"]; }, offline)
+        : offline();
+      return p.then(function (out) {
+        if (seq !== ui.seq) return;
+        render(out[0], out[1]);
+        window.COMMONPLACE_SEARCH_MS = performance.now() - t0;
       });
-      if (score > 0) scored.push({ score: score, doc: d });
+    }).catch(function (e) {
+      if (seq === ui.seq) ui.status.textContent = "Search is unavailable: " + e.message;
     });
-    scored.sort(function (a, b) { return b.score - a.score || a.doc.path.localeCompare(b.doc.path); });
-    show(scored.slice(0, 50).map(function (s) { return { path: s.doc.path, title: s.doc.title, snippet: s.doc.text.slice(0, 200) }; }), "offline index");
   }
 
-  if (window.location.protocol === "http:" || window.location.protocol === "https:") {
-    fetch(root + "v1/search", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ query: q, k: 20, mode: "hybrid", snippet_marks: "brackets" })
-    }).then(function (r) { if (!r.ok) throw new Error(r.status); return r.json(); })
-      .then(function (j) { show(j.results || [], "hybrid search"); })
-      .catch(local);
-  } else { local(); }
+  function keys(e) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      var n = ui.results.length;
+      if (!n) return;
+      select(((ui.selected + (e.key === "ArrowDown" ? 1 : -1)) % n + n) % n);
+    } else if (e.key === "Enter") {
+      e.preventDefault();
+      var item = ui.list.children[ui.selected >= 0 ? ui.selected : 0];
+      if (item) item.querySelector("a").click();
+    } else if (e.key === "Escape" && !ui.inline) {
+      e.preventDefault();
+      close();
+    }
+  }
+
+  var returnFocus = null;
+  function close() {
+    if (!ui || ui.inline) return;
+    ui.wrap.remove();
+    document.body.style.overflow = "";
+    if (returnFocus && returnFocus.focus) returnFocus.focus();
+  }
+
+  function open(text) {
+    var host = document.getElementById("search-page");
+    if (!ui) {
+      ui = build(!!host);
+      ui.input.addEventListener("input", run);
+      ui.input.addEventListener("keydown", keys);
+      if (host) {
+        var form = host.querySelector("form");
+        if (form) form.remove();
+        host.appendChild(ui.wrap);
+      } else {
+        ui.wrap.addEventListener("mousedown", function (e) { if (e.target === ui.wrap) close(); });
+      }
+    }
+    if (!ui.inline && !ui.wrap.isConnected) {
+      returnFocus = document.activeElement;
+      document.body.appendChild(ui.wrap);
+      document.body.style.overflow = "hidden";
+    }
+    if (text || ui.inline) ui.input.value = text || ui.input.value;
+    ui.input.focus();
+    var end = ui.input.value.length;
+    ui.input.setSelectionRange(end, end);
+    run();
+    // Warm the index while the person types: the page list and the usual first letters.
+    getEngine().catch(function () {});
+  }
+
+  window.CommonplaceSearch = { open: open, close: close, search: offlineSearch };
 })();

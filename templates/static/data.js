@@ -1,0 +1,87 @@
+// The offline search data (written by the build, see compiler/site_search.py), loaded on
+// demand as <script> files so it works from file:// too: the page list, one term shard
+// per first character of a word, and the text of pages by section.
+(function () {
+  "use strict";
+  if (window.CommonplaceData) return;
+  var C = window.Commonplace;
+  var meta = null, metaWaiters = [];
+  var terms = {}, termWaiters = {};
+  var texts = {}, textWaiters = {};
+  var byPath = null, byUrl = null;
+
+  function waitFor(table, waiters, key, path) {
+    if (table[key]) return Promise.resolve(table[key]);
+    return new Promise(function (resolve, reject) {
+      (waiters[key] = waiters[key] || []).push(resolve);
+      C.load(path).catch(function (e) { delete waiters[key]; reject(e); });
+    });
+  }
+  function settle(table, waiters, key, value) {
+    table[key] = value;
+    (waiters[key] || []).forEach(function (fn) { fn(value); });
+    delete waiters[key];
+  }
+
+  function pageUrl(path) {
+    return path.replace(/\.md$/, "").split("/").map(encodeURIComponent).join("/") + "/index.html";
+  }
+
+  var D = {
+    // Called by the data files.
+    meta: function (m) {
+      meta = m;
+      byPath = {}; byUrl = {};
+      m.docs.forEach(function (d, i) { byPath[d[0]] = i; byUrl[decodeURIComponent(pageUrl(d[0]))] = i; });
+      metaWaiters.forEach(function (fn) { fn(m); });
+      metaWaiters = [];
+    },
+    terms: function (key, lines) { settle(terms, termWaiters, key, lines); },
+    text: function (k, items) {
+      var map = {};
+      items.forEach(function (it) { map[it[0]] = it[1]; });
+      settle(texts, textWaiters, k, map);
+    },
+
+    // For search.js and previews.
+    pageUrl: pageUrl,
+    loadMeta: function () {
+      if (meta) return Promise.resolve(meta);
+      return new Promise(function (resolve, reject) {
+        metaWaiters.push(resolve);
+        C.load("_/search-data/meta.js").catch(reject);
+      });
+    },
+    termKey: function (term) {
+      var c = term.charAt(0);
+      if (/^[a-z0-9]$/.test(c)) return c;
+      var code = term.codePointAt(0);
+      return "u" + ("000" + code.toString(16)).slice(-Math.max(4, code.toString(16).length));
+    },
+    loadTerms: function (key) {
+      if (meta && meta.terms.indexOf(key) < 0) return Promise.resolve("");
+      return waitFor(terms, termWaiters, key, "_/search-data/t-" + key + ".js");
+    },
+    // [[anchor, heading, text], ...] of one page.
+    sections: function (docId) {
+      var d = meta.docs[docId];
+      var k = d[2];
+      var name = (k < 10 ? "0" : "") + k;
+      return waitFor(texts, textWaiters, k, "_/search-data/" + name + ".js").then(function (map) { return map[d[0]] || []; });
+    },
+    docByPath: function (path) { return byPath ? byPath[path] : undefined; },
+    // {title, text} for a link preview of the page at this site path ("a/b/index.html").
+    preview: function (sitePath) {
+      return D.loadMeta().then(function () {
+        var id = byUrl[sitePath];
+        if (id === undefined) return null;
+        return D.sections(id).then(function (secs) {
+          var text = secs.map(function (s) { return s[2]; }).join(" ").trim();
+          if (text.length > 280) text = text.slice(0, 280).replace(/\s+\S*$/, "") + " …";
+          return { title: meta.docs[id][1], text: text || "(empty page)" };
+        });
+      });
+    }
+  };
+  window.CommonplaceData = D;
+})();
