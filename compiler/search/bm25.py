@@ -4,7 +4,9 @@ with `bm25_postings`, which writes a segment's postings term by term.
 One Whoosh document per chunk. Terms come from `text.analyze` (identifier-aware,
 stemmed). Ranking is BM25F in its original form: one `text` field whose term
 frequencies are the field-weighted sums over the chunk's title and aliases (x3), heading
-path (x2), path words and tags (x1.5) and body (x1), saturated once by BM25 (K1 1.2,
+path (x2), path words and tags (x1.5), body (x1) and the body's outgoing links, labels
+and targets (x0.25: a page's own words outweigh the words of the pages it links to, so a
+stub that only links to a page does not outrank it), saturated once by BM25 (K1 1.2,
 B 0.75). Compared with scoring every field separately and summing, this is both the
 better model (a word in title and body is not counted as two independent matches) and
 four times fewer postings to walk per query term.
@@ -29,7 +31,7 @@ from whoosh.system import pack_uint
 from . import bm25_postings
 from .text import analyze, term_counts, unique_terms, weighted_terms
 
-FIELD_WEIGHTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0}
+FIELD_WEIGHTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0, "links": 0.25}
 MAX_SEARCH_TERMS = 12  # Whoosh matcher path (prefix/field queries, or no fast path)
 MAX_FAST_TERMS = 64
 SCORED_FIELDS = ("text", "title", "meta")
@@ -134,12 +136,15 @@ class ChunkDoc:
     first: bool = True  # the document's first chunk (carries `title`/`meta` for field queries)
 
     def fields(self) -> dict[str, Any]:
+        from .plaintext import split_links
+
         w = FIELD_WEIGHTS
+        own, links = split_links(self.body)
         out: dict[str, Any] = {
             "cid": str(self.cid), "path": self.path, "kind": self.kind, "type": self.type or "note",
             "tags": ",".join(t.replace(",", " ") for t in self.tags),
             "text": [(self.title, w["title"]), (self.headings, w["headings"]), (self.meta, w["meta"]),
-                     (self.body, w["body"])],
+                     (own, w["body"]), (links, w["links"])],
         }
         if self.first:
             out["title"] = self.title

@@ -26,6 +26,7 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _WIKILINK = re.compile(r"!?\[\[([^\]\|#]*)(?:#([^\]\|]*))?(?:\|([^\]]*))?\]\]")
 _MDLINK = re.compile(r"!?\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_MDLINK_PARTS = re.compile(r"!?\[([^\]]*)\]\(((?:[^()\s]|\([^()]*\))*)(?:\s+\"[^\"]*\")?\)")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -104,3 +105,18 @@ def plain_text(markdown: str, titles: TitleOf | None = None) -> str:
             continue
         out.append(_line(line, titles))
     return _WS.sub(" ", " ".join(out)).strip()
+
+
+def split_links(markdown: str) -> tuple[str, str]:
+    """(the text without its links, the links' text): wikilinks and markdown links, label
+    and target both, go to the second part. The BM25 index weighs a page's own words above
+    the words of its outgoing links, so a stub that only links to a page does not outrank it."""
+    links: list[str] = []
+
+    def take(m: re.Match) -> str:
+        links.append(" ".join(g for g in m.groups() if g))
+        return " "
+
+    own = _WIKILINK.sub(take, markdown)
+    own = _MDLINK_PARTS.sub(take, own)
+    return own, " ".join(links)

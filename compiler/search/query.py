@@ -18,6 +18,7 @@ what a server answers with 400 (bad mode, corpus, scope or dates; never the quer
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -238,6 +239,8 @@ def normalize_request(data: Mapping[str, Any] | SearchRequest) -> tuple[SearchRe
                 req.min_score = float(ms)
             except (TypeError, ValueError):
                 raise InvalidRequest("`min_score` must be a number") from None
+            if not math.isfinite(req.min_score):
+                raise InvalidRequest("`min_score` must be a finite number (results carry score_normalized, 0-1)")
         req.include_content = _bool(data.get("include_content"), "include_content")
         req.debug = _bool(data.get("debug"), "debug")
         marks = data.get("snippet_marks") or "markdown"
