@@ -26,7 +26,7 @@ def _store(corpus_opt: Path | None, actor: str | None = None):  # noqa: ANN202 -
 
 def _safe(text: Any, limit: int = 300) -> str:
     """User text for the terminal: one line, no control characters (no escape sequences)."""
-    from .claims.text import one_line, shorten
+    from .claims.text_rules import one_line, shorten
 
     return shorten(one_line(str(text)), limit)
 

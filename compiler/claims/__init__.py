@@ -9,7 +9,7 @@ compiled into the entities' canonical pages.
     forget.py     purging forgotten text from everything derived
     stage.py      the build stage that recompiles pages from the log
     inputs.py     checks of what a claim write is given (kind, bounds, evidence, ...)
-    text.py       statement rules, comparison, and markdown escaping for pages
+    text_rules.py statement rules, comparison, and markdown escaping for pages
     service.py    ClaimStore, the entry point for the CLI and the server
 
 Public API: `ClaimStore`, `ClaimWriteResult`, the errors, `run_stage`, `forgotten_statements`.

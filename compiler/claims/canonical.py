@@ -33,7 +33,7 @@ from .errors import PageConflict
 from .fold import (
     ENDED, FORGOTTEN, INVALIDATED, RETIRED, UPCOMING, Claim, Version, conflict_groups,
 )
-from .text import md_code, md_inline, one_line, wikilink
+from .text_rules import md_code, md_inline, one_line, wikilink
 
 SECTIONS = ("claims", "timeline", "evidence")
 KIND_ORDER = ("fact", "preference", "state", "decision", "note")

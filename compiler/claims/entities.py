@@ -26,7 +26,7 @@ from ..locks import at_fork_in_child
 from ..model import Warning_
 from .errors import AmbiguousSubject, InvalidClaim, UnknownSubject
 from .log import valid_entity_id
-from .text import one_line
+from .text_rules import one_line
 
 FAMILIES = ("person", "project", "concept", "decision", "core")
 CREATABLE = ("project", "concept", "decision")  # person and core need explicit creation

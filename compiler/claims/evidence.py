@@ -20,7 +20,7 @@ from ..fsutil import atomic_write, create_exclusive, inside
 from . import times
 from .entities import Entity, slugify
 from .errors import InvalidClaim
-from .text import fenced, md_code, md_inline, one_line, wikilink
+from .text_rules import fenced, md_code, md_inline, one_line, wikilink
 
 ARTIFACT_DIR = "sources/semantic"
 ACTIONS = ("add", "replace", "retire", "invalidate", "forget")

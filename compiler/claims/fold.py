@@ -34,7 +34,7 @@ from typing import Any, Iterable
 from ..model import Warning_
 from . import times
 from .log import Event
-from .text import normalize
+from .text_rules import normalize
 
 CURRENT, UPCOMING, ENDED, RETIRED, INVALIDATED, FORGOTTEN = (
     "current", "upcoming", "ended", "retired", "invalidated", "forgotten",
@@ -316,7 +316,7 @@ def select_claims(claims: list[Claim], match: str, *, many: bool = False) -> lis
     Raises ClaimNotFound / AmbiguousClaim naming the candidates.
     """
     from .errors import AmbiguousClaim, ClaimNotFound
-    from .text import shorten
+    from .text_rules import shorten
 
     m = match.strip()
     by_id = [c for c in claims if c.claim_id == m or c.claim_id.casefold() == m.casefold()]

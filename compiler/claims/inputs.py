@@ -14,7 +14,7 @@ from ..fsutil import inside
 from . import times
 from .errors import InvalidClaim, RefusedContent
 from .log import KINDS
-from .text import MAX_RAW_INPUT, check_text, one_line
+from .text_rules import MAX_RAW_INPUT, check_text, one_line
 
 CONFIDENCE_WORDS = ("low", "medium", "high")
 _LINES = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")

@@ -32,7 +32,7 @@ from .inputs import (
     check_bounds, check_confidence, check_key, check_kind, check_raw, evidence_ref, instant, scan_texts,
 )
 from .log import ClaimLog, Event, actor_label, new_id
-from .text import MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
+from .text_rules import MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
 
 
 def default_actor() -> str:

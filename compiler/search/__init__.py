@@ -3,8 +3,10 @@
 Modules, one responsibility each:
 
 - `chunk`       documents -> chunks (heading sections sized with the model's tokenizer)
-- `embed`       the embedding model (lazy, batched, bf16 when the CPU supports it) and
-                the embedding cache keyed by model + chunk text hash
+- `embedding/`  the embedding model (lazy, batched, bf16 when the CPU supports it), its
+                backends and worker processes, and the embedding cache keyed by model +
+                chunk text hash
+- `text`        text -> index terms, shared by BM25, query parsing and snippets
 - `bm25`        the only module that touches Whoosh: analyzer, schema, writes, queries
 - `vectors`     the hnswlib cosine index (id map = hnswlib labels = chunk ids)
 - `store`       index generations under `.commonplace/index/` (CURRENT pointer, GC, lock)
@@ -12,7 +14,9 @@ Modules, one responsibility each:
 - `query`       query-string parsing that never raises, request normalisation
 - `snippet`     snippets with highlighted matches
 - `engine`      the query engine (`SearchEngine`), loaded once and reused
-- `index_stage` the build stage: full build, incremental update, purge
+- `index_stage` the build stage: full build, incremental update; its steps are the
+                `index_*` modules (rows, chunks, vectors, counts, report) and
+                `index_purge` drops deleted text everywhere
 - `status`      what `commonplace status` reports
 
 Importing this package is cheap: no Whoosh, numpy or torch until a function needs them.
@@ -45,7 +49,7 @@ def update_indexes(*args: Any, **kwargs: Any):  # noqa: ANN201
 
 
 def purge(*args: Any, **kwargs: Any):  # noqa: ANN201
-    from .index_stage import purge as f
+    from .index_purge import purge as f
 
     return f(*args, **kwargs)
 

@@ -92,7 +92,7 @@ _counters: dict[str, TokenCounter] = {}
 
 def token_counter(model: str | None = None) -> TokenCounter:
     """The tokenizer of `model` (default model when None), cached per process."""
-    from .embed import resolve_model
+    from .embedding.base import resolve_model
 
     ref = resolve_model(model)
     counter = _counters.get(ref.model_id)

@@ -144,7 +144,7 @@ class SearchEngine:
     def embedder(self) -> Any:
         if self._embedder is not None:
             return self._embedder
-        from .embed import get_embedder
+        from .embedding.registry import get_embedder
 
         assert self.meta is not None
         return get_embedder(self.meta.model_location or self.meta.model)

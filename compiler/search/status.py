@@ -12,20 +12,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .embed import backend_setting, cpu_has_bf16, cpu_has_vnni, precision_setting, resolve_model
+from .embedding.base import backend_setting, cpu_has_bf16, cpu_has_vnni, precision_setting, resolve_model
 from .store import IndexStore, Meta, cache_path, dir_size, open_table
 
 
 def _machine_precision() -> str:
     """What this machine would embed with, without loading anything (same label as builds)."""
-    from . import embed_openvino
+    from .embedding import openvino_backend
 
     setting = precision_setting()
     precision = setting if setting != "auto" else ("bf16" if cpu_has_bf16() else "fp32")
-    backend = "openvino" if backend_setting() != "torch" and embed_openvino.available() else "torch"
+    backend = "openvino" if backend_setting() != "torch" and openvino_backend.available() else "torch"
     if backend == "openvino" and setting in ("auto", "int8") and cpu_has_vnni():
         ref = resolve_model(None)
-        q8 = embed_openvino.quantized_dir(embed_openvino.export_dir(ref.location, ref.model_id))
+        q8 = openvino_backend.quantized_dir(openvino_backend.export_dir(ref.location, ref.model_id))
         if setting == "int8" or (q8 / "model.xml").is_file():
             precision = "int8+" + ("bf16" if cpu_has_bf16() else "fp32")
     elif setting == "int8":

@@ -113,7 +113,7 @@ def tombstone_text(old_text: str, rel: str, reason: str, actor: str | None = Non
     meta["forget_reason"] = reason
     if actor:
         meta["actor"] = actor
-    from ..claims.text import md_inline  # escapes markdown: the reason renders as plain text
+    from ..claims.text_rules import md_inline  # escapes markdown: the reason renders as plain text
 
     body = (
         f"# {md_inline(title, 300)}\n\n"

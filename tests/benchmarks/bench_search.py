@@ -80,13 +80,13 @@ def full_build(corpus: Path, site: Path) -> dict[str, Any]:
 
 
 def sample_chunks(corpus: Path, n: int, seed: int) -> list[str]:
-    from commonplace.compiler.search.index_stage import _embed_texts
+    from commonplace.compiler.search.index_vectors import embed_texts
     from commonplace.compiler.search.store import IndexStore, open_table
 
     db = open_table(IndexStore(corpus).current(), readonly=True)
     ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id")]
     pick = sorted(random.Random(seed).sample(ids, min(n, len(ids))))
-    texts = _embed_texts(db, pick)
+    texts = embed_texts(db, pick)
     db.close()
     return [texts[i] for i in pick]
 
@@ -94,7 +94,7 @@ def sample_chunks(corpus: Path, n: int, seed: int) -> list[str]:
 def throughput(texts: list[str]) -> dict[str, Any]:
     import numpy as np
 
-    from commonplace.compiler.search.embed import resolve_model
+    from commonplace.compiler.search.embedding import resolve_model
 
     ref = resolve_model(None)
     from sentence_transformers import SentenceTransformer
@@ -105,7 +105,7 @@ def throughput(texts: list[str]) -> dict[str, Any]:
     v32 = raw.encode(texts, normalize_embeddings=True, show_progress_bar=False)
     raw_s = time.perf_counter() - t0
     # Ours as the build runs it: one single-threaded worker per core, length-sorted groups.
-    from commonplace.compiler.search.embed import EmbeddingPool, pool_workers
+    from commonplace.compiler.search.embedding import EmbeddingPool, pool_workers
 
     pool = EmbeddingPool(None)
     try:
@@ -187,7 +187,7 @@ def latency(corpus: Path, qs: list[str]) -> dict[str, dict[str, float]]:
 def hnsw_recall(corpus: Path, qs: list[str]) -> dict[str, Any]:
     import numpy as np
 
-    from commonplace.compiler.search.embed import get_embedder
+    from commonplace.compiler.search.embedding import get_embedder
     from commonplace.compiler.search.store import IndexStore, Meta, open_table
     from commonplace.compiler.search.vectors import VectorIndex, exact_knn
 

@@ -2,7 +2,7 @@
 
 The fake embedder is a hashed bag of words (plus character trigrams for a little
 fuzziness), L2-normalised, 64 dimensions: deterministic, instant, and similar texts get
-similar vectors. It is injected through `embed.set_embedder_factory`, the same seam a
+similar vectors. It is injected through `embedding.set_embedder_factory`, the same seam a
 tool would use; the real model only runs in tests marked `e2e`.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from commonplace.compiler.search import embed  # noqa: E402
+from commonplace.compiler.search import embedding  # noqa: E402
 from commonplace.compiler.search.engine import SearchEngine, close_engines  # noqa: E402
 
 from searchkit import DIM, FakeEmbedder, doc, reindex  # noqa: E402,F401
@@ -25,9 +25,9 @@ from searchkit import DIM, FakeEmbedder, doc, reindex  # noqa: E402,F401
 @pytest.fixture
 def fake_embedder() -> FakeEmbedder:
     fake = FakeEmbedder()
-    embed.set_embedder_factory(lambda ref: fake)
+    embedding.set_embedder_factory(lambda ref: fake)
     yield fake
-    embed.set_embedder_factory(None)
+    embedding.set_embedder_factory(None)
     close_engines()
 
 
@@ -52,14 +52,14 @@ def _int8_cache_dir(tmp_path_factory) -> Path:
     (about 30 s) and kept apart from the user's cache, so other tests see no int8 model."""
     import os
 
-    from commonplace.compiler.search import embed_openvino
+    from commonplace.compiler.search.embedding import openvino_backend
 
     d = tmp_path_factory.mktemp("model-cache")
     old = os.environ.get("COMMONPLACE_CACHE_DIR")
     os.environ["COMMONPLACE_CACHE_DIR"] = str(d)
     try:
-        ref = embed.resolve_model(None)
-        embed_openvino.quantize(embed_openvino.export(ref.location, ref.model_id))
+        ref = embedding.resolve_model(None)
+        openvino_backend.quantize(openvino_backend.export(ref.location, ref.model_id))
     finally:
         if old is None:
             os.environ.pop("COMMONPLACE_CACHE_DIR", None)

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import retrieval_corpus as rc
 
-from commonplace.compiler.search import embed
+from commonplace.compiler.search import embedding
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(autouse=True)
 def real_model():
-    embed.set_embedder_factory(None)  # the real sentence-transformers model
+    embedding.set_embedder_factory(None)  # the real sentence-transformers model
     yield
     from commonplace.compiler.search.engine import close_engines
 
@@ -23,20 +23,20 @@ def real_model():
 
 
 def _expected_label() -> str:
-    return f"{'bf16' if embed.cpu_has_bf16() else 'fp32'} (openvino)"
+    return f"{'bf16' if embedding.cpu_has_bf16() else 'fp32'} (openvino)"
 
 
 def test_bf16_auto_is_within_cosine_0995_of_fp32():
-    ref = embed.resolve_model(None)
-    auto = embed.SentenceTransformerEmbedder(ref, "auto")
-    fp32 = embed.SentenceTransformerEmbedder(ref, "fp32")
+    ref = embedding.resolve_model(None)
+    auto = embedding.SentenceTransformerEmbedder(ref, "auto")
+    fp32 = embedding.SentenceTransformerEmbedder(ref, "fp32")
     texts = [t for t in rc.DOCS.values()] + [q for _, q, _ in rc.QUESTIONS]
     a, b = auto.encode(texts), fp32.encode(texts)
     assert a.shape == b.shape == (len(texts), 384)
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-3)
     assert float(np.min(np.sum(a * b, axis=1))) >= 0.995
     assert fp32.precision == "fp32"
-    assert auto.precision == ("bf16" if embed.cpu_has_bf16() else "fp32")
+    assert auto.precision == ("bf16" if embedding.cpu_has_bf16() else "fp32")
 
 
 @pytest.mark.slow
@@ -63,7 +63,7 @@ def test_build_search_status_with_the_real_model(tmp_path, cli):
     assert out["results"][0]["path"] == "projects/svc-auth-v2/state.md"
 
     # The model was loaded once in this process and reused for the queries.
-    [model] = [e for e in embed.loaded_embedders() if e.model_id == "all-MiniLM-L6-v2"]
+    [model] = [e for e in embedding.loaded_embedders() if e.model_id == "all-MiniLM-L6-v2"]
     assert model.calls >= 3
 
     # Rebuilding embeds nothing.
@@ -74,7 +74,7 @@ def test_build_search_status_with_the_real_model(tmp_path, cli):
 @pytest.mark.slow
 def test_worker_pool_gives_the_same_vectors_as_in_process():
     texts = [t for t in rc.DOCS.values()] * 3
-    pool = embed.EmbeddingPool(None, workers=2)
+    pool = embedding.EmbeddingPool(None, workers=2)
     try:
         got: dict[int, np.ndarray] = {}
         precisions = set()
@@ -84,7 +84,7 @@ def test_worker_pool_gives_the_same_vectors_as_in_process():
     finally:
         pool.close()
     pooled = np.concatenate([got[i] for i in sorted(got)])
-    local = embed.SentenceTransformerEmbedder(embed.resolve_model(None), "auto").encode(texts)
+    local = embedding.SentenceTransformerEmbedder(embedding.resolve_model(None), "auto").encode(texts)
     assert pooled.shape == local.shape
     assert float(np.min(np.sum(pooled * local, axis=1))) >= 0.999
     assert precisions == {_expected_label()}
@@ -92,9 +92,9 @@ def test_worker_pool_gives_the_same_vectors_as_in_process():
 
 def test_a_broken_worker_is_reported_not_hung(monkeypatch):
     monkeypatch.setenv("COMMONPLACE_EMBED_MODEL", "/nonexistent/model/dir")
-    pool = embed.EmbeddingPool("/nonexistent/model/dir", workers=1)
+    pool = embedding.EmbeddingPool("/nonexistent/model/dir", workers=1)
     try:
-        with pytest.raises(embed.EmbeddingError):
+        with pytest.raises(embedding.EmbeddingError):
             list(pool.imap([["a text"]]))
     finally:
         pool.terminate()

@@ -9,7 +9,7 @@ import pytest
 from searchkit import FakeEmbedder, doc, reindex
 
 from commonplace.compiler.build import load_corpus
-from commonplace.compiler.search import embed
+from commonplace.compiler.search import embedding
 from commonplace.compiler.search.engine import SearchEngine
 from commonplace.compiler.search.index_stage import IndexNeedsRebuild, purge, update_indexes
 from commonplace.compiler.search.store import IndexStore, Meta, open_table
@@ -36,7 +36,7 @@ def test_rebuilding_an_unchanged_corpus_embeds_nothing(indexed, fake_embedder):
     assert report.chunks_embedded == 0 and not report.written
     # also after the process "restarts" (a new embedder, cache and index on disk only)
     fresh = FakeEmbedder()
-    embed.set_embedder_factory(lambda ref: fresh)
+    embedding.set_embedder_factory(lambda ref: fresh)
     reindex(root)
     assert fresh.calls == 0
 
@@ -89,7 +89,7 @@ def test_no_embed_build_marks_pending_and_a_later_build_embeds(indexed, fake_emb
 
 def test_embedding_failure_never_fails_the_build(write_corpus):
     failing = FakeEmbedder(fail_after=0)
-    embed.set_embedder_factory(lambda ref: failing)
+    embedding.set_embedder_factory(lambda ref: failing)
     try:
         root = write_corpus(FILES)
         report = reindex(root)
@@ -100,12 +100,12 @@ def test_embedding_failure_never_fails_the_build(write_corpus):
         assert engine.search({"query": "svc-auth-v2", "mode": "bm25"})["count"] == 1
         # the next build (model works again) embeds the pending chunks
         working = FakeEmbedder()
-        embed.set_embedder_factory(lambda ref: working)
+        embedding.set_embedder_factory(lambda ref: working)
         report = reindex(root)
         assert report.chunks_embedded == report.chunks and report.embeddings_pending == 0
         assert report.pending_documents == []
     finally:
-        embed.set_embedder_factory(None)
+        embedding.set_embedder_factory(None)
 
 
 def test_generations_switch_atomically_and_old_ones_are_collected(indexed):

@@ -88,12 +88,12 @@ def test_lexical_retrieval(tmp_path, fake_embedder, capsys):
 @pytest.mark.slow
 @pytest.mark.parametrize("precision", ["auto", "int8"])
 def test_retrieval_with_the_real_model(tmp_path, capsys, precision, request, monkeypatch):
-    from commonplace.compiler.search import embed
+    from commonplace.compiler.search import embedding
 
     if precision == "int8":  # the int8 feed-forward model must rank as well (isolated model cache)
         request.getfixturevalue("int8_cache")
         monkeypatch.setenv("COMMONPLACE_EMBED_PRECISION", "int8")
-    embed.set_embedder_factory(None)
+    embedding.set_embedder_factory(None)
     root = tmp_path / "corpus"
     _build(root)
     engine = SearchEngine(root)

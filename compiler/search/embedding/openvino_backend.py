@@ -41,7 +41,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-log = logging.getLogger("commonplace.search")
+from .base import BF16_MIN_COSINE, PROBES, EmbeddingError, cpu_has_bf16, cpu_has_vnni, log
 
 EXPORT_FORMAT = 1
 QUANT_FORMAT = 1
@@ -208,7 +208,7 @@ def _ffn_input_matmuls(model: Any) -> set[str]:
 
 
 def calibration_texts() -> list[str]:
-    data = json.loads((Path(__file__).with_name("calibration.json")).read_text(encoding="utf-8"))
+    data = json.loads((Path(__file__).parent.parent / "calibration.json").read_text(encoding="utf-8"))
     return [str(t) for t in data["texts"]]
 
 
@@ -292,8 +292,6 @@ class OpenVINOEmbedder:
         with self._lock:
             if self._compiled is not None:
                 return
-            from . import embed
-
             d = export(self.ref.location, self.model_id)
             import openvino as ov
 
@@ -318,10 +316,10 @@ class OpenVINOEmbedder:
 
             def probe(candidate: Any) -> float:
                 if not reference:
-                    reference.append(self._run(fp32, embed._PROBES))
-                return float(np.min(np.sum(reference[0] * self._run(candidate, embed._PROBES), axis=1)))
+                    reference.append(self._run(fp32, PROBES))
+                return float(np.min(np.sum(reference[0] * self._run(candidate, PROBES), axis=1)))
 
-            if self._want in ("bf16", "int8") or (self._want == "auto" and embed.cpu_has_bf16()):
+            if self._want in ("bf16", "int8") or (self._want == "auto" and cpu_has_bf16()):
                 try:
                     fast = compile_("bf16")
                     cos = probe(fast)
@@ -329,11 +327,11 @@ class OpenVINOEmbedder:
                     log.warning("bf16 embeddings unavailable (%s); using fp32", exc)
                 else:
                     self.probe_cosine = cos
-                    if cos >= embed.BF16_MIN_COSINE or self._want == "bf16":
+                    if cos >= BF16_MIN_COSINE or self._want == "bf16":
                         compiled, precision = fast, "bf16"
                     else:
-                        log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, embed.BF16_MIN_COSINE)
-            if self._want == "int8" or (self._want == "auto" and embed.cpu_has_vnni()):
+                        log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, BF16_MIN_COSINE)
+            if self._want == "int8" or (self._want == "auto" and cpu_has_vnni()):
                 q8 = quantized_dir(d)
                 try:
                     if self._want == "int8":
@@ -400,8 +398,6 @@ class OpenVINOEmbedder:
         return self._compiled is not None
 
     def encode(self, texts: Sequence[str]) -> Any:
-        from .embed import EmbeddingError
-
         self.load()
         self.calls += 1
         self.encoded += len(texts)

@@ -1,10 +1,10 @@
-"""An embedding worker process: `python -m commonplace.compiler.search.embed_worker MODEL PRECISION`.
+"""An embedding worker process: `python -m commonplace.compiler.search.embedding.worker MODEL PRECISION`.
 
 Reads frames from stdin, writes frames to stdout; a frame is a 4-byte big-endian length
 and a pickle. Requests are `(group_id, [texts])`; replies are `(group_id, float32 bytes,
 rows, dim, precision)` or `(group_id, None, 0, 0, "error: ...")`. The worker's model runs
 one thread (OpenVINO, or torch as the fallback): the parent starts one worker per core
-(see `embed.EmbeddingPool`).
+(see `pool.EmbeddingPool`).
 
 A separate interpreter (not multiprocessing) so the parent's `__main__` is never
 re-imported and nothing inherited from the parent (threads, locks) can bite.
@@ -13,28 +13,11 @@ re-imported and nothing inherited from the parent (threads, locks) can bite.
 from __future__ import annotations
 
 import os
-import pickle
-import struct
 import sys
-from typing import Any, BinaryIO
 
-
-def read_frame(f: BinaryIO) -> Any:
-    head = f.read(4)
-    if len(head) < 4:
-        return None
-    (n,) = struct.unpack(">I", head)
-    data = f.read(n)
-    if len(data) < n:
-        return None
-    return pickle.loads(data)
-
-
-def write_frame(f: BinaryIO, obj: Any) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    f.write(struct.pack(">I", len(data)))
-    f.write(data)
-    f.flush()
+from .base import precision_label, resolve_model
+from .frames import read_frame, write_frame
+from .registry import make_embedder
 
 
 def main() -> int:
@@ -42,7 +25,6 @@ def main() -> int:
     precision = sys.argv[2] if len(sys.argv) > 2 else "auto"
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import numpy as np
-    from .embed import make_embedder, precision_label, resolve_model
 
     embedder = make_embedder(resolve_model(name), precision)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
