@@ -15,7 +15,7 @@ from .store import IndexStore, Meta, cache_path, open_table
 
 def purge(root: Path, model: str | None = None) -> dict[str, Any]:
     """Make deleted text physically disappear from every index artifact (see module doc)."""
-    from .bm25 import BM25Writer
+    from .bm25_write import BM25Writer
     from .embedding.cache import EmbeddingCache
     from .vectors import VectorIndex
 

@@ -20,7 +20,7 @@ Writing a generation (`_write_generation`) takes six steps, each in a module of 
 1. drop the changed and removed documents' rows (`index_counts.drop_documents`);
 2. open the vectors: old HNSW index, cache, pending chunks (`index_vectors.VectorUpdate`);
 3. chunk and insert the changed documents, feeding BM25 and vectors (`index_chunks`);
-4. commit the BM25 segments (`bm25.BM25Writer`);
+4. commit the BM25 segments (`bm25_write.BM25Writer`);
 5. finish the vectors: embed, update and save the HNSW file (`index_vectors`);
 6. counts and pending documents (`index_counts`).
 Row contents and ranking signals are in `index_rows`; the report type in `index_report`.
@@ -119,10 +119,10 @@ def _gc_quietly(store: IndexStore) -> None:
 
 
 def merge_segments(root: Path) -> str | None:
-    """Merge the small BM25 segments that incremental updates left (`bm25.tiered_merge`)
+    """Merge the small BM25 segments that incremental updates left (`bm25_write.tiered_merge`)
     into a new generation, if there are enough of them; the generation's name, or None.
     Old generations are collected either way."""
-    from .bm25 import BM25Writer, needs_merge
+    from .bm25_write import BM25Writer, needs_merge
 
     store = IndexStore(Path(root).resolve())
     with store.write_lock():
@@ -235,7 +235,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
                       removed: list[str], *, embed: bool, model: str | None, ref: Any, counter: Any,
                       cfg: ChunkConfig, chunker: str, report: IndexReport, progress: bool,
                       small: bool = False, defer_merge: bool = False) -> Meta:
-    from .bm25 import BM25Writer
+    from .bm25_write import BM25Writer
 
     new_meta = Meta(generation=gen.name, model=ref.model_id, model_location=ref.location, chunker=chunker)
     if meta is not None:

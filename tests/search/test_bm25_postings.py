@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commonplace.compiler.search import bm25, bm25_postings
+from commonplace.compiler.search import bm25, bm25_postings, bm25_write
 
 WORDS = ("auth token rotation svc-auth-v2 deploy canary rollback latency p99 C++ foo_bar "
          "vector index hnsw recall cosine whoosh stemming running runs ran queue backlog").split()
@@ -47,7 +47,7 @@ def _build(directory: Path, batches: list[list[bm25.ChunkDoc]], grouped: bool, m
     monkeypatch.setattr(bm25_postings, "install",
                         lambda writer: installed.append(grouped and real(writer)) or installed[-1])
     for n, batch in enumerate(batches):
-        w = bm25.BM25Writer(directory, create=n == 0)
+        w = bm25_write.BM25Writer(directory, create=n == 0)
         w.delete_paths(sorted({d.path for d in batch}))
         w.add(batch)
         w.commit(optimize=n == len(batches) - 1)  # the last commit merges everything into one segment

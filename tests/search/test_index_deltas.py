@@ -192,7 +192,7 @@ def test_deferred_merges_leave_segments_for_merge_segments(indexed):
     from whoosh import index as wix
 
     from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.bm25 import MERGE_FANOUT
+    from commonplace.compiler.search.bm25_write import MERGE_FANOUT
     from commonplace.compiler.search.index_stage import merge_segments, update_indexes
 
     files = {f"n{i:02d}.md": doc(f"N {i}", f"words {i} common\n") for i in range(20)}

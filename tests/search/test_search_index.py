@@ -275,7 +275,7 @@ def test_a_small_update_embeds_while_the_bm25_index_commits(indexed, fake_embedd
     the encoder is already running when the BM25 commit starts, and the update waits for it."""
     import threading
 
-    from commonplace.compiler.search import bm25
+    from commonplace.compiler.search import bm25_write
 
     root, engine = indexed(FILES)
     seen: dict[str, object] = {}
@@ -287,14 +287,14 @@ def test_a_small_update_embeds_while_the_bm25_index_commits(indexed, fake_embedd
         started.set()
         return encode(texts)
 
-    commit = bm25.BM25Writer.commit
+    commit = bm25_write.BM25Writer.commit
 
     def commit_after_encoding_started(self, *a, **k):
         seen["encoding_when_committing"] = started.wait(5)
         return commit(self, *a, **k)
 
     monkeypatch.setattr(fake_embedder, "encode", slow_encode)
-    monkeypatch.setattr(bm25.BM25Writer, "commit", commit_after_encoding_started)
+    monkeypatch.setattr(bm25_write.BM25Writer, "commit", commit_after_encoding_started)
     p = root / "notes/alpha.md"
     p.write_text(p.read_text().replace("two minutes", "ninety seconds"))
     report = update_indexes(root, [d for d in _docs(root) if d.path == "notes/alpha.md"], [])
