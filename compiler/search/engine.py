@@ -5,13 +5,17 @@
 
 The response has exactly the shape of the design's `POST /v1/search` response:
 `{query, count, results[], took_ms, warnings[]}`; each result has `path`, `lines`
-("start-end", 1-based source lines), `title`, `snippet`, `evidence_class`, `confidence`,
-`stale_warning` and `score`; `debug` adds `frontmatter`, `heading`, `chunk_id` and the
-per-list `ranks`; `include_content` adds the chunk's `content`.
+("start-end", 1-based source lines), `title`, `snippet` (plain text, `snippet.py`),
+`evidence_class`, `confidence`, `stale_warning`, `score` and `score_normalized`; `debug`
+adds `frontmatter`, `heading`, `chunk_id` and the per-list `ranks`; `include_content` adds
+the chunk's `content`.
 
-Scores by mode: bm25 = Whoosh BM25F score, vector = cosine similarity, hybrid = RRF
-(sum of 1/(60 + rank) over the two document lists) times (1 + prior), exact = number of
-occurrences. `min_score` applies to that number.
+`score` is the mode's own number: bm25 = Whoosh BM25F score, vector = cosine similarity,
+hybrid = weighted RRF (`fusion.py`) times (1 + scaled prior), exact = number of
+occurrences. `score_normalized` (0-1, `fusion.normalized_score`) says how well a result
+matched, comparably across modes and queries; `min_score` applies to it. Without
+`min_score`, hybrid leaves out hits that only the vector list found and whose normalised
+score is below `fusion.WEAK_VECTOR_ONLY`, and a warning says when nothing matched well.
 
 The engine notices a new index generation (the CURRENT pointer changed) before each
 query and reopens; the embedding model is loaded on the first vector query only, once
@@ -21,10 +25,8 @@ per process (`embed.get_embedder`).
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -35,7 +37,7 @@ from typing import Any, Mapping
 from ..model import is_session_path
 from . import fusion
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
-from .snippet import make_snippet
+from .results import TitleResolver, build_results
 from .store import IndexStore, Meta, open_table
 from .text import unique_terms
 
@@ -458,87 +460,9 @@ class SearchEngine:
         return {"bm25": [(h.path, h.coverage) for h in bm], "vector": [(h.path, h.cosine) for h in vec]}
 
     # ------------------------------------------------------------------ results
-    def _title_of(self, target: str) -> str | None:
-        """The title of the page a wikilink target names (path, path without .md, file
-        stem or title, any case), for snippets; looked up per target, remembered per
-        generation (no table of every title to load after each write)."""
-        key = target.strip().lower().removeprefix("./")
-        if key.endswith(".md"):
-            key = key[:-3]
-        if not key:
-            return None
-        cache = self._cached(("titles",), dict)
-        if key not in cache:
-            if len(cache) > 10_000:
-                cache.clear()
-            rows = self._db.execute(
-                "SELECT path, title FROM docs WHERE lower(path) IN (?, ?) OR lower(path) LIKE ? ESCAPE '\\' "
-                "OR lower(title) = ? LIMIT 3",
-                [key, key + ".md", "%/" + key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".md",
-                 key]).fetchall()
-            exact = [t for p, t in rows if p.lower() in (key, key + ".md")]
-            cache[key] = exact[0] if exact else (rows[0][1] if len(rows) == 1 else None)
-        return cache[key]
-
     def _results(self, hits: list[_Hit], req: SearchRequest, terms: list[str], prefixes: list[str]) -> list[dict]:
-        if not hits:
-            return []
-        ids = [h.cid for h in hits]
-        chunks = {r["id"]: r for r in self._db.execute(
-            f"SELECT id, path, start_line, end_line, heading, text FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids)}
-        paths = list(dict.fromkeys(h.path for h in hits))
-        docs = {r["path"]: r for r in self._db.execute(
-            f"SELECT * FROM docs WHERE path IN ({','.join('?' * len(paths))})", paths)}
-        out = []
-        term_set = set(terms)
-        weights = {t: self._bm25.idf(t) for t in term_set} if term_set else None
-        for h in hits:
-            c, d = chunks.get(h.cid), docs.get(h.path)
-            if c is None or d is None:
-                continue
-            snippet = make_snippet(c["text"], term_set, prefixes, needle=h.needle, style=req.snippet_marks,
-                                   titles=self._title_of, weights=weights)
-            r: dict[str, Any] = {
-                "path": h.path,
-                "lines": f"{c['start_line']}-{c['end_line']}",
-                "title": d["title"],
-                "snippet": snippet,
-                "evidence_class": d["evidence_class"],
-                "confidence": d["confidence"],
-                "stale_warning": self._stale(d),
-                "score": round(h.score, 6),
-                "score_normalized": h.norm,
-            }
-            if req.include_content:
-                r["content"] = c["text"]
-            if req.debug:
-                r["frontmatter"] = json.loads(d["frontmatter"])
-                r["heading"] = c["heading"]
-                r["chunk_id"] = h.cid
-                if h.ranks:
-                    r["ranks"] = dict(h.ranks)
-            out.append(r)
-        return out
-
-    def _stale(self, d: Any) -> str | None:
-        notes = []
-        if d["superseded_by"]:
-            notes.append(f"superseded by {d['superseded_by']}")
-        elif d["status"] == "superseded":
-            notes.append("marked superseded")
-        try:
-            st = os.stat(self.root / d["path"])
-        except OSError:
-            notes.append("the file was deleted after indexing")
-        else:
-            if st.st_mtime_ns != d["mtime_ns"] or st.st_size != d["size"]:
-                try:
-                    h = "sha256:" + hashlib.sha256((self.root / d["path"]).read_bytes()).hexdigest()
-                except OSError:
-                    h = None
-                if h != d["hash"]:
-                    notes.append("the file changed after indexing; run `commonplace build`")
-        return "; ".join(notes) or None
+        titles = self._cached(("titles",), lambda: TitleResolver(self._db))
+        return build_results(self._db, self.root, hits, req, terms, prefixes, titles, self._bm25.idf)
 
     # ------------------------------------------------------------------ search
     def search(self, request: Mapping[str, Any] | SearchRequest | str) -> dict[str, Any]:
