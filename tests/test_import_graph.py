@@ -4,33 +4,38 @@ Modules are the .py files under compiler/, server/ and templates/, named as inst
 (`commonplace.compiler...`, `commonplace.server...`, `commonplace.templates...`). Every
 import statement counts, at module level or inside a function (a function-level import
 is a dependency too, only a later one), relative imports resolved against the module's
-package. Imports under `if TYPE_CHECKING:` never run and are left out.
+package. Imports under `if TYPE_CHECKING:` never run and are left out. `import a.b.c`
+counts as an edge to `a.b.c` only: the parent packages it also loads are not edges, or
+every package whose submodule reads a constant from its `__init__` would be a cycle.
 
 Checked, each test listing every offence with file and line:
 
 - no import cycle among product modules;
 - the compiler (the library) never imports the server built on it;
 - a blueprint under server/routes/ never imports the app factory (`commonplace.server.app`);
-- no product module is longer than 600 lines.
+- no product module is longer than 600 lines;
+- every product package is listed in pyproject.toml (else `pip install .` leaves it out).
 
 One kind of edge is left out of the cycle check, on purpose: a package's `__init__`
 importing one of its own submodules inside a function (the lazy exports of
 `compiler/search/__init__.py`). Python has finished importing the package before any
 submodule of it starts, and the function runs only after both exist, so such an edge can
-never observe a half-initialised module; counting it would flag every package whose
-submodule reads a constant from its `__init__`. The same import at module level is counted.
+never observe a half-initialised module. The same import at module level is counted.
+Imports made by name at run time (`importlib.import_module(f".{name}")`, the claims
+package's lazy exports) are not visible to `ast` and are not checked.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = {"compiler": "commonplace.compiler", "server": "commonplace.server", "templates": "commonplace.templates"}
+PRODUCT = {"compiler": "commonplace.compiler", "server": "commonplace.server", "templates": "commonplace.templates"}
 MAX_LINES = 600
 
 
@@ -42,21 +47,83 @@ class Edge:
     lazy: bool  # inside a function (runs when called, not on import)
 
 
-def _module_files() -> dict[str, Path]:
-    mods: dict[str, Path] = {}
-    for folder, package in PACKAGES.items():
-        for path in sorted((REPO / folder).rglob("*.py")):
-            rel = path.relative_to(REPO / folder).with_suffix("")
-            parts = [p for p in rel.parts if p != "__init__"]
-            mods[".".join([package, *parts])] = path
-    return mods
+@dataclass
+class Graph:
+    modules: dict[str, Path] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
 
+    @classmethod
+    def read(cls, base: Path, roots: dict[str, str]) -> "Graph":
+        """The graph of the .py files under `base/<folder>`, named `<package>.<...>`."""
+        g = cls()
+        for folder, package in roots.items():
+            for path in sorted((base / folder).rglob("*.py")):
+                rel = path.relative_to(base / folder).with_suffix("")
+                parts = [p for p in rel.parts if p != "__init__"]
+                g.modules[".".join([package, *parts])] = path
+        for name, path in g.modules.items():
+            g._read_module(base, name, path)
+        return g
 
-MODULES = _module_files()
+    def is_package(self, name: str) -> bool:
+        return self.modules[name].name == "__init__.py"
 
+    def _known(self, name: str) -> str | None:
+        """The module `name` loads: itself, else its longest known prefix."""
+        parts = name.split(".")
+        while parts:
+            cand = ".".join(parts)
+            if cand in self.modules:
+                return cand
+            parts.pop()
+        return None
 
-def _is_package(name: str) -> bool:
-    return MODULES[name].name == "__init__.py"
+    def _read_module(self, base: Path, name: str, path: Path) -> None:
+        package = name if self.is_package(name) else name.rsplit(".", 1)[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for stmt, lazy in _imports(tree):
+            where = f"{path.relative_to(base)}:{stmt.lineno}"
+            targets: list[str] = []
+            if isinstance(stmt, ast.Import):
+                targets = [alias.name for alias in stmt.names]
+            else:
+                assert isinstance(stmt, ast.ImportFrom)
+                if stmt.level:
+                    up = package.split(".")
+                    up = up[: len(up) - (stmt.level - 1)]
+                    origin = ".".join(up + ([stmt.module] if stmt.module else []))
+                else:
+                    origin = stmt.module or ""
+                for alias in stmt.names:  # `from pkg import sub` imports the submodule
+                    sub = f"{origin}.{alias.name}"
+                    targets.append(sub if sub in self.modules else origin)
+            for t in targets:
+                target = self._known(t)
+                if target is not None and target != name:
+                    self.edges.append(Edge(name, target, where, lazy))
+
+    def cycle_edges(self) -> list[Edge]:
+        """The edges that can take part in an import cycle (see the module docstring)."""
+        return [e for e in self.edges
+                if not (e.lazy and self.is_package(e.source) and e.target.startswith(e.source + "."))]
+
+    def cycles(self) -> list[str]:
+        """Each import cycle, with the edges that make it."""
+        edges = self.cycle_edges()
+        out = []
+        for comp in _strongly_connected(self.modules, edges):
+            members = set(comp)
+            inside = sorted({f"  {e.source} -> {e.target} ({e.where}{', in a function' if e.lazy else ''})"
+                             for e in edges if e.source in members and e.target in members})
+            out.append(f"cycle among {', '.join(comp)}:\n" + "\n".join(inside))
+        return out
+
+    def imports_of(self, source_prefix: str, target: str) -> list[str]:
+        """`file:line: a imports b` for every edge from modules under `source_prefix` to
+        `target` or anything under it."""
+        return sorted({f"{e.where}: {e.source} imports {e.target}" for e in self.edges
+                       if (e.source == source_prefix or e.source.startswith(source_prefix + "."))
+                       and (e.target == target or e.target.startswith(target + "."))})
 
 
 def _imports(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
@@ -85,57 +152,9 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _product(name: str) -> str | None:
-    """The product module `name` loads: itself, else its longest importable prefix."""
-    parts = name.split(".")
-    while parts:
-        cand = ".".join(parts)
-        if cand in MODULES:
-            return cand
-        parts.pop()
-    return None
-
-
-def _edges() -> list[Edge]:
-    edges: list[Edge] = []
-    for name, path in MODULES.items():
-        package = name if _is_package(name) else name.rsplit(".", 1)[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for stmt, lazy in _imports(tree):
-            where = f"{path.relative_to(REPO)}:{stmt.lineno}"
-            targets: list[str] = []
-            if isinstance(stmt, ast.Import):
-                targets = [alias.name for alias in stmt.names]
-            else:
-                assert isinstance(stmt, ast.ImportFrom)
-                if stmt.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (stmt.level - 1)]
-                    origin = ".".join(base + ([stmt.module] if stmt.module else []))
-                else:
-                    origin = stmt.module or ""
-                for alias in stmt.names:
-                    sub = f"{origin}.{alias.name}"
-                    targets.append(sub if sub in MODULES else origin)
-            for t in targets:
-                target = _product(t)
-                if target is not None and target != name:
-                    edges.append(Edge(name, target, where, lazy))
-    return edges
-
-
-EDGES = _edges()
-
-
-def _cycle_edges() -> list[Edge]:
-    """The edges that can take part in an import cycle (see the module docstring)."""
-    return [e for e in EDGES
-            if not (e.lazy and _is_package(e.source) and e.target.startswith(e.source + "."))]
-
-
-def _strongly_connected(edges: list[Edge]) -> list[list[str]]:
-    """Tarjan's algorithm, iterative; components of more than one module."""
-    graph: dict[str, list[str]] = {m: [] for m in MODULES}
+def _strongly_connected(modules: dict[str, Path], edges: list[Edge]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative; the components of more than one module."""
+    graph: dict[str, list[str]] = {m: [] for m in modules}
     for e in edges:
         graph[e.source].append(e.target)
     index: dict[str, int] = {}
@@ -147,11 +166,11 @@ def _strongly_connected(edges: list[Edge]) -> list[list[str]]:
     for root in sorted(graph):
         if root in index:
             continue
-        work = [(root, iter(sorted(set(graph[root]))))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
         on_stack.add(root)
+        work = [(root, iter(sorted(set(graph[root]))))]
         while work:
             node, it = work[-1]
             nxt = next(it, None)
@@ -181,46 +200,88 @@ def _strongly_connected(edges: list[Edge]) -> list[list[str]]:
     return out
 
 
+GRAPH = Graph.read(REPO, PRODUCT)
+
+
+def _fail_if(problems: list[str], title: str) -> None:
+    if problems:
+        pytest.fail(f"{title}:\n" + "\n".join(problems), pytrace=False)
+
+
+# --------------------------------------------------------------------------- the product
+
+
 def test_the_graph_sees_the_product() -> None:
     """Guards the checks below against passing on an empty or misread graph."""
-    assert "commonplace.compiler.build" in MODULES and "commonplace.server.app" in MODULES
-    assert any(e.source == "commonplace.compiler.build" and e.target == "commonplace.compiler.scan" for e in EDGES)
+    assert "commonplace.compiler.build" in GRAPH.modules and "commonplace.server.app" in GRAPH.modules
+    edges = {(e.source, e.target, e.lazy) for e in GRAPH.edges}
+    assert ("commonplace.compiler.build", "commonplace.compiler.scan", False) in edges
     # a function-level, relative import is seen and resolved (build imports the claims stage lazily)
-    assert any(e.source == "commonplace.compiler.build" and e.target == "commonplace.compiler.claims.stage"
-               and e.lazy for e in EDGES)
+    assert ("commonplace.compiler.build", "commonplace.compiler.claims.stage", True) in edges
 
 
 def test_no_import_cycles() -> None:
-    edges = _cycle_edges()
-    problems = []
-    for comp in _strongly_connected(edges):
-        members = set(comp)
-        inside = sorted({f"  {e.source} -> {e.target} ({e.where}{', in a function' if e.lazy else ''})"
-                         for e in edges if e.source in members and e.target in members})
-        problems.append(f"cycle among {', '.join(comp)}:\n" + "\n".join(inside))
-    if problems:
-        pytest.fail("import cycles:\n" + "\n".join(problems), pytrace=False)
+    _fail_if(GRAPH.cycles(), "import cycles")
 
 
 def test_compiler_never_imports_server() -> None:
-    bad = sorted({f"{e.where}: {e.source} imports {e.target}" for e in EDGES
-                  if e.source.startswith("commonplace.compiler") and e.target.startswith("commonplace.server")})
-    if bad:
-        pytest.fail("the compiler imports the server:\n" + "\n".join(bad), pytrace=False)
+    _fail_if(GRAPH.imports_of("commonplace.compiler", "commonplace.server"), "the compiler imports the server")
 
 
 def test_routes_never_import_the_app_factory() -> None:
-    bad = sorted({f"{e.where}: {e.source} imports {e.target}" for e in EDGES
-                  if e.source.startswith("commonplace.server.routes") and e.target == "commonplace.server.app"})
-    if bad:
-        pytest.fail("blueprints import the app factory:\n" + "\n".join(bad), pytrace=False)
+    _fail_if(GRAPH.imports_of("commonplace.server.routes", "commonplace.server.app"),
+             "blueprints import the app factory")
 
 
 def test_no_module_over_600_lines() -> None:
     long = []
-    for name, path in MODULES.items():
+    for path in GRAPH.modules.values():
         n = len(path.read_text(encoding="utf-8").splitlines())
         if n > MAX_LINES:
             long.append(f"{path.relative_to(REPO)}: {n} lines")
-    if long:
-        pytest.fail(f"modules over {MAX_LINES} lines:\n" + "\n".join(long), pytrace=False)
+    _fail_if(long, f"modules over {MAX_LINES} lines")
+
+
+def test_every_package_is_installed() -> None:
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    packages = {name for name in GRAPH.modules if GRAPH.is_package(name)}
+    _fail_if(sorted(f"{p} is not in pyproject.toml's [tool.setuptools] packages" for p in packages - listed),
+             "packages a wheel would leave out")
+
+
+# --------------------------------------------------------------------------- the checks themselves
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Graph:
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return Graph.read(tmp_path, {"lib": "top.lib", "srv": "top.srv"})
+
+
+def test_the_checks_catch_what_they_should(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "lib/__init__.py": "def lazy():\n    from . import a\n",  # lazy self-import: not a cycle
+        "lib/a.py": "from . import b\nfrom .. import lib\n",  # a -> lib (package) at module level
+        "lib/b.py": "def f():\n    from .a import x\n",  # b -> a in a function: still a cycle
+        "lib/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .d import D\n",
+        "lib/d.py": "from .c import C\n",  # c -> d only under TYPE_CHECKING: no cycle
+        "lib/e.py": "import top.srv.routes.r\n",
+        "srv/__init__.py": "",
+        "srv/app.py": "from .routes import r\n",
+        "srv/routes/__init__.py": "",
+        "srv/routes/r.py": "def f():\n    from ..app import make\n",
+    })
+    cycles = g.cycles()
+    assert len(cycles) == 2, cycles
+    assert cycles[0].startswith("cycle among top.lib.a, top.lib.b:")
+    assert "top.lib.b -> top.lib.a (lib/b.py:2, in a function)" in cycles[0]
+    assert cycles[1].startswith("cycle among top.srv.app, top.srv.routes.r:")
+    assert g.imports_of("top.lib", "top.srv") == ["lib/e.py:1: top.lib.e imports top.srv.routes.r"]
+    assert g.imports_of("top.srv.routes", "top.srv.app") == ["srv/routes/r.py:2: top.srv.routes.r imports top.srv.app"]
+    # the module-level `from .. import lib` in a.py is an edge to the package; with a
+    # module-level import of `a` in lib/__init__.py, that would be a cycle too
+    (tmp_path / "lib/__init__.py").write_text("from . import a\n", encoding="utf-8")
+    g = Graph.read(tmp_path, {"lib": "top.lib", "srv": "top.srv"})
+    assert any(c.startswith("cycle among top.lib, top.lib.a, top.lib.b:") for c in g.cycles())
