@@ -87,9 +87,9 @@ def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus
     from commonplace.compiler.search.index_stage import build_indexes
 
     fake = Nonsense()
-    from commonplace.compiler.search import embed
+    from commonplace.compiler.search import embedding
 
-    embed.set_embedder_factory(lambda ref: fake)
+    embedding.set_embedder_factory(lambda ref: fake)
     try:
         root = write_corpus({"concepts/rank-fusion.md": RANK_FUSION, "notes/stub.md": STUB, **OTHERS})
         build_indexes(root, load_corpus(root).docs)
@@ -105,7 +105,7 @@ def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus
         good = engine.search({"query": "why rank fusion"})
         assert good["count"] > 0 and not any("nothing matched" in w for w in good["warnings"])
     finally:
-        embed.set_embedder_factory(None)
+        embedding.set_embedder_factory(None)
 
 
 def test_min_score_must_be_a_finite_number(indexed) -> None:
@@ -173,10 +173,10 @@ def test_hybrid_recall_is_at_least_the_better_list_with_the_stand_in(tmp_path, f
 @pytest.mark.e2e
 def test_hybrid_recall_is_at_least_the_better_list_with_the_real_model(tmp_path) -> None:
     from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search import embed
+    from commonplace.compiler.search import embedding
     from commonplace.compiler.search.index_stage import build_indexes
 
-    embed.set_embedder_factory(None)
+    embedding.set_embedder_factory(None)
     questions = _dialogue(tmp_path, seeds=(101, 102))
     for seed in (101, 102):
         root = tmp_path / f"conv-{seed}"
@@ -192,10 +192,10 @@ def test_hybrid_recall_is_at_least_the_better_list_with_the_real_model(tmp_path)
 @pytest.mark.e2e
 def test_nonsense_on_the_docs_corpus_with_the_real_model(tmp_path) -> None:
     from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search import embed
+    from commonplace.compiler.search import embedding
     from commonplace.compiler.search.index_stage import build_indexes
 
-    embed.set_embedder_factory(None)
+    embedding.set_embedder_factory(None)
     root = tmp_path / "docs"
     shutil.copytree(REPO / "docs", root)
     build_indexes(root, load_corpus(root).docs)

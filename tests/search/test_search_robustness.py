@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commonplace.compiler.build import load_corpus
-from commonplace.compiler.search import embed
+from commonplace.compiler.search import embedding
 from commonplace.compiler.search.engine import SearchEngine
 from commonplace.compiler.search.index_stage import build_indexes
 from commonplace.compiler.search.query import parse_query
@@ -30,7 +30,7 @@ NASTY = [
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
     fake = FakeEmbedder()
-    embed.set_embedder_factory(lambda ref: fake)
+    embedding.set_embedder_factory(lambda ref: fake)
     root = tmp_path_factory.mktemp("robust") / "corpus"
     files = {
         "notes/a.md": doc("Alpha C++", "The renderer is in C++; see foo/bar and foo_bar. svc-auth-v2 rotates keys.\n"),
@@ -44,7 +44,7 @@ def engine(tmp_path_factory):
         p.write_text(text)
     build_indexes(root, load_corpus(root).docs)
     yield SearchEngine(root, embedder=fake)
-    embed.set_embedder_factory(None)
+    embedding.set_embedder_factory(None)
 
 
 def check(res: dict, k: int = 10) -> None:
