@@ -62,7 +62,7 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
 
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> Any:
-        resp = jsonify(exc.body())
+        resp = jsonify(exc.body(getattr(g, "request_id", None)))
         resp.status_code = exc.status
         for k, v in exc.headers.items():
             resp.headers[k] = v
@@ -71,6 +71,8 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> Any:
         status = exc.code or 500
+        if status == 405 and not _has_route(app, request.path):
+            status = 404  # only the site's catch-all matched: an unknown route, not a wrong method
         if status == 404 and not _is_api_path(request.path):
             from .routes.pages import not_found_page
 
@@ -87,7 +89,7 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
                  414: "uri_too_long", 431: "headers_too_large"}
         err = ApiError(status, codes.get(status, "http_error"), messages.get(status, exc.name),
                        type=TYPES.get(status, "invalid_request_error"))
-        resp = jsonify(err.body())
+        resp = jsonify(err.body(getattr(g, "request_id", None)))
         resp.status_code = status
         valid = getattr(exc, "valid_methods", None)
         if status == 405 and valid:
@@ -106,14 +108,14 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
                 "the corpus is read-only here"
             err = ApiError(503, "write_failed", f"cannot write: {why}; the write did not complete",
                            type="server_error")
-            resp = jsonify(err.body())
+            resp = jsonify(err.body(getattr(g, "request_id", None)))
             resp.status_code = 503
             resp.headers["Retry-After"] = "60"
             return resp
         log.exception("request %s failed", getattr(g, "request_id", "?"))
         err = ApiError(500, "internal_error",
                        f"internal error; the server log has the details (request id {getattr(g, 'request_id', '?')})")
-        resp = jsonify(err.body())
+        resp = jsonify(err.body(getattr(g, "request_id", None)))
         resp.status_code = 500
         return resp
 
@@ -121,4 +123,17 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
 
 
 def _is_api_path(path: str) -> bool:
-    return path.startswith("/v1/") or path == "/v1" or path == "/healthz"
+    return path.startswith("/v1/") or path == "/v1" or path in ("/healthz", "/metrics", "/mcp")
+
+
+def _has_route(app: Flask, path: str) -> bool:
+    """A route other than the site's catch-all matches `path` (with some method)."""
+    adapter = app.url_map.bind("localhost")
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        try:
+            endpoint, _ = adapter.match(path, method=method)
+        except Exception:  # noqa: BLE001 - NotFound, MethodNotAllowed, redirects
+            continue
+        if endpoint != "pages.serve":
+            return True
+    return False

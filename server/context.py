@@ -34,7 +34,8 @@ class ServerConfig:
     out: Path
     host: str = "127.0.0.1"
     port: int = 8766
-    no_auth: bool = False  # only honoured on a loopback bind
+    no_auth: bool = False  # only honoured on a loopback bind: no token needed for anything
+    loopback_reads: bool = False  # reads from this machine need no token (loopback binds only)
     max_body: int = DEFAULT_MAX_BODY
     allowed_hosts: list[str] = field(default_factory=list)  # extra Host names (non-loopback binds)
     public_url: str | None = None

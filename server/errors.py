@@ -1,11 +1,14 @@
-"""Errors: one envelope for every failure, and the one place where a domain error (a
-refused write, an unknown claim subject) becomes an HTTP status.
+"""Errors: one body for every failure, and the one place where a domain error (a refused
+write, an unknown claim subject) becomes an HTTP status.
 
-Body: `{"error": {"code", "message", "type"}}`. Statuses (design, "Server"): 400 invalid
-input, 401/403 auth, 404 missing (including any path outside the corpus or under a hidden
-folder), 409 hash precondition failed, 413 too large, 422 content refused, 503 not ready.
-Messages are written for the caller and never carry a filesystem path outside the corpus,
-a token, or a traceback.
+Body: Dory's `detail` and commonplace's envelope side by side,
+`{"detail": ..., "error": {"code", "message", "type"}}`, so clients of either read it.
+`detail` is the message, or the structured object Dory's write routes give, or for a
+request that fails validation (422) the FastAPI-style list of failing fields. Statuses as
+Dory gives them: 400 invalid or refused, 401 auth, 404 missing (including any path outside
+the corpus or under a hidden folder), 409 stale hash, 413 too large, 422 validation, 503
+not ready. Messages never carry a filesystem path outside the corpus, a token, or a
+traceback.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ TYPES = {
     409: "conflict_error",
     413: "invalid_request_error",
     415: "invalid_request_error",
-    422: "content_refused_error",
+    422: "invalid_request_error",
     429: "rate_limit_error",
     500: "server_error",
     503: "unavailable_error",
@@ -30,19 +33,23 @@ TYPES = {
 
 class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str, *, type: str | None = None,
-                 headers: dict[str, str] | None = None, **extra: Any) -> None:
+                 headers: dict[str, str] | None = None, detail: Any = None, **extra: Any) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.type = type or TYPES.get(status, "invalid_request_error")
         self.headers = headers or {}
+        self.detail = detail  # None: the message
         self.extra = extra
 
-    def body(self) -> dict[str, Any]:
+    def body(self, request_id: str | None = None) -> dict[str, Any]:
         err: dict[str, Any] = {"code": self.code, "message": self.message, "type": self.type}
         err.update(self.extra)
-        return {"error": err}
+        detail = self.message if self.detail is None else self.detail
+        if isinstance(detail, dict) and request_id and "request_id" not in detail:
+            detail = {**detail, "request_id": request_id}
+        return {"detail": detail, "error": err}
 
 
 def envelope(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -53,9 +60,13 @@ def envelope(status: int, code: str, message: str, **extra: Any) -> dict[str, An
 
 
 def from_write_error(exc: Any) -> ApiError:
-    """A `compiler.writes.WriteError` (it carries its own status: path policy, checks, hash)."""
+    """A `compiler.writes.WriteError` (it carries its own status: path policy, checks, hash).
+    `detail` is Dory's structured validation object for a refused write (400)."""
     extra = {k: v for k, v in exc.details.items() if k in ("findings", "current_hash")}
-    return ApiError(exc.status, exc.code, exc.message, type=exc.type, **extra)
+    detail = None
+    if exc.status == 400:
+        detail = {"code": "dory_validation_error", "message": exc.message, "type": "validation"}
+    return ApiError(exc.status, exc.code, exc.message, type=exc.type, detail=detail, **extra)
 
 
 def from_claim_error(exc: Any) -> ApiError:

@@ -1,492 +1,234 @@
-"""The API's single description: every operation, its request model, response shape and
-the text an agent reads.
+"""Every operation of the API, declared once: path, methods, request model, handler, the
+tool name agents know it by (Dory's `dory_*`), and the text an agent reads.
 
-Everything that describes the API comes from `ROUTES` and the request models in
-`models.py`: request validation (`validation.py`), the route registration (`routes/v1.py`),
-`GET /v1/openapi.json`, `GET /v1/tools` and the MCP tools. A test walks Flask's URL map and
-this table both ways, so the description cannot drift from what is served.
+From this table come the route registration (`routes/v1.py`), the auth rules (which
+routes write), `/v1/tools`, `/v1/openapi.json` (`openapi.py`) and the MCP tools. A test
+walks Flask's URL map and this table both ways, so the description cannot drift from what
+is served. Handlers are named as "module:function" under `server.ops` and imported on
+first call, so this table stays cheap to import.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .ops import documents, links, memory, search, status, wake
-from .models import (GetRequest, LinkRequest, MemoryWriteRequest, Request, SearchRequest, StatusRequest,
-                     WakeRequest, WriteRequest)
+from . import models as m
 
-# --------------------------------------------------------------------------- routes
+OBJ: dict[str, Any] = {"type": "object"}
 
 
 @dataclass(frozen=True)
 class Route:
-    name: str  # tool name (x_y is served at /v1/x-y)
-    path: str
+    name: str  # operation id and endpoint name
+    path: str  # OpenAPI form: /v1/search, /wiki/{page}
     methods: tuple[str, ...]
     summary: str
     description: str  # written for an agent
-    model: type[Request] | None = None
-    response: dict[str, Any] = field(default_factory=dict)
-    errors: tuple[int, ...] = (400, 401, 403, 413, 503)
-    tool: bool = True
-    writes: bool = False
-    example: dict[str, Any] | None = None
-    site: bool = False  # serves the built wiki (any content type), not JSON
-    handler: Callable[[Any, Any], dict[str, Any]] | None = None  # ops function (OpContext, model)
+    model: type[m.Request] | None = None
+    response: dict[str, Any] = field(default_factory=lambda: dict(OBJ))
+    errors: tuple[int, ...] = (401, 422, 503)
+    tool: str | None = None  # the tool name (Dory's), when agents may call it as a tool
+    writes: bool = False  # changes the corpus
+    handler: str | None = None  # "module:function" in server.ops; None: a view of its own
     needs_ready: bool = True  # 503 until the corpus is open
+    kind: str = "json"  # json | site | html | text | sse | mcp
+    public: bool = False  # no token ever needed
+    example: dict[str, Any] | None = None
 
     @property
     def flask_path(self) -> str:
-        return self.path.replace("{rel}", "<path:rel>")
+        return self.path.replace("{rel}", "<path:rel>").replace("{page}", "<path:page>")
 
-    @property
-    def body_methods(self) -> tuple[str, ...]:
-        return tuple(m for m in self.methods if m == "POST")
+    def call(self, ctx: Any, req: Any) -> dict[str, Any]:
+        return resolve(self.handler)(ctx, req)  # type: ignore[arg-type]
+
+
+_HANDLERS: dict[str, Callable[..., dict[str, Any]]] = {}
+
+
+def resolve(handler: str) -> Callable[..., dict[str, Any]]:
+    fn = _HANDLERS.get(handler)
+    if fn is None:
+        module, _, name = handler.partition(":")
+        fn = _HANDLERS[handler] = getattr(importlib.import_module(f"commonplace.server.ops.{module}"), name)
+    return fn
 
 
 def _result_schema() -> dict[str, Any]:
     return {
         "type": "object",
-        "required": ["path", "lines", "title", "snippet", "evidence_class", "confidence", "stale_warning"],
+        "required": ["path", "lines", "snippet", "evidence_class", "confidence", "stale_warning"],
         "properties": {
             "path": {"type": "string"},
             "lines": {"type": "string", "description": "1-based line range 'start-end' of the best chunk"},
             "title": {"type": "string"},
             "snippet": {"type": "string"},
             "evidence_class": {"type": "string"},
-            "confidence": {"type": ["string", "number", "null"]},
+            "confidence": {"type": ["string", "null"]},
             "stale_warning": {"type": ["string", "null"]},
             "score": {"type": "number"},
+            "score_normalized": {"type": ["number", "null"]},
+            "rank_score": {"type": ["number", "null"]},
             "frontmatter": {"type": "object"},
             "content": {"type": "string"},
         },
     }
 
 
-SEARCH = Route(
-    "search", "/v1/search", ("POST",),
-    "Search the memory (hybrid BM25 + vector by default)",
-    "Search the memory corpus and get the best matching documents, each with its path, the line "
-    "range of the best passage, a snippet with the matched words marked, its evidence class and "
-    "confidence, and a stale_warning when the document is superseded or changed since indexing. "
-    "Use natural language or exact identifiers; any text is a valid query (no syntax errors). "
-    "Follow up with `get` on a result's path (and `from`/`lines` from its line range) to read it.",
-    SearchRequest,
-    {
-        "type": "object",
-        "required": ["query", "count", "results", "took_ms", "warnings"],
-        "properties": {
-            "query": {"type": "string"},
-            "count": {"type": "integer"},
-            "results": {"type": "array", "items": _result_schema()},
-            "took_ms": {"type": "number"},
-            "warnings": {"type": "array", "items": {"type": "string"}},
-        },
-    },
-    example={"query": "who owns the billing migration?", "k": 5},
-    handler=search.search,
+def _obj(*required: str, **props: Any) -> dict[str, Any]:
+    return {"type": "object", "required": list(required), "properties": props}
+
+
+S, I, B, N, A = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {"type": "number"}, {"type": "array"}
+NS = {"type": ["string", "null"]}
+READ_ERRORS = (400, 401, 404, 422, 503)
+WRITE_ERRORS = (400, 401, 404, 409, 413, 422, 503)
+
+ROUTES: tuple[Route, ...] = (
+    Route("healthz", "/healthz", ("GET",), "Liveness and readiness",
+          '200 {"ok": true} once the index is loaded and the model preloaded; 503 before.',
+          response=_obj("ok", ok=B), errors=(503,), public=True, needs_ready=False),
+    Route("wake", "/v1/wake", ("POST",), "Get a start-of-session context block",
+          "Call once at the start of a session: returns `block`, the markdown an agent reads first. It holds the "
+          "core/ files in the profile's order (coding for agent work, writing for voice, privacy for "
+          "boundaries), the project page when `project` is given, pinned decisions and a list of recent "
+          "sessions, cut to fit `budget_tokens` (at most 1500).",
+          m.WakeRequest, _obj("profile", "block", profile=S, block=S, tokens_estimated=I, sources=A, frozen_at=S),
+          tool="dory_wake", handler="wake:wake", example={"agent": "coder", "profile": "coding"}),
+    Route("active_memory", "/v1/active-memory", ("POST",), "Memory relevant to the message at hand",
+          "Before answering a message, get the memory that bears on it in one bounded pass: `block` starts "
+          "with '## Active memory' bullets, then durable and session evidence with paths. kind is 'none' when "
+          "nothing relevant was found. Limits: budget_tokens <= 1200, timeout_ms <= 5000; set "
+          "include_wake=false if wake was already called.",
+          m.ActiveMemoryRequest, _obj("kind", "block", "summary", "sources", kind=S, block=S, summary=S, sources=A),
+          tool="dory_active_memory", handler="active_memory:active_memory",
+          example={"prompt": "what did we decide about billing?", "agent": "coder"}),
+    Route("research", "/v1/research", ("POST",), "Research a question and save a report",
+          "Search memory (durable and sessions by default) for `question` and compile a markdown artifact with "
+          "Question, Answer and Evidence sections. With save=true it is written into the corpus "
+          "(references/reports/, references/briefings/, wiki/concepts/ or inbox/proposed/ by kind).",
+          m.ResearchRequest, _obj("artifact", "research", artifact={"type": ["object", "null"]}, research=OBJ),
+          tool="dory_research", writes=True, handler="research:research", errors=WRITE_ERRORS,
+          example={"question": "Who owns the billing migration?", "save": False}),
+    Route("search", "/v1/search", ("POST",), "Search memory (hybrid BM25 + vector by default)",
+          "Search the memory and get the best matching documents, each with its path, the line range of the "
+          "best passage, a plain-text snippet with the matched words marked, its evidence class and "
+          "confidence, and a stale_warning when it is superseded. Any text is a valid query. Read a result "
+          "with dory_get (path, and `from`/`lines` from its line range).",
+          m.SearchRequest, _obj("query", "count", "results", "took_ms", "warnings", query=S, count=I,
+                                results={"type": "array", "items": _result_schema()}, took_ms=N,
+                                warnings={"type": "array", "items": S}),
+          tool="dory_search", handler="search:search", errors=READ_ERRORS,
+          example={"query": "who owns the billing migration?", "k": 5}),
+    Route("get", "/v1/get", ("GET", "POST"), "Read a document (or some of its lines)",
+          "Read a document of the memory by its corpus-relative path (as search returns it). `from` (1-based) "
+          "and `lines` select a slice. With debug=true the answer adds total_lines, lines_returned, the "
+          "frontmatter and `hash`, which replace, forget and purge need as expected_hash.",
+          m.GetRequest, _obj("path", "from", "content", path=S, content=S, total_lines=I, lines_returned=I,
+                             frontmatter=OBJ, hash={"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+                             **{"from": I}),
+          tool="dory_get", handler="documents:get", errors=READ_ERRORS,
+          example={"path": "core/identity.md", "debug": True}),
+    Route("memory_write", "/v1/memory-write", ("POST",), "Remember a fact about a person, project, concept or decision",
+          "Record an atomic statement about a subject through the claim store: the subject is resolved (name, "
+          "alias, slug or family:slug), the claim is kept with provenance and the subject's canonical page is "
+          "recompiled. Live writes to canonical memory need allow_canonical=true; dry_run=true previews; "
+          "force_inbox=true files a tentative capture instead; an unknown subject is rejected (soft=true "
+          "quarantines it). Business outcomes come back as 200 with `result`.",
+          m.MemoryWriteRequest, _obj("resolved", "action", "kind", "result", "indexed", "quarantined", resolved=B,
+                                     action=S, kind=S, subject_ref=NS, target_path=NS, result=S,
+                                     confidence=NS, indexed=B, quarantined=B, message=NS),
+          tool="dory_memory_write", writes=True, handler="memory:memory_write", errors=WRITE_ERRORS,
+          example={"action": "write", "kind": "preference", "subject": "Alex", "content": "Alex prefers async reviews.",
+                   "allow_canonical": True}),
+    Route("write", "/v1/write", ("POST",), "Write a markdown document (append, create, replace, forget)",
+          "Write to a document by path; the wiki and indexes are updated before the answer (`indexed`). "
+          "append adds at the end (creating the file needs frontmatter title and type); create makes a new "
+          "file; replace needs expected_hash; forget marks the document superseded and writes a tombstone "
+          "next to it (needs reason). Refused content gets 400 unless soft=true quarantines it; dry_run=true "
+          "answers would_create, would_append, would_replace or would_forget.",
+          m.WriteRequest, _obj("path", "action", "bytes_written", "hash", "indexed", "edges_added", path=S,
+                               action=S, bytes_written=I, hash=S, indexed=B, edges_added=I),
+          tool="dory_write", writes=True, handler="documents:write", errors=WRITE_ERRORS,
+          example={"kind": "append", "target": "inbox/notes.md", "content": "Rotate the signing keys.",
+                   "frontmatter": {"title": "Notes", "type": "capture"}}),
+    Route("purge", "/v1/purge", ("POST",), "Delete a file for good",
+          "Delete a file (inbox, generated or evaluation material by default; canonical memory needs "
+          "allow_canonical=true). dry_run defaults to true and lists what would go; a live purge needs "
+          "reason and expected_hash. Prefer dory_write kind=forget, which keeps history.",
+          m.PurgeRequest, _obj("path", "action", "paths", "bytes_deleted", "indexed", "dry_run", path=S, action=S,
+                               paths=A, bytes_deleted=I, hash=NS, indexed=B, dry_run=B),
+          tool="dory_purge", writes=True, handler="purge:purge", errors=WRITE_ERRORS,
+          example={"target": "inbox/old.md"}),
+    Route("link", "/v1/link", ("POST",), "Follow links: neighbors, backlinks, broken links",
+          "Explore the link graph. op=neighbors: edges from `path` (direction out, in or both; depth hops); "
+          "op=backlinks: documents linking to `path`; op=lint: broken links and self-links. Edges are "
+          "{from, to, anchor, created}; lists stop at max_edges (`truncated`, `total_count`).",
+          m.LinkRequest, _obj("op", "count", op=S, path=NS, edges=A, broken=A, self_links=A, count=I,
+                              total_count=I, truncated=B),
+          tool="dory_link", handler="links:link", errors=READ_ERRORS, example={"op": "backlinks", "path": "people/alex.md"}),
+    Route("status", "/v1/status", ("GET", "POST"), "Index and server status",
+          "Counts (files, chunks, vectors, sessions), index health, the embedding model and dimensions, and "
+          "the last build. debug=true adds paths, the compatibility matrix and OpenClaw diagnostics.",
+          m.StatusRequest, _obj("api_version", "files_indexed", "chunks_indexed", "vectors_indexed", api_version=S,
+                                files_indexed=I, chunks_indexed=I, vectors_indexed=I, index_healthy=B),
+          tool="dory_status", handler="status:status", needs_ready=False, errors=(401, 422)),
+    Route("session_ingest", "/v1/session-ingest", ("POST",), "Store a session transcript",
+          "Store an agent session transcript under logs/sessions/ (searchable with corpus=sessions or all, "
+          "never mixed into durable answers by default).",
+          m.SessionIngestRequest, _obj("stored", "path", "reindexed", stored=B, path=S, reindexed=B),
+          writes=True, handler="sessions:ingest", errors=WRITE_ERRORS),
+    Route("recall_event", "/v1/recall-event", ("POST",), "Record which memory an agent used",
+          "Record a recall: the query, the paths offered and the one selected.",
+          m.RecallEventRequest, _obj("stored", stored=B, selected_path=NS, created_at=NS),
+          writes=True, handler="sessions:recall_event", errors=WRITE_ERRORS),
+    Route("public_artifacts", "/v1/public-artifacts", ("GET",), "Artifacts agents may publish",
+          "Markdown artifacts marked public (visibility: public), with kind, path, title and agent ids.",
+          m.EmptyRequest, _obj("count", "artifacts", count=I, artifacts=A), handler="sessions:public_artifacts",
+          errors=(401, 503)),
+    Route("migrate", "/v1/migrate", ("POST",), "Import a folder of legacy notes",
+          "Import markdown notes from `legacy_root` into the corpus deterministically (use_llm=false; no "
+          "language model is configured).",
+          m.MigrateRequest, dict(OBJ), writes=True, handler="migrate:migrate", errors=WRITE_ERRORS),
+    Route("stream", "/v1/stream", ("GET",), "Server-sent events: status, reindex, done",
+          "An event stream: `status`, then `reindex` progress when asked (reindex=true, force=true rebuilds "
+          "everything), then `done`.",
+          m.StreamRequest, {}, kind="sse", writes=False, errors=(401, 422, 503)),
+    Route("tools", "/v1/tools", ("GET",), "List the tools with JSON Schemas",
+          "The tools this server offers, with input JSON Schemas, for agent bridges.",
+          response=_obj("tools", tools=A), errors=(401,), needs_ready=False),
+    Route("openapi", "/v1/openapi.json", ("GET",), "This OpenAPI description",
+          "The OpenAPI 3.1 description of every route.", response=_obj("openapi", "paths"), errors=(),
+          public=True, needs_ready=False),
+    Route("metrics", "/metrics", ("GET",), "Prometheus metrics",
+          "Gauges in Prometheus text format: corpus files, indexed files, chunks and vectors.",
+          kind="text", errors=(401,), needs_ready=False),
+    Route("mcp", "/mcp", ("GET", "POST", "DELETE"), "MCP over streamable HTTP",
+          "The same tools over the Model Context Protocol (streamable HTTP), behind the same bearer token.",
+          kind="mcp", errors=(401,)),
+    Route("wiki_home", "/wiki", ("GET",), "The wiki (browser)", "The built wiki's start page, behind the "
+          "browser login.", kind="html", errors=(303, 404)),
+    Route("wiki_login", "/wiki/login", ("GET", "POST"), "Browser login", "A password form (setting "
+          "COMMONPLACE_WEB_PASSWORD); on success a signed session cookie.", kind="html", errors=(401, 503),
+          public=True),
+    Route("wiki_logout", "/wiki/logout", ("GET",), "Browser logout", "Clears the session and token cookies.",
+          kind="html", errors=(), public=True),
+    Route("wiki_search", "/wiki/search", ("GET",), "Wiki search (browser)", "Search results as a page (q=).",
+          kind="html", errors=(303,)),
+    Route("wiki_page", "/wiki/{page}", ("GET",), "A wiki page (browser)", "A page of the built wiki by corpus "
+          "path without .md.", kind="html", errors=(303, 400, 404)),
+    Route("site_home", "/", ("GET",), "The wiki's start page", "The built site's index.html.", kind="site",
+          errors=(401, 404), needs_ready=False),
+    Route("site_page", "/{rel}", ("GET",), "A file of the built wiki",
+          "Pages by pretty URL (`/people/alex/` serves people/alex/index.html; `/people/alex` and "
+          "`/people/alex.md` redirect there), and the site's assets. Nothing outside the output folder is "
+          "ever served: hidden parts, `..` and encoded separators are 404.", kind="site", errors=(401, 404),
+          needs_ready=False),
 )
 
-GET = Route(
-    "get", "/v1/get", ("GET", "POST"),
-    "Read a document (or some of its lines)",
-    "Read a markdown document of the memory by its corpus-relative path (for example "
-    "`people/alex.md`, as returned by `search`). `from` (1-based) and `lines` select a slice. "
-    "With debug=true the answer adds total_lines, lines_returned, the parsed frontmatter and "
-    "`hash` (sha256 of the whole file), which `write` needs as expected_hash to replace or forget it.",
-    GetRequest,
-    {
-        "type": "object",
-        "required": ["path", "from", "content"],
-        "properties": {
-            "path": {"type": "string"},
-            "from": {"type": "integer"},
-            "content": {"type": "string"},
-            "total_lines": {"type": "integer"},
-            "lines_returned": {"type": "integer"},
-            "frontmatter": {"type": "object"},
-            "hash": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
-        },
-    },
-    errors=(400, 401, 403, 404, 413, 503),
-    example={"path": "core/identity.md", "debug": True},
-    handler=documents.get,
-)
-
-WRITE = Route(
-    "write", "/v1/write", ("POST",),
-    "Write a markdown document (append, create, replace, forget)",
-    "Write to the memory corpus; the wiki and search indexes are updated before the answer "
-    "(`indexed`). kind=append adds content at the end of `target` (creating it with frontmatter "
-    "if missing; frontmatter fields are merged, tags unioned); create makes a new file (409 if it "
-    "exists); replace overwrites it and needs expected_hash (the current `hash` from get with "
-    "debug=true; 409 if the file changed since); forget replaces the document with a tombstone "
-    "and removes its text everywhere (needs expected_hash and reason). `target` is relative, ends "
-    "in .md, and may not be hidden or leave the corpus. Content with prompt-injection markers or "
-    "invisible characters is refused (422) unless soft=true, which quarantines it for review. "
-    "dry_run=true reports what would happen.",
-    WriteRequest,
-    {
-        "type": "object",
-        "required": ["path", "action", "bytes_written", "hash", "indexed", "edges_added"],
-        "properties": {
-            "path": {"type": "string"},
-            "action": {"type": "string"},
-            "bytes_written": {"type": "integer"},
-            "hash": {"type": "string"},
-            "indexed": {"type": "boolean"},
-            "edges_added": {"type": "integer"},
-            "dry_run": {"type": "boolean"},
-            "quarantined": {"type": "boolean"},
-            "message": {"type": "string"},
-        },
-    },
-    errors=(400, 401, 403, 404, 409, 413, 422, 503),
-    writes=True,
-    example={"kind": "append", "target": "inbox/notes.md", "content": "Remember to rotate the signing keys."},
-    handler=documents.write,
-)
-
-MEMORY_WRITE = Route(
-    "memory_write", "/v1/memory-write", ("POST",),
-    "Record a fact about a person, project, concept or decision",
-    "Remember something about an entity through the claim store: the subject (a person, project, "
-    "concept or decision, by name, alias, slug or id like person:alex) is resolved, the statement "
-    "is recorded as a claim with provenance, an evidence file keeps the raw input, and the "
-    "entity's canonical page is recompiled and reindexed. action=write adds a claim, replace "
-    "replaces the current claim of that kind, forget removes matching claims for good (needs "
-    "reason). An unknown or ambiguous subject is rejected (resolved=false; soft=true quarantines "
-    "it instead). Pages marked canonical need allow_canonical=true, or force_inbox=true to file "
-    "the note in the inbox for a person. dry_run=true previews.",
-    MemoryWriteRequest,
-    {
-        "type": "object",
-        "required": ["resolved", "action", "kind", "subject_ref", "target_path", "result", "confidence",
-                     "indexed", "quarantined", "message"],
-        "properties": {
-            "resolved": {"type": "boolean"},
-            "action": {"type": "string"},
-            "kind": {"type": "string"},
-            "subject_ref": {"type": ["string", "null"]},
-            "target_path": {"type": ["string", "null"]},
-            "result": {"type": "string"},
-            "confidence": {"type": ["string", "number", "null"]},
-            "indexed": {"type": "boolean"},
-            "quarantined": {"type": "boolean"},
-            "message": {"type": "string"},
-        },
-    },
-    errors=(400, 401, 403, 404, 409, 413, 422, 503),
-    writes=True,
-    example={"action": "write", "kind": "preference", "subject": "Alex", "content": "Alex prefers async reviews.",
-             "allow_canonical": True},
-    handler=memory.memory_write,
-)
-
-WAKE = Route(
-    "wake", "/v1/wake", ("POST",),
-    "Get a start-of-session context block",
-    "Call at the start of a session: returns `block`, a markdown context to read first, built "
-    "from the core/ documents, the project page (when `project` is given), pinned decisions and "
-    "the end of the most recent session notes, cut to fit `budget_tokens` (estimated offline). "
-    "Profiles: default, core, project, minimal.",
-    WakeRequest,
-    {
-        "type": "object",
-        "required": ["profile", "block"],
-        "properties": {
-            "profile": {"type": "string"},
-            "block": {"type": "string"},
-            "tokens": {"type": "integer"},
-            "budget_tokens": {"type": "integer"},
-            "sources": {"type": "array"},
-            "omitted": {"type": "array"},
-            "warnings": {"type": "array"},
-        },
-    },
-    example={"agent": "coder", "budget_tokens": 1500},
-    handler=wake.wake,
-)
-
-LINK = Route(
-    "link", "/v1/link", ("POST",),
-    "Follow links: neighbors, backlinks, broken links",
-    "Explore the link graph of the memory. op=neighbors: documents linked from and to `path` "
-    "(direction out, in or both; depth 1-5); op=backlinks: documents that link to `path`, with "
-    "the line of each link; op=lint: broken links and self-links (of `path`, or of the whole "
-    "corpus). Lists are cut at max_edges; `truncated` says so and `total_count` gives the full size.",
-    LinkRequest,
-    {
-        "type": "object",
-        "required": ["op", "count", "total_count", "truncated"],
-        "properties": {
-            "op": {"type": "string"},
-            "path": {"type": ["string", "null"]},
-            "edges": {"type": "array"},
-            "broken": {"type": "array"},
-            "self_links": {"type": "array"},
-            "count": {"type": "integer"},
-            "total_count": {"type": "integer"},
-            "truncated": {"type": "boolean"},
-        },
-    },
-    errors=(400, 401, 403, 404, 413, 503),
-    example={"op": "backlinks", "path": "people/alex.md"},
-    handler=links.link,
-)
-
-STATUS = Route(
-    "status", "/v1/status", ("GET", "POST"),
-    "Index and server status",
-    "What the server holds: document, chunk and vector counts, index health, embedding model "
-    "and dimensions, pending embeddings, and the last build. debug=true adds index freshness "
-    "(compares the corpus on disk with the index; slower on large corpora).",
-    StatusRequest,
-    {
-        "type": "object",
-        "required": ["ok", "ready", "documents"],
-        "properties": {
-            "ok": {"type": "boolean"},
-            "ready": {"type": "boolean"},
-            "documents": {"type": "integer"},
-            "files": {"type": "integer"},
-            "chunks": {"type": ["integer", "null"]},
-            "vectors": {"type": ["integer", "null"]},
-            "index": {"type": "object"},
-            "model": {"type": ["string", "null"]},
-            "dimensions": {"type": ["integer", "null"]},
-            "pending": {"type": ["integer", "null"]},
-            "last_build": {"type": ["object", "null"]},
-            "last_refresh": {"type": ["object", "null"]},
-        },
-    },
-    errors=(400, 401, 403, 413, 503),
-    handler=status.status,
-    needs_ready=False,
-)
-
-TOOLS = Route(
-    "tools", "/v1/tools", ("GET",), "List the tools with JSON Schemas",
-    "The tools this server offers, with input JSON Schemas, for agent bridges.",
-    None, {"type": "object", "required": ["tools"], "properties": {"tools": {"type": "array"}}},
-    errors=(400, 401, 403),
-    tool=False,
-)
-
-OPENAPI = Route(
-    "openapi", "/v1/openapi.json", ("GET",), "This OpenAPI description",
-    "The OpenAPI 3.1 description of every route.", None,
-    {"type": "object", "required": ["openapi", "paths"]},
-    errors=(400, 401, 403),
-    tool=False,
-)
-
-HEALTHZ = Route(
-    "healthz", "/healthz", ("GET",), "Liveness and readiness",
-    "200 {\"ok\": true} once the index is loaded and the model preloaded; 503 before.", None,
-    {"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}},
-    errors=(503,),
-    tool=False,
-)
-
-SITE_HOME = Route(
-    "site_home", "/", ("GET",), "The wiki's start page",
-    "The built site's index.html.", None, {}, errors=(400, 401, 403, 404), tool=False, site=True,
-)
-
-SITE_PAGE = Route(
-    "site_page", "/{rel}", ("GET",), "A file of the built wiki",
-    "Pages by pretty URL (`/people/alex/` serves people/alex/index.html; `/people/alex` and "
-    "`/people/alex.md` redirect there), and the site's assets. Nothing outside the output "
-    "folder is ever served: hidden parts, `..` and encoded separators are 404.",
-    None, {}, errors=(400, 401, 403, 404), tool=False, site=True,
-)
-
-ROUTES: tuple[Route, ...] = (HEALTHZ, SEARCH, GET, WRITE, MEMORY_WRITE, WAKE, LINK, STATUS, TOOLS, OPENAPI,
-                             SITE_HOME, SITE_PAGE)
 BY_NAME = {r.name: r for r in ROUTES}
-
-
-# --------------------------------------------------------------------------- documents
-
-
-def input_schema(route: Route) -> dict[str, Any]:
-    """The JSON Schema of a route's request body (its model's, inlined, without titles)."""
-    if route.model is None:
-        return {"type": "object", "properties": {}, "required": [], "additionalProperties": True}
-    return model_schema(route.model)
-
-
-def model_schema(model: type[Request]) -> dict[str, Any]:
-    schema = model.model_json_schema(by_alias=True)
-    defs = schema.pop("$defs", {})
-    out = _inline(schema, defs)
-    out["additionalProperties"] = True
-    out.setdefault("required", [])
-    return out
-
-
-def _inline(node: Any, defs: dict[str, Any]) -> Any:
-    """Resolve `$ref`s, drop `title`s and collapse Optional[X] (anyOf X|null) to X, as tool
-    schemas are read by agents, not by code generators."""
-    if isinstance(node, list):
-        return [_inline(x, defs) for x in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        target = defs[node["$ref"].rsplit("/", 1)[-1]]
-        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        return _inline(merged, defs)
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "properties":
-            out[key] = {name: _inline(v, defs) for name, v in value.items()}
-            continue
-        out[key] = _inline(value, defs)
-    any_of = out.get("anyOf")
-    if isinstance(any_of, list):
-        rest = [x for x in any_of if x != {"type": "null"}]
-        if len(rest) < len(any_of):
-            if len(rest) == 1:
-                out.pop("anyOf")
-                out = {**rest[0], **out}
-            else:
-                out["anyOf"] = rest
-    if out.get("default", 0) is None:
-        out.pop("default")
-    return out
-
-
-def tools_document() -> dict[str, Any]:
-    tools = []
-    for r in ROUTES:
-        if not r.tool:
-            continue
-        tools.append({
-            "name": r.name,
-            "description": r.description,
-            "inputSchema": input_schema(r),
-            "method": "POST",
-            "path": r.path,
-            "writes": r.writes,
-        })
-    return {"tools": tools}
-
-
-ERROR_SCHEMA = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message", "type"],
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "type": {"type": "string"},
-            },
-        }
-    },
-}
-
-_STATUS_TEXT = {
-    400: "Invalid input", 401: "Missing or invalid bearer token", 403: "Forbidden (origin or host)",
-    404: "No such document", 409: "Hash precondition failed or target exists", 413: "Request too large",
-    422: "Content refused", 503: "Not ready (index loading, model loading) or storage unavailable",
-}
-
-
-def _query_params(route: Route) -> list[dict[str, Any]]:
-    schema = input_schema(route)
-    required = set(schema.get("required", []))
-    out = []
-    for name, prop in schema["properties"].items():
-        if prop.get("type") == "object" or "properties" in prop:
-            continue  # objects come in a JSON body only
-        s = {k: v for k, v in prop.items() if k != "description"}
-        if "anyOf" in s:
-            s = {"type": "string"}
-        out.append({"name": name, "in": "query", "required": name in required,
-                    "description": prop.get("description", ""), "schema": s})
-    return out
-
-
-def _site_operation(r: Route) -> dict[str, Any]:
-    errors = {str(code): {"description": _STATUS_TEXT[code],
-                          "content": {"application/json": {"schema": ERROR_SCHEMA}}} for code in r.errors if code != 404}
-    op: dict[str, Any] = {
-        "operationId": r.name,
-        "summary": r.summary,
-        "description": r.description,
-        "responses": {
-            "200": {"description": "A page or asset of the built site", "content": {"*/*": {}}},
-            "308": {"description": "Redirect to the page's canonical URL (trailing slash)"},
-            "404": {"description": "Not found: the site's 404 page (HTML), or the JSON envelope under /v1/",
-                    "content": {"text/html": {}, "application/json": {"schema": ERROR_SCHEMA}}},
-            **errors,
-        },
-    }
-    if "{rel}" in r.path:
-        op["parameters"] = [{"name": "rel", "in": "path", "required": True,
-                             "description": "Path inside the site", "schema": {"type": "string"}}]
-    return op
-
-
-def openapi_document(server_url: str | None = None) -> dict[str, Any]:
-    paths: dict[str, Any] = {}
-    for r in ROUTES:
-        ops: dict[str, Any] = {}
-        if r.site:
-            paths[r.path] = {"get": _site_operation(r)}
-            continue
-        for method in r.methods:
-            op: dict[str, Any] = {
-                "operationId": f"{r.name}_{method.lower()}",
-                "summary": r.summary,
-                "description": r.description,
-                "responses": {
-                    "200": {"description": "OK", "content": {"application/json": {"schema": r.response}}},
-                    **{str(code): {"description": _STATUS_TEXT[code],
-                                   "content": {"application/json": {"schema": ERROR_SCHEMA}}}
-                       for code in r.errors},
-                },
-            }
-            if r.writes or r.model is not None:
-                op["security"] = [{"bearer": []}, {}]
-            if method == "GET":
-                qp = _query_params(r) if r.model is not None else []
-                if qp:
-                    op["parameters"] = qp
-            elif r.model is not None:
-                op["requestBody"] = {
-                    "required": bool(input_schema(r).get("required")),
-                    "content": {"application/json": {"schema": input_schema(r)}},
-                }
-            ops[method.lower()] = op
-        paths[r.path] = ops
-    doc: dict[str, Any] = {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "commonplace",
-            "version": _version(),
-            "description": "Memory wiki query server: Dory-compatible /v1 API. Errors use one envelope: "
-                           "{\"error\": {\"code\", \"message\", \"type\"}}.",
-        },
-        "paths": paths,
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": ERROR_SCHEMA},
-        },
-    }
-    if server_url:
-        doc["servers"] = [{"url": server_url}]
-    return doc
-
-
-def _version() -> str:
-    from commonplace.compiler import __version__
-
-    return __version__
+BY_TOOL = {r.tool: r for r in ROUTES if r.tool}
+WRITE_PATHS = frozenset(r.path for r in ROUTES if r.writes)
+PUBLIC_PATHS = frozenset(r.path for r in ROUTES if r.public)

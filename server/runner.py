@@ -21,6 +21,33 @@ class BindError(Exception):
     pass
 
 
+def _json_channel_class() -> Any:
+    """waitress's channel with its own refusals (400 bad request line, 413 body too large,
+    431 headers) answered in the API's JSON body instead of plain text."""
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    from .errors import ApiError
+
+    codes = {400: "bad_request", 413: "too_large", 431: "headers_too_large", 408: "timeout"}
+
+    class JsonErrorTask(ErrorTask):
+        def execute(self) -> None:
+            e = self.request.error
+            message = f"{e.reason}: {e.body}".strip().rstrip(":")
+            body = json.dumps(ApiError(e.code, codes.get(e.code, "http_error"), message).body()).encode("utf-8")
+            self.status = f"{e.code} {e.reason}"
+            self.response_headers.extend([("Content-Type", "application/json"), ("Cache-Control", "no-store")])
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class JsonChannel(HTTPChannel):
+        error_task_class = JsonErrorTask
+
+    return JsonChannel
+
+
 def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
@@ -72,6 +99,7 @@ def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, em
         )
     except OSError as exc:
         raise BindError(f"cannot listen on {cfg.host}:{cfg.port}: {exc.strerror or exc}") from None
+    server.channel_class = _json_channel_class()
     effective = getattr(server, "effective_port", cfg.port)
     url = f"http://{url_host(cfg.host)}:{effective}"
     cfg.port = effective

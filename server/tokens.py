@@ -89,6 +89,8 @@ class TokenStore:
                     data = json.loads(self.path.read_text("utf-8"))
                 except (OSError, ValueError) as exc:
                     raise TokenError(f"cannot read {self.path.name}: {exc.__class__.__name__}") from None
+                if not isinstance(data, dict) or not isinstance(data.get("tokens", []), list):
+                    raise TokenError(f"cannot read {self.path.name}: not a token file")
                 for item in data.get("tokens", []) if isinstance(data, dict) else []:
                     if not isinstance(item, dict):
                         continue
@@ -122,6 +124,37 @@ class TokenStore:
             if hmac.compare_digest(digest, t.hash.encode("ascii", "replace")) and match is None:
                 match = t.name
         return match
+
+    def configured(self) -> bool:
+        """At least one token exists. Raises TokenError when the file is unreadable."""
+        return bool(self._load())
+
+    def import_dory(self, path: Path) -> list[str]:
+        """Add the tokens of a Dory token file (a JSON object name -> token), hashed, under
+        their names; names already here are skipped. Returns the names added."""
+        try:
+            data = json.loads(Path(path).read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise TokenError(f"cannot read {Path(path).name}: {exc.__class__.__name__}") from None
+        if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+            raise TokenError(f"{Path(path).name} is not a Dory token file (a JSON object of name -> token)")
+        added: list[str] = []
+        from commonplace.compiler.writes import write_lock
+
+        with write_lock(self.path.parent.parent):
+            tokens = list(self._load())
+            have = {t.name for t in tokens}
+            for name, value in sorted(data.items()):
+                if name in have or not value:
+                    continue
+                if not _NAME.match(name):
+                    raise TokenError(f"token name {name!r} must be 1-64 characters: letters, digits, '_', '.', '@', '-'")
+                created = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+                tokens.append(TokenInfo(name, hash_token(value), value[:7], created))
+                added.append(name)
+            if added:
+                self._save(tokens)
+        return added
 
     # -- writing
     def _save(self, tokens: list[TokenInfo]) -> None:

@@ -1,8 +1,8 @@
 """Request validation: a request model from the query string and the JSON body.
 
 Free of Flask, so HTTP and MCP validate the same way. Body fields win over query-string
-fields; a body field sent as null counts as absent; unknown fields are ignored. A request
-that fails validation raises `ApiError` with the failing fields.
+fields; unknown fields are ignored. A request that fails validation is a 422 whose
+`detail` is the FastAPI-style list (type, loc, msg, input, ctx), as Dory answers.
 """
 
 from __future__ import annotations
@@ -29,32 +29,48 @@ def _query_names(model: type[Request]) -> set[str]:
 
 def validate(model: type[M], query: Mapping[str, Any] | None = None, body: Mapping[str, Any] | None = None) -> M:
     data: dict[str, Any] = {}
+    where: dict[str, str] = {}
     if query:
         allowed = _query_names(model)
-        data.update({k: v for k, v in query.items() if k in allowed})
+        for k, v in query.items():
+            if k in allowed:
+                data[k], where[k] = v, "query"
     if body:
-        data.update({k: v for k, v in body.items() if v is not None})
+        for k, v in body.items():
+            data[k], where[k] = v, "body"
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise invalid(exc) from None
+        raise invalid(exc, where, "query" if query and not body else "body") from None
 
 
-def invalid(exc: ValidationError) -> ApiError:
-    """The first failing field, said plainly; every failure in `detail`."""
-    errors = exc.errors(include_url=False, include_context=False)
-    first = errors[0]
-    name = ".".join(str(p) for p in first["loc"]) or "body"
-    if first["type"] == "missing":
-        return ApiError(400, "missing_parameter", f"`{name}` is required", detail=_detail(errors))
-    return ApiError(400, "invalid_parameter", f"`{name}`: {first['msg']}", detail=_detail(errors))
-
-
-def _detail(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+def invalid(exc: ValidationError, where: Mapping[str, str] | None = None, default: str = "body") -> ApiError:
+    """422: the first failing field said plainly in `error.message`; all in `detail`."""
+    errors = exc.errors(include_url=False)
+    detail = []
     for e in errors:
-        item = {"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]}
-        if isinstance(e.get("input"), (str, int, float, bool)) or e.get("input") is None:
-            item["input"] = e.get("input")
-        out.append(item)
-    return out
+        head = str(e["loc"][0]) if e["loc"] else ""
+        item: dict[str, Any] = {"type": e["type"], "loc": [(where or {}).get(head, default), *e["loc"]],
+                                "msg": e["msg"], "input": _jsonable(e.get("input"))}
+        if e.get("ctx"):
+            item["ctx"] = {k: _jsonable(v) for k, v in e["ctx"].items()}
+        detail.append(item)
+    first = detail[0]
+    name = ".".join(str(p) for p in first["loc"][1:]) or "body"
+    if first["type"] == "missing":
+        message = f"`{name}` is required"
+    else:
+        message = f"`{name}`: {first['msg']}"
+    return ApiError(422, "validation_error", message, detail=detail)
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        if isinstance(value, str) and len(value) > 200:
+            return value[:200] + "..."
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in list(value)[:20]]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in list(value.items())[:20]}
+    return str(value)[:200]

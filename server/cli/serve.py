@@ -32,7 +32,11 @@ def parse_size(text: str) -> int:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8766, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
 @click.option("--watch", is_flag=True, help="Also rebuild when files change on disk (editor saves).")
-@click.option("--no-auth", is_flag=True, help="Allow writes without a token (loopback binds only).")
+@click.option("--no-auth", is_flag=True, envvar=["COMMONPLACE_ALLOW_NO_AUTH", "DORY_ALLOW_NO_AUTH"],
+              help="No token needed for anything (loopback binds only; also COMMONPLACE_ALLOW_NO_AUTH or "
+                   "DORY_ALLOW_NO_AUTH=true).")
+@click.option("--loopback-reads", is_flag=True, help="Reads from this machine need no token (loopback binds only); "
+                                                     "writes still do.")
 @click.option("--no-embed", is_flag=True, help="No embedding model: BM25 search only.")
 @click.option("--max-body", default="1MiB", show_default=True, help="Largest request body accepted (413 above).")
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256), help="Worker threads.")
@@ -40,13 +44,14 @@ def parse_size(text: str) -> int:
               help="Extra Host header names to answer to (for a non-loopback bind behind a name).")
 @click.option("--access-log", is_flag=True, help="Log one line per request (request id, method, path, status, ms).")
 def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str, port: int, watch: bool,
-          no_auth: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...],
+          no_auth: bool, loopback_reads: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...],
           access_log: bool) -> None:
-    """Serve the wiki at / and the /v1 API (search, get, write, memory-write, wake, link, status).
+    """Serve the wiki at / and Dory's /v1 API (search, get, write, memory-write, wake, ...).
 
-    Loopback clients may read without a token; writes need `Authorization: Bearer <token>`
-    (see `commonplace token new`) unless --no-auth. A non-loopback --host refuses to start
-    without tokens.
+    As in Dory, every /v1 request needs `Authorization: Bearer <token>` (see `commonplace
+    token new`, or `token import` for a Dory token file) unless --no-auth; --loopback-reads
+    lets reads from this machine in without one. The site at / is open to this machine. A
+    non-loopback --host refuses to start without tokens.
     """
     import logging
 
@@ -72,7 +77,10 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
     live = LiveCorpus(root, out, embed=not no_embed)
     if watch and not callable(getattr(live, "watch", None)):
         raise Problem("--watch is not available in this version (LiveCorpus has no watcher)")
-    cfg = ServerConfig(corpus=root, out=out, host=host, port=port, no_auth=no_auth, max_body=body_limit,
+    if loopback_reads and not loopback:
+        raise Problem(f"--loopback-reads is only allowed on a loopback address, not {host}")
+    cfg = ServerConfig(corpus=root, out=out, host=host, port=port, no_auth=no_auth, loopback_reads=loopback_reads,
+                       max_body=body_limit,
                        allowed_hosts=list(allowed_hosts))
     app = create_app(live, cfg)
 

@@ -6,15 +6,20 @@ from typing import Any
 
 from commonplace.compiler import writes as w
 
-from ..errors import from_write_error
+from ..errors import ApiError, from_write_error
 from ..models import GetRequest, WriteRequest
 from . import OpContext
 from .refresh import links_of, purge, refresh
 
 
 def get(ctx: OpContext, req: GetRequest) -> dict[str, Any]:
+    start = req.from_ if req.from_ is not None else req.from_line if req.from_line is not None else 1
+    if start < 1:
+        raise ApiError(400, "invalid_parameter", "'from' must be >= 1")
+    if req.lines is not None and req.lines < 1:
+        raise ApiError(400, "invalid_parameter", "'lines' must be >= 1")
     try:
-        r = w.read_document(ctx.root, req.path, req.from_, req.lines, ctx.excluded)
+        r = w.read_document(ctx.root, req.path, start, req.lines, ctx.excluded)
     except w.WriteError as exc:
         raise from_write_error(exc) from None
     return r.as_dict(debug=req.debug)

@@ -1,23 +1,19 @@
 """The checks before every route: request id, Host, Origin, then authentication (bearer
 tokens from `.commonplace/tokens.json`, see server/tokens.py).
 
-Policy (design, "Server"):
-
-- `/healthz`, `/v1/openapi.json`, `/v1/tools` and the site's static files of a loopback
-  server need no token.
-- Reads (search, get, wake, link, status) need no token when the server is bound to a
-  loopback address and the client is on loopback; otherwise they need a valid token.
-- Writes (write, memory-write) always need a valid token, unless the server was started
-  with `--no-auth` on a loopback bind (the CLI refuses `--no-auth` on any other bind).
-- A presented token that is not valid is always a 401, even where none is needed: a client
-  with a revoked token should learn it at once, not when it first writes.
-- The site itself (pages) follows the read rule.
-- "On loopback" means the TCP peer is a loopback address *and* the request carries no
-  forwarding header (X-Forwarded-For, Forwarded, X-Real-IP, X-Forwarded-Host): behind a
-  reverse proxy on the same machine every request would otherwise look local.
+Policy (Dory's, see `authenticate`): `/healthz` and `/v1/openapi.json` are open; every
+other `/v1` route, `/metrics` and `/mcp` need a valid bearer token whenever tokens are
+configured, and are refused when none are, unless the server runs with `--no-auth` on a
+loopback bind. `--loopback-reads` lets reads from this machine in without a token. The
+built site at `/` is open to local clients of a loopback server and needs a token from
+anywhere else; `/wiki` has its own login. "On loopback" means the TCP peer is a loopback
+address *and* the request carries no forwarding header (X-Forwarded-For, Forwarded,
+X-Real-IP, X-Forwarded-Host): behind a reverse proxy on the same machine every request
+would otherwise look local.
 
 The token is taken from `Authorization: Bearer <token>` only (never from the URL, where it
-would end up in logs and browser history). It is never logged or echoed.
+would end up in logs and browser history), except on /wiki, where Dory's `?token=` sets a
+cookie. It is never logged or echoed.
 """
 
 from __future__ import annotations
@@ -31,13 +27,13 @@ from flask import Blueprint, g, request
 
 from ..context import ServerConfig, is_loopback, state
 from ..errors import ApiError
+from ..registry import PUBLIC_PATHS, WRITE_PATHS
+from ..tokens import TokenError
 
 guard = Blueprint("guard", __name__)
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 
-PUBLIC = {"/healthz", "/v1/openapi.json", "/v1/tools"}
-WRITES = {"/v1/write", "/v1/memory-write"}
 
 
 def _host_allowed(host_header: str, cfg: ServerConfig) -> bool:
@@ -117,27 +113,50 @@ def is_local_client() -> bool:
 
 @guard.before_app_request
 def authenticate() -> Any:
+    """Dory's policy: with tokens configured, every /v1 request (and /metrics, /mcp) needs a
+    valid one; with none, requests are refused (401) unless the server runs with --no-auth
+    on loopback. `--loopback-reads` keeps reads from this machine open (commonplace's
+    earlier policy). A presented token that is not valid is always a 401, even where none
+    is needed; an unreadable token file is a 503. The site (/) and the wiki (/wiki, its own
+    login) follow their own rules below."""
     st = state()
     path = request.path
-    token = _bearer()
     g.actor = None
+    token = _bearer()
     if token is not None:
+        try:
+            st.tokens.configured()
+        except TokenError:
+            raise _bad_config() from None
         name = st.tokens.verify(token)
         if name is None:
-            raise _unauthorized("the bearer token is not valid (revoked, mistyped or from another corpus)")
+            raise _unauthorized("invalid bearer token")
         g.actor = name
         return None
-    if path in PUBLIC:
-        return None
+    if path in PUBLIC_PATHS or path.startswith("/wiki"):
+        return None  # /wiki checks its own cookies, token parameter and login
     cfg = st.config
     client_local = is_local_client()
-    if path in WRITES:
-        if cfg.no_auth and cfg.loopback and client_local:
-            return None
-        if not st.tokens.has_tokens():
-            raise _unauthorized("writes need a bearer token and none exist: create one with "
-                                "`commonplace token new NAME`, or run `commonplace serve --no-auth` on loopback")
-        raise _unauthorized("writes need 'Authorization: Bearer <token>'")
-    if cfg.loopback and client_local:
+    if cfg.no_auth and cfg.loopback and client_local:
         return None
-    raise _unauthorized("this server needs 'Authorization: Bearer <token>' for requests from other hosts")
+    protected = path.startswith("/v1/") or path in ("/metrics", "/mcp") or path.startswith("/mcp/")
+    if not protected:  # the built site: open on loopback, a token elsewhere
+        if cfg.loopback and client_local:
+            return None
+        raise _unauthorized("missing bearer token: this server needs 'Authorization: Bearer <token>' for "
+                            "requests from other hosts")
+    if cfg.loopback_reads and cfg.loopback and client_local and path not in WRITE_PATHS:
+        return None
+    try:
+        configured = st.tokens.configured()
+    except TokenError:
+        raise _bad_config() from None
+    if not configured:
+        raise _unauthorized("authentication is required; add a bearer token (`commonplace token new NAME`) or run "
+                            "`commonplace serve --no-auth` for local development")
+    raise _unauthorized("missing bearer token")
+
+
+def _bad_config() -> ApiError:
+    return ApiError(503, "invalid_token_file", "invalid auth token configuration: .commonplace/tokens.json "
+                                               "cannot be read; fix or remove it (`commonplace token list`)")

@@ -16,7 +16,8 @@ from flask import Blueprint, Response, g, jsonify, request
 from ..context import ServerState, state
 from ..errors import ApiError
 from ..ops import OpContext
-from ..registry import ROUTES, Route, openapi_document, tools_document
+from ..openapi import openapi_document, tools_document
+from ..registry import ROUTES, Route
 from ..validation import validate
 
 api = Blueprint("api", __name__)
@@ -67,8 +68,14 @@ def _unicode_ok(value: Any) -> bool:
     return True
 
 
+def _bad_body(message: str, kind: str = "json_invalid") -> ApiError:
+    return ApiError(422, "invalid_json", message,
+                    detail=[{"type": kind, "loc": ["body"], "msg": message, "input": None}])
+
+
 def json_body() -> dict[str, Any]:
-    """The request's JSON object ({} when there is no body). 400 for anything else."""
+    """The request's JSON object ({} when there is no body). 422 for anything else, as a
+    FastAPI server answers a body it cannot decode."""
     if request.method not in ("POST", "PUT", "PATCH"):
         return {}
     data = request.get_data(cache=True)  # bounded by MAX_CONTENT_LENGTH (413 above it)
@@ -77,21 +84,21 @@ def json_body() -> dict[str, Any]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ApiError(400, "invalid_json", "the request body is not UTF-8") from None
+        raise _bad_body("the request body is not UTF-8") from None
     try:
         body = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
     except RecursionError:
-        raise ApiError(400, "invalid_json", "the request body is nested too deeply") from None
+        raise _bad_body("the request body is nested too deeply") from None
     except ValueError as exc:
         msg = str(exc).split(":")[0][:200] if not isinstance(exc, json.JSONDecodeError) else \
             f"the request body is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        raise ApiError(400, "invalid_json", msg) from None
+        raise _bad_body(msg) from None
     if not isinstance(body, dict):
-        raise ApiError(400, "invalid_json", "the request body must be a JSON object")
+        raise _bad_body("the request body must be a JSON object", "model_attributes_type")
     if not _depth_ok(body):
-        raise ApiError(400, "invalid_json", f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
+        raise _bad_body(f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
     if not _unicode_ok(body):
-        raise ApiError(400, "invalid_json", "the request body holds a lone surrogate (a \\ud800-\\udfff escape "
+        raise _bad_body("the request body holds a lone surrogate (a \\ud800-\\udfff escape "
                                             "without its pair), which is not valid Unicode text")
     return body
 
@@ -136,14 +143,14 @@ def _view(route: Route) -> Any:
         st = state()
         if route.needs_ready:
             ready_live()
-        return answer(route.handler(op_context(st), req))
+        return answer(route.call(op_context(st), req))
 
     view.__name__ = route.name
     return view
 
 
 for _route in ROUTES:
-    if _route.handler is not None:
+    if _route.kind == "json" and _route.handler is not None:
         api.add_url_rule(_route.flask_path, endpoint=_route.name, view_func=_view(_route), methods=list(_route.methods))
 
 
@@ -152,7 +159,7 @@ def healthz() -> Response:
     st = state()
     if st.ready:
         return answer({"ok": True})
-    body = ApiError(503, "not_ready", st.redact(st.open_error) or "starting: building the site, loading the index and model").body()
+    body = ApiError(503, "not_ready", st.redact(st.open_error) or "starting: building the site, loading the index and model").body(getattr(g, "request_id", None))
     body["ok"] = False
     resp = answer(body, 503)
     resp.headers["Retry-After"] = "2"

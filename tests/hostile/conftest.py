@@ -41,7 +41,7 @@ def live(env: Env) -> Any:
 def app(live: Any, env: Env) -> Any:
     from commonplace.server import ServerConfig, create_app
 
-    application = create_app(live, ServerConfig(corpus=env.corpus, out=env.site))
+    application = create_app(live, ServerConfig(corpus=env.corpus, out=env.site, loopback_reads=True))
     application.testing = False  # errors go through the real handlers, as in production
     return application
 

@@ -201,7 +201,7 @@ def test_failed_memory_write(name: str, env: Env, client, cli, monkeypatch) -> N
     page_before = page.read_bytes()
     with monkeypatch.context() as mp:
         CLAIM_FAULTS[name](mp)
-        r = client.post("/v1/memory-write", json={"subject": "Alex", "content": f"likes tea ({name})",
+        r = client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": f"likes tea ({name})",
                                                   "allow_canonical": True}, headers=env.auth)
     data = check_response(r, env, 503, f"memory-write {name}")
     assert data["error"]["code"] == "write_failed", data
@@ -216,7 +216,7 @@ def test_failed_memory_write(name: str, env: Env, client, cli, monkeypatch) -> N
     assert page.read_bytes() == page_before
     assert _tmp_files(env.corpus) == []
     # And once the disk is back, the same write works and the log stays well-formed.
-    r = client.post("/v1/memory-write", json={"subject": "Alex", "content": f"likes tea ({name})", "allow_canonical": True},
+    r = client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": f"likes tea ({name})", "allow_canonical": True},
                     headers=env.auth)
     check_response(r, env, 200, "memory-write after recovery")
     assert len(_log_lines(env.corpus)) == lines_before + 1
@@ -294,7 +294,7 @@ def test_real_disk_full(tiny_fs: Path, tmp_path: Path, cli) -> None:
     assert r.exit_code == 1 and "no space" in r.stderr, r
     assert target.read_bytes() == original and _tmp_files(env.corpus) == []
     lines = len(_log_lines(env.corpus))
-    r = client.post("/v1/memory-write", json={"subject": "Alex", "content": "y" * 1500, "allow_canonical": True},
+    r = client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": "y" * 1500, "allow_canonical": True},
                     headers=env.auth)
     check_response(r, env, 503, "memory-write on a full disk")
     assert len(_log_lines(env.corpus)) == lines  # and every line parses
@@ -316,7 +316,7 @@ def test_real_read_only_corpus(tiny_fs: Path, tmp_path: Path, cli) -> None:
         r = client.post("/v1/write", json=body, headers=env.auth)
         data = check_response(r, env, 503, f"read-only {body['kind']} {body['target']}")
         assert "read-only" in data["error"]["message"], data
-    r = client.post("/v1/memory-write", json={"subject": "Alex", "content": "likes tea", "allow_canonical": True}, headers=env.auth)
+    r = client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": "likes tea", "allow_canonical": True}, headers=env.auth)
     check_response(r, env, 503, "read-only memory-write")
     r = cli("write", "notes/plain.md", "-C", env.corpus, "--content", "z", "--no-build")
     assert r.exit_code == 1 and "read-only" in r.stderr, r
@@ -324,7 +324,7 @@ def test_real_read_only_corpus(tiny_fs: Path, tmp_path: Path, cli) -> None:
     assert r.exit_code == 1, r
     assert target.read_bytes() == original
     # Reads keep working on a read-only corpus.
-    r = client.get("/v1/get", query_string={"path": "notes/plain.md"})
+    r = client.get("/v1/get", query_string={"path": "notes/plain.md"}, headers=env.auth)
     check_response(r, env, 200, "read on a read-only corpus")
     r = client.post("/v1/search", json={"query": "quagga", "mode": "bm25"})
     check_response(r, env, 200, "search on a read-only corpus")

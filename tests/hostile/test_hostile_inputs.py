@@ -36,7 +36,7 @@ def test_raw_body(cid: str, route: str, raw: bytes, statuses: tuple[int, ...], e
 
 def test_body_without_content_type_is_still_checked(env: Env, client) -> None:
     r = client.post("/v1/search", data=b"{not json", headers={"Content-Type": "text/plain"})
-    check_response(r, env, 400, "text/plain body")
+    check_response(r, env, 422, "text/plain body")
 
 
 # --------------------------------------------------------------------------- wrong types (generated)
@@ -44,9 +44,9 @@ def test_body_without_content_type_is_still_checked(env: Env, client) -> None:
 _BASE = {
     "search": {"query": "billing"},
     "get": {"path": "notes/links.md"},
-    "write": {"target": "inbox/typed.md", "content": "typed", "dry_run": True},
-    "memory_write": {"subject": "Alex", "content": "likes tea", "dry_run": True},
-    "wake": {},
+    "write": {"kind": "append", "target": "inbox/typed.md", "content": "typed", "dry_run": True},
+    "memory_write": {"action": "write", "kind": "fact", "subject": "Alex", "content": "likes tea", "dry_run": True},
+    "wake": {"agent": "hostile"},
     "link": {"op": "neighbors", "path": "notes/links.md"},
 }
 
@@ -83,11 +83,14 @@ def _wrong_values(schema: dict[str, Any]) -> list[Any]:
         return ["abc", [], True, {"a": 1}]
     if t == "object":
         return ["str", [], 5, True]
+    if t == "array":
+        return ["str", 5, {"a": 1}, [1], [None]]
     return [object()]
 
 
 def _type_cases() -> list[tuple[str, str, str, Any]]:
-    from commonplace.server.registry import ROUTES, input_schema
+    from commonplace.server.openapi import input_schema
+    from commonplace.server.registry import ROUTES
 
     out = []
     for route in ROUTES:
@@ -110,7 +113,8 @@ TYPE_CASES = _type_cases()
 
 
 def _surrogate_cases() -> list[tuple[str, str, str]]:
-    from commonplace.server.registry import ROUTES, input_schema
+    from commonplace.server.openapi import input_schema
+    from commonplace.server.registry import ROUTES
 
     out = []
     for route in ROUTES:
@@ -123,6 +127,12 @@ def _surrogate_cases() -> list[tuple[str, str, str]]:
 SURROGATE_CASES = _surrogate_cases()
 
 
+def _methods(path: str) -> tuple[str, ...]:
+    from commonplace.server.registry import ROUTES
+
+    return next(r.methods for r in ROUTES if r.path == path)
+
+
 @pytest.mark.parametrize("cid,route,field", SURROGATE_CASES, ids=[c[0] for c in SURROGATE_CASES])
 def test_lone_surrogate_in_any_string_field(cid: str, route: str, field: str, env: Env, client, corpus_files) -> None:
     name = cid.split(".")[0]
@@ -130,13 +140,15 @@ def test_lone_surrogate_in_any_string_field(cid: str, route: str, field: str, en
     body[field] = "x\udc80y"
     before = corpus_files()
     r = client.post(route, data=json.dumps(body), headers={**env.auth, "Content-Type": "application/json"})
-    data = check_response(r, env, 400, cid)
-    assert data["error"]["code"] == "invalid_json", data
+    data = check_response(r, env, (405,) if "POST" not in _methods(route) else 422, cid)
+    assert data["error"]["code"] == ("method_not_allowed" if r.status_code == 405 else "invalid_json"), data
     assert corpus_files() == before
 
 
 @pytest.mark.parametrize("cid,route,field,value", TYPE_CASES, ids=[c[0] for c in TYPE_CASES])
-def test_wrong_type_is_a_400(cid: str, route: str, field: str, value: Any, env: Env, client, corpus_files) -> None:
+def test_wrong_type_is_a_422(cid: str, route: str, field: str, value: Any, env: Env, client, corpus_files) -> None:
+    """A value of the wrong type is Dory's 422 with the failing field in `detail`; a date
+    that is a string but not a date is the search's own 400."""
     name = cid.split(".")[0]
     body = json.loads(json.dumps(_BASE[name]))
     if field.startswith("scope."):
@@ -146,8 +158,11 @@ def test_wrong_type_is_a_400(cid: str, route: str, field: str, value: Any, env: 
     before = corpus_files()
     method = client.post
     r = method(route, json=body, headers=env.auth)
-    data = check_response(r, env, (400,), f"{cid}={value!r:.60}")
-    assert data["error"]["code"] in ("invalid_parameter", "missing_parameter", "invalid_request", "invalid_path", "invalid"), data
+    semantic = field in ("scope.since", "scope.until") and isinstance(value, str)
+    data = check_response(r, env, (400,) if semantic else (422,), f"{cid}={value!r:.60}")
+    assert data["error"]["code"] in ("validation_error", "invalid_parameter"), data
+    if not semantic:
+        assert data["detail"][0]["loc"][1:2] == [field.split(".")[0]], data
     assert corpus_files() == before
 
 
@@ -248,7 +263,7 @@ def test_prompt_injection(cid: str, text: str, env: Env, client, cli) -> None:
     r = client.post("/v1/write", json={"kind": "create", "target": target, "content": "ok",
                                        "frontmatter": {"summary": text}}, headers=env.auth)
     _refused(r, env, f"frontmatter {cid}")
-    r = client.post("/v1/memory-write", json={"subject": "Alex", "content": text}, headers=env.auth)
+    r = client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": text}, headers=env.auth)
     _refused(r, env, f"memory-write {cid}")
     r = cli("write", target, "-C", env.corpus, "--kind", "create", "--content", text, "--no-build")
     assert r.exit_code == 1 and "refused" in r.stderr, r
@@ -277,7 +292,7 @@ def test_invisible_and_control_characters(cid: str, text: str, env: Env, client,
     r = client.post("/v1/write", json={"kind": "create", "target": target, "content": "ok", "frontmatter": {"title": text}},
                     headers=env.auth)
     _refused(r, env, f"frontmatter {cid}")
-    r = client.post("/v1/memory-write", json={"subject": "Alex", "content": f"statement {text}"}, headers=env.auth)
+    r = client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": f"statement {text}"}, headers=env.auth)
     _refused(r, env, f"memory-write {cid}")
     r = client.post("/v1/write", json={"kind": "create", "target": target, "content": text, "soft": True}, headers=env.auth)
     data = check_response(r, env, 200, f"soft {cid}")
@@ -305,6 +320,9 @@ def test_legitimate_joiners_pass(cid: str, text: str, env: Env, client, cli) -> 
 
 @pytest.mark.parametrize("cid,query", hc.QUERIES, ids=[c[0] for c in hc.QUERIES])
 def test_absurd_query(cid: str, query: str, env: Env, client, cli) -> None:
+    if query == "":  # Dory's SearchReq: min_length 1
+        check_response(client.post("/v1/search", json={"query": ""}), env, 422, "search empty")
+        return
     for mode in ("bm25", "hybrid", "exact", "vector"):
         r = client.post("/v1/search", json={"query": query, "mode": mode, "k": 5, "debug": True})
         data = check_response(r, env, 200, f"search {cid} mode={mode}")
@@ -333,7 +351,7 @@ def test_claims(case: tuple, env: Env, client, cli, corpus_files) -> None:
     assert_no_leak(r.output, env, cid, allow_paths=[env.corpus])
     if statuses == (None,):
         return
-    body: dict[str, Any] = {"subject": subject, "content": statement + " (http)", "dry_run": True, "allow_canonical": True}
+    body: dict[str, Any] = {"action": "write", "kind": "fact", "subject": subject, "content": statement + " (http)", "dry_run": True, "allow_canonical": True}
     if "-e" in extra:
         body["source"] = extra[extra.index("-e") + 1]
     if "--confidence" in extra:

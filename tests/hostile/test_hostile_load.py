@@ -61,7 +61,7 @@ def server(tmp_path: Path):
     person.write_text("---\ntitle: Load Person\n---\n# Load Person\n\nA person the load test records claims about.\n")
     tok = subprocess.run([*CLI, "token", "new", "load", "-C", str(corpus)], capture_output=True, text=True, check=True)
     token = tok.stdout.strip().splitlines()[0]
-    args = [*CLI, "serve", str(corpus), "--host", "127.0.0.1", "--port", "0", "--out", str(tmp_path / "site"),
+    args = [*CLI, "serve", str(corpus), "--host", "127.0.0.1", "--port", "0", "--loopback-reads", "--out", str(tmp_path / "site"),
             "--threads", "8"]
     if not EMBED:
         args.append("--no-embed")
@@ -135,7 +135,7 @@ def test_mixed_load_on_loopback(server: dict) -> None:
                             appended.append((target, line))
                 else:
                     stmt = f"load fact {n:02d}-{seq:06d}"
-                    r = s.post(url + "/v1/memory-write", json={"subject": "people/load-person.md", "content": stmt,
+                    r = s.post(url + "/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "people/load-person.md", "content": stmt,
                                                               "allow_canonical": True}, headers=auth, timeout=60)
                     if r.status_code == 200:
                         body = r.json()
@@ -228,10 +228,13 @@ RAW_REQUESTS = [
     ("chunked-search", b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                        b"d\r\n{\"query\":\"a\"}\r\n0\r\n\r\n", (200,)),
     ("smuggling-cl-te", b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 13\r\nTransfer-Encoding: chunked\r\n\r\n"
-                        b"0\r\n\r\nGET /.commonplace/tokens.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (200, 400)),
+                        b"0\r\n\r\nGET /.commonplace/tokens.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", (200, 400, 422)),
     ("evil-host", b"POST /v1/search HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2\r\n\r\n{}", (400,)),
     ("bad-auth-bytes", b"POST /v1/write HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xff\xfe\r\nContent-Length: 2\r\n\r\n{}", (401,)),
 ]
+
+
+JSON_REFUSALS = {"garbage", "huge-content-length", "oversized-declared", "evil-host", "bad-auth-bytes", "api-traversal"}
 
 
 def _raw(url: str, data: bytes) -> bytes:
@@ -265,5 +268,8 @@ def test_raw_hostile_requests_to_the_real_server(server: dict) -> None:
         text = answer.decode("utf-8", "replace")
         assert token not in text and "root:x:0:0" not in text and '"hash": "sha256:' not in text, cid
         assert str(server["corpus"].parent) not in text, (cid, text[:300])
+        if cid in JSON_REFUSALS:  # waitress's own refusals come back in the API's JSON too
+            body = json.loads(answer.split(b"\r\n\r\n", 1)[1].split(b"\r\n0\r\n")[0])
+            assert set(body) >= {"detail", "error"} and body["error"]["code"], (cid, body)
         assert requests.get(server["url"] + "/healthz", timeout=10).status_code == 200, f"server unhealthy after {cid}"
     assert "Traceback" not in Path(server["log"]).read_text()

@@ -49,7 +49,7 @@ def test_path_refused_over_http(case: PathCase, env: Env, client, corpus_files) 
         body = check(client.post("/v1/link", json={"op": "backlinks", "path": path}), (200, 400, 404), "POST /v1/link")
         if body and "error" not in body:
             assert (env.corpus / body["path"]).is_file() and not body["path"].startswith(".")
-    body = check(client.post("/v1/wake", json={"project": path[:500], "budget_tokens": 500}), (200, 400), "POST /v1/wake")
+    body = check(client.post("/v1/wake", json={"agent": "hostile", "project": path[:500], "budget_tokens": 500}), (200, 400), "POST /v1/wake")
     if body and "block" in body:
         assert OUTSIDE_SECRET not in body["block"]
     for kind in ("create", "append"):

@@ -34,6 +34,7 @@ def make_app(live: Any, corpus: Path, tmp_path: Path) -> Callable[..., Any]:
 
     def _make(**kw: Any) -> Any:
         backend = kw.pop("live", live)
+        kw.setdefault("loopback_reads", True)  # most tests read without a token, as a local tool would
         cfg = ServerConfig(corpus=corpus, out=tmp_path / "site", **kw)
         app = create_app(backend, cfg)
         app.testing = True

@@ -13,8 +13,9 @@ RESULT_FIELDS = {"path", "lines", "title", "snippet", "evidence_class", "confide
 
 
 def err(r: Any) -> dict[str, Any]:
+    """The commonplace envelope, next to Dory's `detail`."""
     body = r.get_json()
-    assert isinstance(body, dict) and set(body) >= {"error"}, body
+    assert isinstance(body, dict) and set(body) >= {"error", "detail"}, body
     assert set(body["error"]) >= {"code", "message", "type"}
     assert all(isinstance(body["error"][k], str) for k in ("code", "message", "type"))
     return body["error"]
@@ -58,7 +59,8 @@ def test_search_unknown_fields_ignored_and_bools(client) -> None:
         assert r.status_code == 200, v
         assert all("frontmatter" in res for res in r.get_json()["results"])
     r = client.post("/v1/search", json={**base, "debug": "maybe"})
-    assert r.status_code == 400 and "debug" in err(r)["message"]
+    assert r.status_code == 422 and "debug" in err(r)["message"]
+    assert r.get_json()["detail"][0]["loc"] == ["body", "debug"]
 
 
 @pytest.mark.parametrize("body", [
@@ -74,10 +76,13 @@ def test_search_unknown_fields_ignored_and_bools(client) -> None:
     {"query": "x", "min_score": "high"},
     {"query": "x", "include_content": {"a": 1}},
 ])
-def test_search_bad_input_is_400(client, body) -> None:
+def test_search_bad_input_is_422(client, body) -> None:
     r = client.post("/v1/search", json=body)
-    assert r.status_code == 400, (body, r.get_json())
+    assert r.status_code == 422, (body, r.get_json())
     err(r)
+    detail = r.get_json()["detail"]  # FastAPI's list, as Dory's clients read it
+    assert isinstance(detail, list) and detail and all({"type", "loc", "msg"} <= set(d) for d in detail)
+    assert detail[0]["loc"][0] == "body"
 
 
 def test_search_k_range(client) -> None:
@@ -85,13 +90,16 @@ def test_search_k_range(client) -> None:
         assert client.post("/v1/search", json={"query": "Alex", "k": k}).status_code == 200
     for k in (0, 51, -3, 10**9):  # Dory's range: 1-50, anything else refused
         r = client.post("/v1/search", json={"query": "Alex", "k": k})
-        assert r.status_code == 400, k
+        assert r.status_code == 422, k
+    d = client.post("/v1/search", json={"query": "Alex", "k": 99}).get_json()["detail"][0]
+    assert d["type"] == "less_than_equal" and d["loc"] == ["body", "k"] and d["ctx"] == {"le": 50}
 
 
 def test_search_any_query_string(client) -> None:
-    for q in ("C++", "foo/bar", "AND OR NOT", "?", "\"unbalanced", "title:", "🙂", "x" * 2000, "", "   "):
+    for q in ("C++", "foo/bar", "AND OR NOT", "?", "\"unbalanced", "title:", "🙂", "x" * 2000, "   "):
         r = client.post("/v1/search", json={"query": q})
         assert r.status_code == 200, q
+    assert client.post("/v1/search", json={"query": ""}).status_code == 422  # Dory: min_length 1
 
 
 def test_get_shape_and_debug(client, corpus: Path) -> None:
@@ -111,9 +119,11 @@ def test_get_slicing(client) -> None:
     d = client.get("/v1/get", query_string={"path": "people/alex.md", "from": 6, "lines": 1, "debug": 1}).get_json()
     assert d["from"] == 6 and d["content"] == "# Alex Kim\n" and d["lines_returned"] == 1
     r = client.get("/v1/get", query_string={"path": "people/alex.md", "from": 0})
-    assert r.status_code == 400
+    assert r.status_code == 400 and r.get_json()["detail"] == "'from' must be >= 1"
     r = client.get("/v1/get", query_string={"path": "people/alex.md", "lines": "x"})
-    assert r.status_code == 400
+    assert r.status_code == 422 and r.get_json()["detail"][0]["loc"] == ["query", "lines"]
+    d = client.get("/v1/get", query_string={"path": "people/alex.md", "from_line": 6, "lines": 1}).get_json()
+    assert d["from"] == 6 and d["content"] == "# Alex Kim\n"  # Dory's older name for `from`
 
 
 def test_get_and_status_accept_post(client) -> None:
@@ -128,7 +138,7 @@ def test_get_missing(client) -> None:
     r = client.get("/v1/get?path=nope.md")
     assert r.status_code == 404 and err(r)["type"] == "not_found_error"
     r = client.get("/v1/get")
-    assert r.status_code == 400 and "path" in err(r)["message"]
+    assert r.status_code == 422 and "path" in err(r)["message"]
 
 
 def test_status(client) -> None:
@@ -141,17 +151,24 @@ def test_status(client) -> None:
 def test_tools(client) -> None:
     d = client.get("/v1/tools").get_json()
     names = [t["name"] for t in d["tools"]]
-    assert names == ["search", "get", "write", "memory_write", "wake", "link", "status"]
+    # Dory's ten tools, by Dory's names, in Dory's order
+    assert names == ["dory_wake", "dory_active_memory", "dory_research", "dory_search", "dory_get",
+                     "dory_memory_write", "dory_write", "dory_purge", "dory_link", "dory_status"]
+    required = {t["name"]: set(t["inputSchema"]["required"]) for t in d["tools"]}
+    assert required["dory_wake"] == {"agent"} and required["dory_search"] == {"query"}
+    assert required["dory_memory_write"] == {"action", "kind", "subject", "content"}
+    assert required["dory_write"] == {"kind", "target"} and required["dory_status"] == set()
     for t in d["tools"]:
         assert t["inputSchema"]["type"] == "object"
         assert len(t["description"]) > 80
-        assert t["path"] == "/v1/" + t["name"].replace("_", "-")
+        assert t["path"] == "/v1/" + t["name"].removeprefix("dory_").replace("_", "-")
+        assert "$ref" not in json.dumps(t["inputSchema"])  # inlined, as Dory's registry does
     urls = {rule.rule for rule in client.application.url_map.iter_rules()}
     for t in d["tools"]:
         assert t["path"] in urls
-        # every tool answers a POST with its (empty or minimal) JSON body
-        r = client.post(t["path"], json={})
-        assert r.status_code in (200, 400, 401), t["name"]
+        # every tool answers its method with an empty JSON body: a result or a clear 4xx
+        r = client.open(t["path"], method=t["method"], json={})
+        assert r.status_code in (200, 400, 401, 404, 422), t["name"]
 
 
 def test_request_id(client) -> None:
@@ -162,16 +179,16 @@ def test_request_id(client) -> None:
     r = client.get("/healthz", headers={"x-request-id": "bad id\twith<script>"})
     assert "<" not in r.headers["x-request-id"] and " " not in r.headers["x-request-id"]
     r = client.post("/v1/search", data="{", headers={"x-request-id": "err-1", "Content-Type": "application/json"})
-    assert r.status_code == 400 and r.headers["x-request-id"] == "err-1"
+    assert r.status_code == 422 and r.headers["x-request-id"] == "err-1"
 
 
 @pytest.mark.parametrize("data", [b"{", b"[1,2]", b"\"str\"", b"null", b"\xff\xfe", b"{\"query\": NaN}",
                                   b"{\"query\": \"x\", \"k\": 1e999}", b"[" * 5000 + b"]" * 5000,
                                   b"{\"a\":" * 100 + b"1" + b"}" * 100, b"{\"k\": " + b"9" * 5000 + b"}"])
-def test_bad_json_is_400(client, data: bytes) -> None:
+def test_bad_json_is_422(client, data: bytes) -> None:
     for url in ("/v1/search", "/v1/write", "/v1/get", "/v1/link", "/v1/wake", "/v1/memory-write"):
         r = client.post(url, data=data, headers={"Content-Type": "application/json"})
-        assert r.status_code in (400, 401), (url, data[:20], r.status_code)
+        assert r.status_code in (401, 422), (url, data[:20], r.status_code)
         err(r)
 
 
@@ -198,10 +215,13 @@ def test_method_not_allowed_and_unknown_route(client) -> None:
     assert r.status_code == 405 and err(r)["code"] == "method_not_allowed"
     r = client.delete("/v1/get")
     assert r.status_code == 405
+    for method in ("get", "post", "delete"):  # an unknown route is 404 whatever the method
+        r = getattr(client, method)("/v1/no-such-route")
+        assert r.status_code == 404 and err(r)["code"] == "not_found", method
     r = client.get("/v1/nothing")
     assert r.status_code == 404 and err(r)
     r = client.post("/v1/nothing", json={})
-    assert r.status_code in (404, 405) and err(r)
+    assert r.status_code == 404 and err(r)
 
 
 def test_unexpected_exception_is_500_without_details(make_app, tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ def _start(corpus: Path, tmp_path: Path, *extra: str) -> tuple[subprocess.Popen,
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
         [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(corpus), "--out", str(tmp_path / "served"),
-         "--port", "0", *extra],
+         "--port", "0", "--loopback-reads", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()

@@ -69,7 +69,7 @@ def test_writes_to_many_files(make_app, corpus: Path, live) -> None:
             assert f"notes/c{t}/n{i}.md" in live.docs
     assert not [p for p in corpus.rglob("*.tmp")]
     c = app.test_client()
-    back = c.post("/v1/link", json={"op": "backlinks", "path": "people/alex.md", "max_edges": 1000}).get_json()
+    back = c.post("/v1/link", json={"op": "backlinks", "path": "people/alex.md", "max_edges": 500}).get_json()
     assert back["total_count"] >= THREADS * WRITES
     hits = c.post("/v1/search", json={"query": f"unique{THREADS - 1}y{WRITES - 1}", "mode": "bm25"}).get_json()
     assert hits["results"][0]["path"] == f"notes/c{THREADS - 1}/n{WRITES - 1}.md"

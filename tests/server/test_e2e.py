@@ -70,7 +70,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     proc = subprocess.Popen(
         [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(root),
-         "--out", str(base / "site"), "--port", "0"],
+         "--out", str(base / "site"), "--port", "0", "--loopback-reads"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()

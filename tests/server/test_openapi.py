@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from commonplace.server.registry import ROUTES, input_schema, openapi_document, tools_document
+from commonplace.server.openapi import input_schema, openapi_document, tools_document
+from commonplace.server.registry import ROUTES
 
 from srvkit import CORPUS, open_live, write_files
 
