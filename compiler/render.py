@@ -68,12 +68,16 @@ def search_text(html: str) -> str:
     for m in _HEADING_RE.finditer(html):
         text = _folded_text(html[pos:m.start()])
         if text or heading:
-            parts.append("\x1f".join(s.translate(_SEPARATORS) for s in (anchor, heading, text)))
+            parts.append((anchor, heading, text))
         anchor, heading, pos = html_lib.unescape(m.group(2)), _folded_text(m.group(3)), m.end()
     text = _folded_text(html[pos:])
     if text or heading:
-        parts.append("\x1f".join(s.translate(_SEPARATORS) for s in (anchor, heading, text)))
-    return "\x1e".join(parts)
+        parts.append((anchor, heading, text))
+    joined = "\x1e".join("\x1f".join(p) for p in parts)
+    if joined.count("\x1e") + 1 != len(parts) or joined.count("\x1f") != 2 * len(parts):
+        # The page's own text held a separator: replace those (rare, so checked after).
+        joined = "\x1e".join("\x1f".join(s.translate(_SEPARATORS) for s in p) for p in parts)
+    return joined
 
 
 def root_prefix(from_url: str) -> str:

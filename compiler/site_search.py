@@ -6,10 +6,11 @@ tokenizing and hands MiniSearch ready term postings, split by the term's first
 character: the first keystroke loads one shard, not the whole index. Everything is a
 script file (`CommonplaceData.*(...)` calls), so it loads from file:// too.
 
-- `_/search-data/meta.js`: the pages (path, title, text shard), each page's field
+- `_/search-data/meta.js`: the pages (path, title, text shard, tags), each page's field
   lengths and the averages MiniSearch's BM25 scoring needs, the term shard names.
-- `_/search-data/t-<key>.js`: one line per term, `term TAB title-postings TAB
-  text-postings`; postings are `gap[:tf]` in base 36 (tf 1 is left out).
+- `_/search-data/t-<key>.js`: one line per page with words starting with `key`: the
+  gap to the previous such page's number, TAB, its title terms, TAB, its text terms,
+  each as `term count term count ...` (see `_index_files`).
 - `_/search-data/NN.js`: the text of each page by section (anchor, heading, text), for
   snippets, highlights and links to the matching section; sharded by a hash of the
   path, so an edit rewrites one text shard.
@@ -20,13 +21,14 @@ digits (Unicode), at most MAX_TERM characters.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
 from collections import Counter
 from typing import Iterator
 
-from .model import Document
+from .model import Document, is_session_path
 
 MAX_TERM = 40
 TEXT_SHARDS = 256  # ~150 KB each at 10,000 pages; a small corpus writes only those in use
@@ -71,43 +73,65 @@ def searchable(docs: list[Document]) -> list[Document]:
 
 # Per document: (title text, search text) -> (title counts, text counts). A long-running
 # server re-emits the search data after each save: only changed documents are tokenized.
-_COUNTS: dict[str, tuple[str, str, Counter, Counter, frozenset[str]]] = {}
+def text_terms(search_text: str) -> str:
+    """The text field's terms and counts, grouped by term shard, as one string: what a
+    build worker sends with a rendered page (cheap to pickle; the parent then neither
+    tokenizes nor touches single terms). Anchors are not text; headings and text are.
+
+    Form: `<unique terms>` then per shard `U+001E key U+001D term count term count ...`."""
+    text = " ".join([s.partition(FIELD_SEP)[2] for s in search_text.split(SECTION_SEP)])  # not the anchors
+    counts = Counter(_WORD.findall(text.lower()))
+    if not counts:
+        return "0"
+    items = sorted(counts.items())  # terms by shard: each shard's terms are one run
+    terms, ns = zip(*items)
+    if max(map(len, terms)) > MAX_TERM:
+        items = [(t, n) for t, n in items if len(t) <= MAX_TERM]
+        if not items:
+            return "0"
+        terms, ns = zip(*items)
+    pairs = list(map(" ".join, zip(terms, map(str, ns))))  # C-level: no Python per term
+    out = [str(len(terms))]
+    start = 0
+    while start < len(terms):
+        first = terms[start][0]
+        end = bisect.bisect_left(terms, chr(ord(first) + 1), start)
+        out.append(f"{term_key(first)}\x1d{' '.join(pairs[start:end])}")
+        start = end
+    return "\x1e".join(out)
 
 
-def _entry(d: Document) -> tuple[str, str, Counter, Counter, frozenset[str]]:
+# Path -> (title field, search text, {shard key: "term count ..."} for the title and for
+# the text, number of unique terms in each). A long-running server re-emits the search
+# data after each save: only changed documents are tokenized again.
+Entry = tuple[str, str, dict[str, str], dict[str, str], int, int]
+_COUNTS: dict[str, Entry] = {}
+_PENDING: dict[str, tuple[str, str]] = {}
+
+
+def remember(path: str, search_text: str, terms: str) -> None:
+    """Take a worker's `text_terms` for a page, so the parent never tokenizes it."""
+    _COUNTS.pop(path, None)
+    if not is_session_path(path):
+        _PENDING[path] = (search_text, terms)
+
+
+def _entry(d: Document) -> Entry:
     title = " ".join([d.title, *d.tags])
     held = _COUNTS.get(d.path)
     if held is not None and held[0] == title and held[1] == d.search_text:
         return held
-    text = " ".join(f"{s[1]} {s[-1]}" if len(s) == 3 else s[-1] for s in sections(d.search_text))  # not anchors
-    title_counts, text_counts = Counter(tokens(title)), Counter(tokens(text))
-    keys = frozenset(term_key(t) for t in (title_counts | text_counts))
-    held = _COUNTS[d.path] = (title, d.search_text, title_counts, text_counts, keys)
+    pending = _PENDING.pop(d.path, None)
+    terms = pending[1] if pending is not None and pending[0] == d.search_text else text_terms(d.search_text)
+    n_text, *groups = terms.split("\x1e")
+    text = dict(g.split("\x1d", 1) for g in groups)
+    title_groups: dict[str, list[str]] = {}
+    title_counts = Counter(tokens(title))
+    for t, c in title_counts.items():
+        title_groups.setdefault(term_key(t), []).extend((t, str(c)))
+    held = _COUNTS[d.path] = (title, d.search_text, {k: " ".join(v) for k, v in title_groups.items()}, text,
+                              len(title_counts), int(n_text))
     return held
-
-
-def _counts(d: Document) -> tuple[Counter, Counter]:
-    held = _entry(d)
-    return held[2], held[3]
-
-
-def _b36(n: int) -> str:
-    if n < 36:
-        return "0123456789abcdefghijklmnopqrstuvwxyz"[n]
-    out = []
-    while n:
-        n, r = divmod(n, 36)
-        out.append("0123456789abcdefghijklmnopqrstuvwxyz"[r])
-    return "".join(reversed(out))
-
-
-def _postings(items: list[tuple[int, int]]) -> str:
-    parts, prev = [], 0
-    for doc_id, tf in items:
-        gap = _b36(doc_id - prev)
-        parts.append(gap if tf == 1 else f"{gap}:{_b36(tf)}")
-        prev = doc_id
-    return ",".join(parts)
 
 
 def _script(call: str, *args: object) -> bytes:
@@ -133,28 +157,37 @@ def search_files(docs: list[Document], only_text: set[int] | None = None, index:
 
 
 def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
-    postings: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+    """Term shards hold, per page that has words starting with their key, the gap to the
+    previous such page and its terms with counts, for the title and the text field (a
+    forward index: the browser inverts the one shard it loads). Work here is per page
+    and shard, never per term occurrence: 10,000 pages hold 2.3 million postings."""
+    rows: dict[str, list[str]] = {}
+    last: dict[str, int] = {}
     lengths: list[int] = []
     for i, d in enumerate(docs):
-        title, text = _counts(d)
-        lengths += (len(title), len(text))
-        for field, counts in ((0, title), (1, text)):
-            for term, tf in counts.items():
-                entry = postings.get(term)
-                if entry is None:
-                    entry = postings[term] = ([], [])
-                entry[field].append((i, tf))
-    by_key: dict[str, list[str]] = {}
-    for term in sorted(postings):
-        title_p, text_p = postings[term]
-        by_key.setdefault(term_key(term), []).append(f"{term}\t{_postings(title_p)}\t{_postings(text_p)}")
+        _, _, title, text, n_title, n_text = _entry(d)
+        lengths += (n_title, n_text)
+        for key, terms in text.items():
+            gap = i - last.get(key, 0)
+            last[key] = i
+            line = f"{gap}\t{title.get(key, '')}\t{terms}"
+            if key in rows:
+                rows[key].append(line)
+            else:
+                rows[key] = [line]
+        for key, terms in title.items():
+            if key not in text:
+                gap = i - last.get(key, 0)
+                last[key] = i
+                rows.setdefault(key, []).append(f"{gap}\t{terms}\t")
+    by_key = rows
     n = len(docs) or 1
     meta = {
         "version": 1,
         "fields": ["title", "text"],
-        "docs": [[d.path, d.title, text_shard(d.path)] for d in docs],
+        "docs": [[d.path, d.title, text_shard(d.path), d.tags] for d in docs],
         "lengths": lengths,
-        "avg": [round(sum(lengths[0::2]) / n, 4), round(sum(lengths[1::2]) / n, 4)],
+        "avg": [sum(lengths[0::2]) / n, sum(lengths[1::2]) / n],
         "terms": sorted(by_key),
     }
     yield META_URL, _script("meta", meta)
@@ -165,6 +198,9 @@ def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
 def search_urls(docs: list[Document]) -> set[str]:
     """Every search file's path, without tokenizing anything but what the cache lacks."""
     docs = searchable(docs)
-    keys = frozenset().union(*(_entry(d)[4] for d in docs))
+    keys: set[str] = set()
+    for d in docs:
+        entry = _entry(d)
+        keys.update(entry[2], entry[3])
     return ({META_URL} | {term_shard_url(k) for k in keys}
             | {text_shard_url(text_shard(d.path)) for d in docs})

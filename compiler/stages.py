@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import emit
+from . import emit, site_search
 from .model import Document, Warning_
 from .output import write_file
 from .parse import SkipFile, parse
@@ -59,4 +59,5 @@ def render_page(ctx: PageContext, d: Document) -> Rendered:
     d.excerpt = plain_text(d.html, 600)
     d.search_text = search_text(d.html)
     url, data = emit.document_page(ctx.site, _ENV, d)
-    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt, d.search_text)
+    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt, d.search_text,
+                    site_search.text_terms(d.search_text) if not d.is_session else "")

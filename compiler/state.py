@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import dates, emit
+from . import dates, emit, site_search
 from .stages import PageContext, parse_page, render_page
 from .deps import changed_facets, emitters_to_run, facets
 from .links import LinkGraph, Resolver, resolve_all
@@ -169,6 +169,7 @@ class SiteState:
         for r in rendered:
             self.docs[r.path].excerpt = r.excerpt
             self.docs[r.path].search_text = r.search_text
+            site_search.remember(r.path, r.search_text, r.search_terms)
 
         selection, touched = self._selection(render | removed, full)
         if selection.emitters is None or selection.emitters:

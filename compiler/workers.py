@@ -37,6 +37,7 @@ class Rendered:
     written: bool
     excerpt: str
     search_text: str = ""
+    search_terms: str = ""  # site_search.text_terms: tokenized here, in parallel
 
 
 ParseFn = Callable[[SourceFile], tuple[Document | None, list[Warning_]]]

@@ -48,6 +48,19 @@
       .cooldownTicks(big ? 120 : 300)
       .d3AlphaDecay(big ? 0.05 : 0.0228)
       .onNodeClick(function (n) { location.href = C.root + n.url; });
+    // Short-range repulsion: pages without links stay near the rest instead of drifting off.
+    graph.d3Force("charge").strength(big ? -12 : -40).distanceMax(big ? 120 : 250);
+    if (!big) {
+      graph.nodeCanvasObjectMode(function () { return "after"; })
+        .nodeCanvasObject(function (n, ctx, scale) {
+          if (scale < 1.6) return; // names once zoomed in far enough to read them
+          ctx.font = (10 / scale) + "px system-ui, sans-serif";
+          ctx.fillStyle = css("--muted");
+          ctx.textAlign = "center";
+          ctx.textBaseline = "top";
+          ctx.fillText(n.title.length > 30 ? n.title.slice(0, 29) + "…" : n.title, n.x, n.y + 5);
+        });
+    }
     sized(el, graph);
     el.setAttribute("data-nodes", String(nodes.length));
 
@@ -78,7 +91,12 @@
     });
     document.addEventListener("commonplace:theme", function () { graph.linkColor(graph.linkColor()); graph.nodeColor(graph.nodeColor()); });
     apply();
-    graph.onEngineStop(function () { if (!found) graph.zoomToFit(400, 20); });
+    var fitted = false;
+    graph.onEngineStop(function () {
+      if (!found && !fitted) { fitted = true; graph.zoomToFit(400, 20); }
+      el.setAttribute("data-settled", "true");
+    });
+    window.CommonplaceGraph.instance = graph;
   }
 
   function local(el) {

@@ -47,24 +47,32 @@
 
   // Term postings arrive per shard; they go straight into MiniSearch's term map (the
   // shape its own loadJS builds), so MiniSearch does the prefix, fuzzy and BM25 work.
-  function addShard(ms, lines) {
-    if (!lines) return;
-    lines.split("\n").forEach(function (line) {
-      var parts = line.split("\t");
-      var data = new Map();
+  // A term shard lists, per page, the gap to the previous page's number and the page's
+  // words (with counts) for the title and the text field. Inverted here into the shape
+  // MiniSearch's own loadJS builds (term -> field -> page -> count), straight into its
+  // term map, so MiniSearch does the prefix, fuzzy and BM25 work.
+  function addShard(ms, text) {
+    if (!text) return;
+    var terms = new Map();
+    var rows = text.split("\n"), id = 0;
+    for (var r = 0; r < rows.length; r++) {
+      var row = rows[r];
+      var t1 = row.indexOf("\t"), t2 = row.indexOf("\t", t1 + 1);
+      id += +row.slice(0, t1);
       for (var f = 0; f < 2; f++) {
-        var list = parts[f + 1];
-        if (!list) continue;
-        var docs = new Map(), id = 0;
-        list.split(",").forEach(function (p) {
-          var colon = p.indexOf(":");
-          if (colon < 0) { id += parseInt(p, 36); docs.set(id, 1); }
-          else { id += parseInt(p.slice(0, colon), 36); docs.set(id, parseInt(p.slice(colon + 1), 36)); }
-        });
-        data.set(f, docs);
+        var part = f === 0 ? row.slice(t1 + 1, t2) : row.slice(t2 + 1);
+        if (!part) continue;
+        var words = part.split(" ");
+        for (var k = 0; k < words.length; k += 2) {
+          var data = terms.get(words[k]);
+          if (!data) { data = new Map(); terms.set(words[k], data); }
+          var docs = data.get(f);
+          if (!docs) { docs = new Map(); data.set(f, docs); }
+          docs.set(id, +words[k + 1]);
+        }
       }
-      ms._index.set(parts[0], data);
-    });
+    }
+    terms.forEach(function (data, term) { ms._index.set(term, data); });
   }
 
   function ensureTerms(ms, words) {
@@ -79,12 +87,23 @@
     }));
   }
 
+  var OPTIONS = { prefix: true, boost: { title: 3 }, combineWith: "AND" };
+
+  // MiniSearch's own hits for a query, once the shards its words need are in.
+  function engineSearch(query) {
+    var words = tokenize(query);
+    if (!words.length) return Promise.resolve([]);
+    return getEngine().then(function (ms) {
+      return ensureTerms(ms, words).then(function () { return ms.search(query, OPTIONS); });
+    });
+  }
+
   function offlineSearch(query) {
     var words = tokenize(query);
     if (!words.length) return Promise.resolve([]);
     return getEngine().then(function (ms) {
       return ensureTerms(ms, words).then(function () {
-        var opts = { prefix: true, boost: { title: 3 }, combineWith: "AND" };
+        var opts = OPTIONS;
         var hits = ms.search(query, opts);
         if (!hits.length) hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
         if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
@@ -280,6 +299,7 @@
 
   function run() {
     var q = ui.input.value;
+    if (ui.input.scrollWidth <= ui.input.clientWidth) ui.input.scrollLeft = 0;
     var seq = ++ui.seq;
     if (ui.inline && window.history && history.replaceState) {
       history.replaceState(null, "", q ? "?q=" + encodeURIComponent(q) : location.pathname);
@@ -347,17 +367,19 @@
     }
     if (!ui.inline && !ui.wrap.isConnected) {
       returnFocus = document.activeElement;
+      if (returnFocus && returnFocus.closest && returnFocus.closest(".top .search")) returnFocus = null;
       document.body.appendChild(ui.wrap);
       document.body.style.overflow = "hidden";
     }
-    if (text || ui.inline) ui.input.value = text || ui.input.value;
+    if (text) ui.input.value = text;
     ui.input.focus();
     var end = ui.input.value.length;
     ui.input.setSelectionRange(end, end);
+    if (ui.input.scrollWidth <= ui.input.clientWidth) ui.input.scrollLeft = 0;
     run();
     // Warm the index while the person types: the page list and the usual first letters.
     getEngine().catch(function () {});
   }
 
-  window.CommonplaceSearch = { open: open, close: close, search: offlineSearch };
+  window.CommonplaceSearch = { ready: true, open: open, close: close, search: offlineSearch, engineSearch: engineSearch };
 })();

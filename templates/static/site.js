@@ -165,34 +165,45 @@
     if (first && !location.hash) first.scrollIntoView({ block: "center" });
   }
 
-  // Search: `/` or Ctrl-K anywhere, or the header box. The search code loads now.
+  // Search: `/` or Ctrl-K anywhere, or the header box. The search code loads now; what
+  // is typed meanwhile goes into the header box and moves to the search box with it.
+  var headerBox = document.querySelector(".top .search input");
+  var searchPage = document.getElementById("search-page");
   function openSearch(text) {
     load("_/static/vendor/minisearch.js")
       .then(function () { return load("_/static/search.js"); })
-      .then(function () { window.CommonplaceSearch.open(text || ""); })
+      .then(function () {
+        if (headerBox && !searchPage && document.activeElement === headerBox) {
+          text = headerBox.value;
+          headerBox.value = "";
+        }
+        window.CommonplaceSearch.open(text || "");
+      })
       .catch(function () {
         location.href = root + "_/search/index.html" + (text ? "?q=" + encodeURIComponent(text) : "");
       });
   }
-  var headerBox = document.querySelector(".top .search input");
+  function startSearch() {
+    if (headerBox && !searchPage && !(window.CommonplaceSearch && window.CommonplaceSearch.ready)) headerBox.focus();
+    openSearch("");
+  }
   document.addEventListener("keydown", function (e) {
     var el = document.activeElement;
     var typing = el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
     if ((e.key === "k" || e.key === "K") && (e.ctrlKey || e.metaKey) && !e.altKey) {
       e.preventDefault();
-      openSearch("");
+      startSearch();
     } else if (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
       e.preventDefault();
-      openSearch("");
+      startSearch();
     } else if (e.key === "Escape" && body.classList.contains("menu-open")) {
       setMenu(false);
     }
   });
-  if (headerBox && !document.getElementById("search-page")) {
-    headerBox.addEventListener("focus", function () { headerBox.blur(); openSearch(headerBox.value); });
+  if (headerBox && !searchPage) {
+    headerBox.addEventListener("focus", function () { openSearch(headerBox.value); });
     headerBox.addEventListener("input", function () { openSearch(headerBox.value); });
   }
-  var searchPage = document.getElementById("search-page");
   if (searchPage) openSearch(new URLSearchParams(location.search).get("q") || "");
 
   // Link previews: hover a link to another page of the site for its title and first lines.

@@ -1,0 +1,183 @@
+"""The site's offline search at scale (issue #18): index bytes, the build time it costs,
+and how fast results come in a browser opened from file://.
+
+    python -m tests.benchmarks.bench_site_search              # 10,000 documents
+    python -m tests.benchmarks.bench_site_search --n 2000 --repeat 1 --json
+
+1. Generates a corpus (corpus_gen) and builds the site (`--no-index`: the search indexes
+   of the server are another matter) twice per round in fresh processes: as shipped, and
+   with the site search data switched off (no section text from the workers, no search
+   files). The difference is the build-time cost of the search data; best of --repeat.
+2. Sizes of `_/search-data/`: the page list, the term shards, the text shards.
+3. Debian's Chromium (Playwright) opens a page from file://, opens the search and types
+   words letter by letter, each in a fresh browser context: the first keystroke's time
+   to results is the cold number (search code, page list, the letter's term shard and the
+   text shards for the snippets all load then); every later keystroke is timed too. The
+   time runs from the keydown to the results list being replaced, measured in the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+
+from browserkit import DESKTOP, launch, why_no_browser  # noqa: E402
+
+try:
+    from .bench_build import TRASH, empty_trash, set_aside
+    from .corpus_gen import generate
+except ImportError:  # run as a script
+    from bench_build import TRASH, empty_trash, set_aside  # type: ignore[no-redef]
+    from corpus_gen import generate  # type: ignore[no-redef]
+
+WORDS = ["tokenizer", "latency", "reranker", "garbage", "allocation", "embedding", "vectorized", "quarter"]
+
+# Run in a fresh interpreter per build; the switch turns the site search data off.
+_BUILD = """
+import sys, time
+from pathlib import Path
+if sys.argv[3] == "off":
+    from commonplace.compiler import emit, site_search, stages
+    emit.search_data = lambda site, only=None: iter(())
+    site_search.search_urls = lambda docs: set()
+    stages.search_text = lambda html: ""
+from commonplace.compiler.build import BuildOptions, build
+t0 = time.perf_counter()
+r = build(BuildOptions(corpus=Path(sys.argv[1]), out=Path(sys.argv[2]), embed=False, index=False))
+print(time.perf_counter() - t0, r.documents)
+"""
+
+
+def timed_build(corpus: Path, out: Path, search: bool) -> float:
+    set_aside(out, out.parent / TRASH)
+    set_aside(corpus / ".commonplace", out.parent / TRASH)
+    proc = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(out), "on" if search else "off"],
+                          capture_output=True, text=True, check=True)
+    return float(proc.stdout.split()[0])
+
+
+def sizes(site: Path) -> dict:
+    data = site / "_" / "search-data"
+    meta = (data / "meta.js").stat().st_size
+    terms = [p.stat().st_size for p in data.glob("t-*.js")]
+    texts = [p.stat().st_size for p in data.glob("[0-9]*.js")]
+    return {"meta_bytes": meta, "term_shards": len(terms), "term_bytes": sum(terms), "largest_term_shard": max(terms),
+            "text_shards": len(texts), "text_bytes": sum(texts), "largest_text_shard": max(texts),
+            "total_bytes": meta + sum(terms) + sum(texts)}
+
+
+_TIMER = """() => {
+  window.__times = [];
+  const input = document.querySelector('.search-box input');
+  const list = document.querySelector('.search-results');
+  let t0 = null;
+  input.addEventListener('keydown', () => { t0 = performance.now(); }, true);
+  new MutationObserver(() => {
+    if (t0 !== null && list.querySelector('li mark')) { window.__times.push(performance.now() - t0); t0 = null; }
+  }).observe(list, {childList: true});
+}"""
+
+
+def browser_times(site: Path, words: list[str]) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    cold, warm = [], []
+    start = (site / "index.html").as_uri()
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        for word in words:
+            context = browser.new_context(viewport=DESKTOP)
+            page = context.new_page()
+            page.goto(start)
+            page.keyboard.press("/")
+            page.locator(".search-box input").wait_for()
+            page.evaluate(_TIMER)
+            for i, ch in enumerate(word):
+                page.keyboard.type(ch)
+                page.wait_for_function(f"window.__times.length > {i}", timeout=30000)
+            times = page.evaluate("window.__times")
+            cold.append(times[0])
+            warm += times[1:]
+            context.close()
+        browser.close()
+    warm.sort()
+    return {"first_keystroke_ms_median": statistics.median(cold), "first_keystroke_ms_max": max(cold),
+            "keystroke_ms_median": statistics.median(warm), "keystroke_ms_p95": warm[int(0.95 * (len(warm) - 1))],
+            "keystrokes": len(warm) + len(cold)}
+
+
+def run(args: argparse.Namespace) -> dict:
+    base = args.workdir or Path(tempfile.mkdtemp(prefix="bench-site-search-"))
+    base.mkdir(parents=True, exist_ok=True)
+    corpus = base / f"corpus-{args.n}"
+    if not (corpus / "index.md").exists():
+        generate(corpus, args.n, seed=args.seed)
+    site, plain = base / "site", base / "site-nosearch"
+    with_search, without = [], []
+    for _ in range(args.repeat):  # alternating, so both see the same machine
+        without.append(timed_build(corpus, plain, search=False))
+        with_search.append(timed_build(corpus, site, search=True))
+    empty_trash(base / TRASH)
+    out = {"documents": args.n, "build_s_without_search": min(without), "build_s_with_search": min(with_search)}
+    out["search_cost_s"] = out["build_s_with_search"] - out["build_s_without_search"]
+    out["search_cost_pct"] = 100 * out["search_cost_s"] / out["build_s_without_search"]
+    out.update(sizes(site))
+    reason = why_no_browser()
+    if reason:
+        out["browser"] = f"skipped: {reason}"
+    else:
+        out.update(browser_times(site, WORDS[: args.words]))
+    return out
+
+
+def table(r: dict) -> str:
+    mb = 1024 * 1024
+    rows = [
+        ("documents", f"{r['documents']:,}"),
+        ("render-only build, no site search (s)", f"{r['build_s_without_search']:.2f}"),
+        ("render-only build, with site search (s)", f"{r['build_s_with_search']:.2f}"),
+        ("cost of the search data", f"{r['search_cost_s']:.2f} s ({r['search_cost_pct']:.1f}%, target <= 10%)"),
+        ("page list (meta.js)", f"{r['meta_bytes'] / mb:.2f} MB"),
+        ("term shards", f"{r['term_shards']} files, {r['term_bytes'] / mb:.1f} MB, largest {r['largest_term_shard'] / mb:.2f} MB"),
+        ("text shards", f"{r['text_shards']} files, {r['text_bytes'] / mb:.1f} MB, largest {r['largest_text_shard'] / 1024:.0f} KB"),
+        ("search data in all", f"{r['total_bytes'] / mb:.1f} MB"),
+    ]
+    if "first_keystroke_ms_median" in r:
+        rows += [
+            ("first keystroke -> results, cold (ms)", f"median {r['first_keystroke_ms_median']:.0f}, max {r['first_keystroke_ms_max']:.0f} (target <= 300)"),
+            ("later keystrokes -> results (ms)", f"median {r['keystroke_ms_median']:.0f}, p95 {r['keystroke_ms_p95']:.0f} (target <= 50)"),
+            ("keystrokes timed", str(r["keystrokes"])),
+        ]
+    else:
+        rows.append(("browser", r.get("browser", "")))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"| {k:<{width}} | {v} |" for k, v in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench_site_search", description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000, help="documents (default 10000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=2, help="builds of each kind; the best is reported")
+    ap.add_argument("--words", type=int, default=len(WORDS), help=f"words typed (at most {len(WORDS)})")
+    ap.add_argument("--workdir", type=Path, help="keep the corpus and sites here (reused by later runs)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    r = run(args)
+    r["seconds"] = time.perf_counter() - t0
+    print(json.dumps(r, indent=2) if args.json else table(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
