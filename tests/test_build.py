@@ -268,7 +268,7 @@ def test_recent_changes_and_feed_follow_document_dates(write_corpus, tmp_path: P
     run(root, tmp_path / "out")
     recent = (tmp_path / "out/_/recent/index.html").read_text()
     assert recent.index("New") < recent.index("Old")
-    assert "Undated" in recent  # dated by its file (tests/test_site_dates.py)
+    assert "Undated" in recent  # dated by its file (tests/test_site_output.py)
     feed = (tmp_path / "out/feed.xml").read_text()
     assert "<updated>2026-05-05T00:00:00Z</updated>" in feed
 
