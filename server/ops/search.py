@@ -1,4 +1,21 @@
-"""Search: the request model becomes the engine's request; its errors become API errors."""
+"""Search (`/v1/search`): Dory's request and result fields over the compiler's engine.
+
+What this layer adds to the engine's answer (`compiler/search/engine.py`):
+
+- mode `recall` is Dory's session search: hybrid over `corpus: sessions`, whatever corpus
+  was asked for; text/keyword/lexical and semantic are the engine's aliases.
+- `evidence_class` in Dory's values (`dory_class`), checked in Dory's order: a session,
+  inbox, archive, raw status, generated, canonical, else other. `debug` keeps the
+  engine's finer class as `evidence_detail`.
+- snippets at most 700 characters with `include_content` (Dory's default), 240 without;
+  `content` (the chunk's text) only with `include_content`.
+- `debug` adds `rank_score` (min-max of `score` over the returned rows; position-based
+  when all are equal) and `frontmatter`. `score` and `score_normalized` (0-1) are always
+  there: commonplace returned them before debug existed.
+- `min_score` goes to the engine only when the client sent it: it applies to the
+  normalised score, and its absence lets hybrid leave out weak meaning-only hits.
+- `rerank` is accepted and ignored (no reranker).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +25,106 @@ from ..errors import ApiError
 from ..models import SearchRequest
 from . import OpContext
 
+SNIPPET_WITH_CONTENT = 700
+SNIPPET_WITHOUT_CONTENT = 240
+DORY_CLASSES = ("canonical", "generated", "inbox", "session", "raw", "archive", "other")
+_ENGINE_DEBUG = ("frontmatter", "heading", "chunk_id", "ranks")
+
+
+def dory_class(path: str, fm: dict[str, Any] | None, detail: str | None = None) -> str:
+    """Dory's evidence class of a result, from its path and frontmatter."""
+    fm = fm if isinstance(fm, dict) else {}
+    if path.startswith("logs/sessions/") or detail == "session":
+        return "session"
+    if path.startswith("inbox/"):
+        return "inbox"
+    if path.startswith("archive/"):
+        return "archive"
+    if str(fm.get("status", "")).strip().lower() == "raw":
+        return "raw"
+    kind = str(fm.get("source_kind", "")).strip().lower()
+    if kind == "generated":
+        return "generated"
+    canonical = fm.get("canonical")
+    if canonical is True or str(canonical).strip().lower() == "true" or kind == "canonical":
+        return "canonical"
+    return "other"
+
+
+def engine_body(req: SearchRequest, *, debug: bool = True) -> dict[str, Any]:
+    """The engine request for a validated `/v1/search` body."""
+    mode, corpus = req.mode, req.corpus
+    if mode == "recall":
+        mode, corpus = "hybrid", "sessions"
+    body: dict[str, Any] = {"query": req.query, "k": req.k, "mode": mode, "corpus": corpus,
+                            "include_content": req.include_content, "debug": debug}
+    if req.scope is not None:
+        body["scope"] = req.scope.model_dump(exclude_none=True)
+    if req.snippet_marks is not None:
+        body["snippet_marks"] = req.snippet_marks
+    if "min_score" in req.model_fields_set:
+        body["min_score"] = req.min_score
+    return body
+
+
+def cut_snippet(text: str, limit: int) -> str:
+    if not isinstance(text, str) or len(text) <= limit:
+        return text
+    piece = text[: limit - 1].rstrip()
+    if piece.count("**") % 2:  # do not leave a bold mark open
+        piece = piece[: piece.rfind("**")].rstrip()
+    return piece + "…"
+
+
+def _rank_scores(results: list[dict[str, Any]]) -> list[float]:
+    scores = [float(r.get("score") or 0.0) for r in results]
+    n = len(scores)
+    if n == 0:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi > lo:
+        return [round((s - lo) / (hi - lo), 4) for s in scores]
+    return [1.0 if n == 1 else round(1 - i / (n - 1), 4) for i in range(n)]
+
+
+def shape(answer: dict[str, Any], req: SearchRequest) -> dict[str, Any]:
+    """Dory's fields on each result of an engine answer made with debug=True."""
+    limit = SNIPPET_WITH_CONTENT if req.include_content else SNIPPET_WITHOUT_CONTENT
+    results = answer.get("results") or []
+    ranks = _rank_scores(results) if req.debug else []
+    for i, r in enumerate(results):
+        detail = r.get("evidence_class")
+        fm = r.get("frontmatter")
+        r["evidence_class"] = dory_class(str(r.get("path", "")), fm, detail)
+        r["snippet"] = cut_snippet(r.get("snippet", ""), limit)
+        if r.get("confidence") not in ("low", "medium", "high"):
+            r["confidence"] = None
+        r.setdefault("stale_warning", None)
+        if not req.include_content:
+            r.pop("content", None)
+        if req.debug:
+            r["rank_score"] = ranks[i]
+            r["evidence_detail"] = detail
+            r.setdefault("frontmatter", {})
+            r.setdefault("score_normalized", None)
+        else:
+            for key in _ENGINE_DEBUG:
+                r.pop(key, None)
+    answer["count"] = len(results)
+    return answer
+
 
 def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
+    return shape(run_engine(ctx.live, engine_body(req)), req)
+
+
+def run_engine(live: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """The live corpus's search, its errors as API errors."""
     from commonplace.compiler.search.engine import IndexNotReady
     from commonplace.compiler.search.query import InvalidRequest
 
-    body = req.model_dump(exclude_none=True, by_alias=True)
     try:
-        return run_search(ctx.live, body)
+        return run_search(live, body)
     except InvalidRequest as exc:
         raise ApiError(400, "invalid_parameter", str(exc)) from None
     except IndexNotReady:

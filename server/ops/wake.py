@@ -1,4 +1,5 @@
-"""The start-of-session context block (`/v1/wake`)."""
+"""The start-of-session context block (`/v1/wake`): Dory's profiles and sections, read
+from the files on disk (`compiler/wake.py`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ def wake(ctx: OpContext, req: WakeRequest) -> dict[str, Any]:
     from commonplace.compiler.wake import wake as run
 
     live = ctx.live
-    r = run(live.docs, budget_tokens=req.budget_tokens, profile=req.profile, project=req.project, agent=req.agent,
-            resolver=getattr(live, "resolver", None))
-    return r.as_dict()
+    r = run(live.docs, root=ctx.root, budget_tokens=req.budget_tokens, profile=req.profile, project=req.project,
+            agent=req.agent, include_recent_sessions=req.include_recent_sessions,
+            include_pinned_decisions=req.include_pinned_decisions, resolver=getattr(live, "resolver", None))
+    return r.as_dict(debug=req.debug)

@@ -9,9 +9,15 @@ from typing import Any
 
 def register(app: Any) -> None:
     from .guard import guard
+    from .metrics import metrics
     from .pages import pages
+    from .stream import stream
     from .v1 import api
+    from .wiki import wiki
 
     app.register_blueprint(guard)
     app.register_blueprint(api)
+    app.register_blueprint(metrics)
+    app.register_blueprint(stream)
+    app.register_blueprint(wiki)
     app.register_blueprint(pages)

@@ -1,4 +1,6 @@
-"""/v1/wake (context block within a budget) and /v1/link (neighbors, backlinks, lint)."""
+"""/v1/wake (Dory's profiles, read from disk, within a budget) and /v1/link (neighbors,
+backlinks, lint in Dory's shapes), in-process. The same routes against a live server
+restarted over an existing build: test_dory_reads.py."""
 
 from __future__ import annotations
 
@@ -17,103 +19,116 @@ def test_estimate_tokens() -> None:
 
 
 def test_wake_default_sections(client) -> None:
-    r = client.post("/v1/wake", json={"agent": "coder", "budget_tokens": 4000, "project": "atlas"})
+    r = client.post("/v1/wake", json={"agent": "coder", "budget_tokens": 1500, "project": "atlas", "debug": True})
     assert r.status_code == 200
     d = r.get_json()
     assert d["profile"] == "default"
     block = d["block"]
-    assert "coder" in block
-    # core first, then project, pinned decisions (not superseded), recent sessions
-    i_core = block.index("## Core")
-    i_proj = block.index("## Project")
-    i_dec = block.index("## Pinned decisions")
-    i_ses = block.index("## Recent sessions")
-    assert i_core < i_proj < i_dec < i_ses
+    # core pages (no Dory names here: the pinned one, then the rest), project, pinned decisions, sessions
+    assert d["sources"] == ["core/identity.md", "core/rules.md", "projects/atlas/state.md",
+                            "decisions/adr-0001-rrf.md", "logs/sessions/2025/06/2025-06-29-coder.md"]
     assert "belongs to the platform team" in block
     assert "Atlas moves billing" in block
     assert "reciprocal rank fusion" in block
     assert "Superseded text" not in block
-    assert "Stopped at: write the rollback runbook" in block
-    assert d["tokens"] <= 4000
+    assert "- logs/sessions/2025/06/2025-06-29-coder.md: Started the migration plan." in block
+    assert d["tokens_estimated"] == estimate_tokens(block) <= 1500
 
 
 @pytest.mark.parametrize("budget", [1, 20, 60, 100, 150, 300, 1000])
 def test_wake_within_budget(client, budget: int) -> None:
-    d = client.post("/v1/wake", json={"budget_tokens": budget, "project": "atlas"}).get_json()
+    d = client.post("/v1/wake", json={"agent": "a", "budget_tokens": budget, "project": "atlas", "debug": True}).get_json()
     assert estimate_tokens(d["block"]) <= budget
-    assert d["tokens"] == estimate_tokens(d["block"])
+    assert d["tokens_estimated"] == estimate_tokens(d["block"])
 
 
-def test_wake_truncates_long_documents(live) -> None:
-    docs = dict(live.docs)
-    big = docs["core/identity.md"]
+def test_wake_reads_the_disk_not_the_parsed_text(live, corpus: Path) -> None:
+    """A document loaded from the manifest has no text (issue 16): wake reads the file."""
     from dataclasses import replace
 
-    docs["core/identity.md"] = replace(big, body=big.body + "\n".join(f"line {i} of filler text" for i in range(2000)))
-    r = wake(docs, budget_tokens=500)
-    assert r.tokens <= 500
-    assert "truncated" in r.block and "core/identity.md" in r.block
-    assert any(s["truncated"] for s in r.sources)
+    docs = {p: replace(d, text="", body="") for p, d in live.docs.items()}
+    r = wake(docs, root=corpus, budget_tokens=1500)
+    assert "belongs to the platform team" in r.block and "Link generously" in r.block
+    (corpus / "core/identity.md").write_text("---\ntitle: Identity\ntype: core\npinned: true\n---\nEdited on disk.\n")
+    assert "Edited on disk." in wake(docs, root=corpus, budget_tokens=1500).block
 
 
-def test_wake_profiles(client) -> None:
-    core = client.post("/v1/wake", json={"profile": "core", "budget_tokens": 3000}).get_json()
-    assert "## Core" in core["block"] and "## Recent sessions" not in core["block"]
-    proj = client.post("/v1/wake", json={"profile": "project", "project": "Atlas"}).get_json()
-    assert "## Project" in proj["block"] and "## Core" not in proj["block"]
-    odd = client.post("/v1/wake", json={"profile": "coding-agent"}).get_json()
-    assert odd["profile"] == "default" and odd["warnings"]
-    missing = client.post("/v1/wake", json={"project": "no-such-project"}).get_json()
+def test_wake_truncates_long_documents(live, corpus: Path) -> None:
+    p = corpus / "core/identity.md"
+    p.write_text(p.read_text() + "\n".join(f"line {i} of filler text" for i in range(2000)))
+    r = wake(live.docs, root=corpus, budget_tokens=500)
+    assert r.tokens_estimated <= 500
+    assert "wake excerpt truncated" in r.block and "core/identity.md" in r.block
+    assert r.truncated == ["core/identity.md"] and "core/rules.md" in r.omitted
+
+
+def test_wake_profiles_and_options(client) -> None:
+    coding = client.post("/v1/wake", json={"agent": "a", "profile": "coding", "debug": True}).get_json()
+    # coding shows active, env and defaults (none here) and other pinned core pages; identity is
+    # one of Dory's names that coding leaves out, rules is not pinned
+    assert not [s for s in coding["sources"] if s.startswith("core/")]
+    assert coding["sources"][0] == "decisions/adr-0001-rrf.md"
+    none = client.post("/v1/wake", json={"agent": "a", "include_recent_sessions": 0,
+                                         "include_pinned_decisions": False, "debug": True}).get_json()
+    assert not [s for s in none["sources"] if s.startswith(("decisions/", "logs/"))]
+    missing = client.post("/v1/wake", json={"agent": "a", "project": "no-such-project"}).get_json()
     assert any("no project" in w for w in missing["warnings"])
+    plain = client.post("/v1/wake", json={"agent": "a"}).get_json()
+    assert set(plain) == {"profile", "block"}
 
 
 def test_wake_bad_input(client) -> None:
-    assert client.post("/v1/wake", json={"budget_tokens": 0}).status_code == 400
-    assert client.post("/v1/wake", json={"budget_tokens": "lots"}).status_code == 400
-    assert client.post("/v1/wake", json={"agent": ["x"]}).status_code == 400
-    assert client.post("/v1/wake").status_code == 200  # everything optional
+    assert client.post("/v1/wake", json={"agent": "a", "budget_tokens": 0}).status_code == 422
+    assert client.post("/v1/wake", json={"agent": "a", "budget_tokens": "lots"}).status_code == 422
+    assert client.post("/v1/wake", json={"agent": ["x"]}).status_code == 422
+    assert client.post("/v1/wake", json={"agent": "a", "profile": "core"}).status_code == 422
+    assert client.post("/v1/wake").status_code == 422  # agent is required (Dory)
 
 
 def test_link_neighbors(client) -> None:
-    d = client.post("/v1/link", json={"op": "neighbors", "path": "people/alex.md"}).get_json()
+    d = client.post("/v1/link", json={"op": "neighbors", "path": "people/alex.md", "direction": "both"}).get_json()
     assert set(d) >= {"edges", "count", "total_count", "truncated"}
-    pairs = {(e["source"], e["target"]) for e in d["edges"]}
+    pairs = {(e["from"], e["to"]) for e in d["edges"]}
     assert ("people/alex.md", "projects/atlas/state.md") in pairs  # out
     assert ("notes/links.md", "people/alex.md") in pairs  # in
+    assert all(set(e) >= {"from", "to", "anchor", "created"} for e in d["edges"])
     assert d["count"] == len(d["edges"]) == d["total_count"] and d["truncated"] is False
-    out = client.post("/v1/link", json={"path": "people/alex.md", "direction": "out"}).get_json()
-    assert all(e["source"] == "people/alex.md" for e in out["edges"])
+    out = client.post("/v1/link", json={"op": "neighbors", "path": "people/alex.md"}).get_json()
+    assert out["edges"] and all(e["from"] == "people/alex.md" for e in out["edges"])  # Dory's default: out
 
 
 def test_link_depth_and_truncation(client) -> None:
-    d1 = client.post("/v1/link", json={"path": "notes/links.md", "direction": "out", "depth": 1}).get_json()
-    d2 = client.post("/v1/link", json={"path": "notes/links.md", "direction": "out", "depth": 3}).get_json()
-    assert d2["total_count"] >= d1["total_count"]
-    t = client.post("/v1/link", json={"path": "people/alex.md", "max_edges": 1}).get_json()
+    d1 = client.post("/v1/link", json={"op": "neighbors", "path": "notes/links.md", "depth": 1}).get_json()
+    d2 = client.post("/v1/link", json={"op": "neighbors", "path": "notes/links.md", "depth": 3}).get_json()
+    assert d2["total_count"] > d1["total_count"]
+    assert {e["depth"] for e in d2["edges"]} >= {1, 2}
+    t = client.post("/v1/link", json={"op": "neighbors", "path": "people/alex.md", "direction": "both",
+                                      "max_edges": 1}).get_json()
     assert t["count"] == 1 and t["total_count"] > 1 and t["truncated"] is True
 
 
 def test_link_resolves_names(client) -> None:
     d = client.post("/v1/link", json={"op": "backlinks", "path": "Alex"}).get_json()
     assert d["path"] == "people/alex.md"
-    sources = {e["source"] for e in d["edges"]}
-    assert sources == {"core/rules.md", "projects/atlas/state.md", "notes/links.md"}
-    assert all(e["lines"] for e in d["edges"])
+    assert {e["from"] for e in d["edges"]} == {"core/rules.md", "projects/atlas/state.md", "notes/links.md"}
+    assert {e["anchor"] for e in d["edges"]} == {"Alex"}
 
 
 def test_link_lint(client) -> None:
     d = client.post("/v1/link", json={"op": "lint"}).get_json()
-    assert any(b["target"] == "missing page" and b["source"] == "notes/links.md" for b in d["broken"])
-    assert any(s["source"] == "notes/links.md" for s in d["self_links"])
-    assert d["count"] == len(d["broken"]) + len(d["self_links"])
+    assert {"from": "notes/links.md", "to": "missing page", "reason": "target file does not exist", "line": 6} in d["broken"]
+    assert any(s["from"] == "notes/links.md" and s["to"] == "Link notes" for s in d["self_links"])
+    assert d["count"] == len(d["broken"])
     one = client.post("/v1/link", json={"op": "lint", "path": "people/alex.md"}).get_json()
-    assert one["broken"] == [] and one["count"] == 0
+    assert one["broken"] == [] and one["self_links"] == [] and one["count"] == 0
 
 
 def test_link_errors(client) -> None:
     assert client.post("/v1/link", json={"op": "neighbors"}).status_code == 400
-    assert client.post("/v1/link", json={"op": "explode", "path": "x"}).status_code == 400
-    assert client.post("/v1/link", json={"path": "nope.md"}).status_code == 404
-    assert client.post("/v1/link", json={"path": "people/alex.md", "depth": 9}).status_code == 400
-    assert client.post("/v1/link", json={"path": "../etc/passwd"}).status_code == 404
-    assert client.post("/v1/link", json={"path": "people/alex.md", "max_edges": 0}).status_code == 400
+    assert client.post("/v1/link", json={"op": "explode", "path": "x"}).status_code == 422
+    assert client.post("/v1/link", json={"op": "neighbors", "path": "nope.md"}).status_code == 404
+    assert client.post("/v1/link", json={"op": "neighbors", "path": "people/alex.md", "depth": 11}).status_code == 422
+    r = client.post("/v1/link", json={"op": "neighbors", "path": "../etc/passwd"})
+    assert r.status_code == 400 and "escapes corpus root" in r.get_json()["detail"]
+    assert client.post("/v1/link", json={"op": "neighbors", "path": "people/alex.md", "max_edges": 0}).status_code == 422
+    assert client.post("/v1/link", json={"op": "neighbors", "path": "notes/../people/alex.md"}).status_code == 200

@@ -1,0 +1,128 @@
+"""`/v1/research`: search memory for a question and compile a markdown artifact.
+
+Dory's flow (`dory-contract.md` §1.5): a hybrid search (`corpus`, default all; `limit`
+results; short snippets), then an artifact whose body has `## Question`, `## Answer` (up
+to three distinct snippets), `## Evidence` (durable results, `- path: snippet`) and, when
+sessions answered, `## Session Evidence`. The answer is
+`{"artifact": {path, kind, bytes_written} | null, "research": {"artifact": {kind, title,
+question, body, sources, target, status}, "sources": [...]}}`.
+
+With `save` (the default) the artifact is written through the safe write path (atomic,
+content checks, the site and index refreshed before the answer) to
+`references/reports/<date>-<slug>.md`, `references/briefings/<date>-<slug>.md`,
+`wiki/concepts/<slug>.md` (wiki-note) or `inbox/proposed/<date>-<slug>.md` (proposal),
+with frontmatter title, created, type (the kind), status draft, source_kind generated,
+temperature warm and the question, and a `## Sources` list. Where Dory overwrites a file of
+the same name, commonplace writes `<slug>-2.md` (and so on): an earlier report is never
+lost. Content the write checks refuse (a snippet quoting a prompt-injection marker, say)
+is quarantined under inbox/quarantine/ as a soft write would, and the answer says so.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from commonplace.compiler import writes as w
+
+from ..errors import ApiError, from_write_error
+from ..models import ResearchRequest
+from . import OpContext
+from .refresh import refresh
+from .search import engine_body, run_engine, shape
+
+MAX_TITLE = 120
+MAX_SUFFIX = 50
+ANSWER_LINES = 3
+
+
+def slug(text: str) -> str:
+    """A lowercase ASCII slug for a file name (write paths are `[a-z0-9_.-/]`)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    s = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    return s[:80].strip("-") or "research"
+
+
+def target_for(kind: str, title: str, day: str) -> str:
+    s = slug(title)
+    return {"report": f"references/reports/{day}-{s}.md", "briefing": f"references/briefings/{day}-{s}.md",
+            "wiki-note": f"wiki/concepts/{s}.md", "proposal": f"inbox/proposed/{day}-{s}.md"}[kind]
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = item.strip().lower()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(item.strip())
+    return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text or "").split())
+
+
+def findings(question: str, results: list[dict[str, Any]]) -> str:
+    if not results:
+        return "## Answer\nNo grounded findings.\n"
+    answers = _dedupe([_one_line(r.get("snippet")) for r in results])[:ANSWER_LINES]
+    durable = [r for r in results if not str(r.get("path", "")).startswith("logs/sessions/")]
+    sessions = [r for r in results if str(r.get("path", "")).startswith("logs/sessions/")]
+
+    def evidence(rs: list[dict[str, Any]]) -> list[str]:
+        return [f"- {r['path']}" + (f": {_one_line(r.get('snippet'))}" if _one_line(r.get("snippet")) else "")
+                for r in rs]
+
+    lines = ["## Question", _one_line(question), "", "## Answer", *([f"- {a}" for a in answers] or
+                                                                   ["- No grounded answer."]),
+             "", "## Evidence", *(evidence(durable) or ["- None"])]
+    if sessions:
+        lines += ["", "## Session Evidence", *evidence(sessions)]
+    return "\n".join(lines).strip() + "\n"
+
+
+def _save(ctx: OpContext, artifact: dict[str, Any], day: str) -> dict[str, Any]:
+    sources = "\n".join(f"- {s}" for s in artifact["sources"]) or "- None"
+    content = f"# {artifact['title']}\n\n{artifact['body'].rstrip()}\n\n## Sources\n{sources}\n"
+    meta = {"title": artifact["title"], "created": day, "type": artifact["kind"], "status": artifact["status"],
+            "source_kind": "generated", "temperature": "warm", "question": artifact["question"]}
+    base = target_for(artifact["kind"], artifact["title"], day)
+    for n in range(1, MAX_SUFFIX + 1):
+        target = base if n == 1 else base.removesuffix(".md") + f"-{n}.md"
+        wr = w.WriteRequest(kind="create", target=target, content=content, frontmatter=meta, soft=True,
+                            actor=ctx.actor)
+        try:
+            res = w.apply_write(ctx.root, wr, ctx.excluded)
+        except w.Conflict:
+            continue  # a report of that name exists: never overwrite it
+        except w.WriteError as exc:
+            raise from_write_error(exc) from None
+        indexed, note = refresh(ctx.live, [res.path])
+        out: dict[str, Any] = {"path": res.path, "kind": artifact["kind"], "bytes_written": res.bytes_written,
+                               "indexed": indexed}
+        if res.quarantined:
+            out["quarantined"] = True
+            out["message"] = res.message or "the artifact failed the content checks and was quarantined"
+        if note:
+            out["message"] = note
+        return out
+    raise ApiError(409, "conflict", f"{base} and {MAX_SUFFIX - 1} numbered variants exist; research saved nothing")
+
+
+def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
+    from ..models import SearchRequest
+
+    sreq = SearchRequest(query=req.question, k=req.limit, mode="hybrid", corpus=req.corpus, include_content=False)
+    results = shape(run_engine(ctx.live, engine_body(sreq, debug=False)), sreq)["results"][: req.limit]
+    sources = _dedupe([str(r.get("path", "")) for r in results])
+    title = _one_line(req.question).rstrip("?").strip()[:MAX_TITLE] or "Research"
+    artifact = {"kind": req.kind, "title": title, "question": req.question.strip(),
+                "body": findings(req.question, results), "sources": sources, "target": None, "status": "draft"}
+    saved = None
+    if req.save:
+        saved = _save(ctx, artifact, w.today())
+        artifact["target"] = saved["path"]
+    return {"artifact": saved, "research": {"artifact": artifact, "sources": sources}}
