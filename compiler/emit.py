@@ -338,6 +338,7 @@ def graph_data(site: Site) -> Output:
     edges = [[index[s], index[t]] for s, targets in sorted(site.graph.outgoing.items()) if s in index
              for t in targets if t in index]
     payload = _json({"nodes": nodes, "edges": edges}).replace("</", "<\\/")
+    payload = payload.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return "_/graph-data.js", f"window.COMMONPLACE_GRAPH = {payload};\n".encode("utf-8")
 
 

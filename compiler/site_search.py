@@ -134,10 +134,13 @@ def _entry(d: Document) -> Entry:
     return held
 
 
-def _script(call: str, *args: object) -> bytes:
-    payload = ",".join(json.dumps(a, ensure_ascii=False, sort_keys=True, separators=(",", ":")) for a in args)
-    # `</` would end a script element if this were ever inlined; escape it anyway.
-    payload = payload.replace("</", "<\\/")
+def _script(call: str, value: object) -> bytes:
+    """`CommonplaceData.<call>(<one JSON value>);`: nothing from a document can step out
+    of the JSON (tests/hostile checks this)."""
+    payload = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    # `</` would end a script element if this were ever inlined; U+2028/9 ended a string
+    # literal in JavaScript before 2019. Escaped as JSON allows.
+    payload = payload.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return f"CommonplaceData.{call}({payload});\n".encode("utf-8")
 
 
@@ -153,7 +156,7 @@ def search_files(docs: list[Document], only_text: set[int] | None = None, index:
         if only_text is None or k in only_text:
             shards.setdefault(k, []).append([d.path, sections(d.search_text)])
     for k, items in sorted(shards.items()):
-        yield text_shard_url(k), _script("text", k, items)
+        yield text_shard_url(k), _script("text", {"shard": k, "pages": items})
 
 
 def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
@@ -192,7 +195,7 @@ def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
     }
     yield META_URL, _script("meta", meta)
     for key, lines in sorted(by_key.items()):
-        yield term_shard_url(key), _script("terms", key, "\n".join(lines))
+        yield term_shard_url(key), _script("terms", {"key": key, "rows": "\n".join(lines)})
 
 
 def search_urls(docs: list[Document]) -> set[str]:

@@ -36,11 +36,11 @@
       metaWaiters.forEach(function (fn) { fn(m); });
       metaWaiters = [];
     },
-    terms: function (key, lines) { settle(terms, termWaiters, key, lines); },
-    text: function (k, items) {
+    terms: function (t) { settle(terms, termWaiters, t.key, t.rows); },
+    text: function (t) {
       var map = {};
-      items.forEach(function (it) { map[it[0]] = it[1]; });
-      settle(texts, textWaiters, k, map);
+      t.pages.forEach(function (it) { map[it[0]] = it[1]; });
+      settle(texts, textWaiters, t.shard, map);
     },
 
     // For search.js and previews.

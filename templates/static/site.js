@@ -52,6 +52,7 @@
   window.Commonplace = { root: root, load: load, server: server, sitePath: sitePath };
 
   var body = document.body;
+  document.querySelectorAll(".needs-script").forEach(function (el) { el.remove(); });
 
   // The 404 page is served at any depth: its relative links are right from disk and at
   // the top of the site; when this script came from the site root, point them there.

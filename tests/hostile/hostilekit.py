@@ -154,7 +154,9 @@ def check_response(resp: Any, env: Env, statuses: Iterable[int] | int, what: str
 
 # --------------------------------------------------------------------------- HTML safety
 
-ALLOWED_SCRIPT = re.compile(r"^(?:\.\./)*(?:\./)?_/(?:search-data/\d\d\.js|static/search\.js)$")
+# The site's own two scripts (the rest load from them on demand); the 404 page also asks
+# for them from the site's root path, as it is served at any depth.
+ALLOWED_SCRIPT = re.compile(r"^(?:(?:\.\./)*(?:\./)?|/(?:[\w-]+/)*)_/static/(?:theme|site)\.js$")
 URL_ATTRS = {"href", "src", "action", "formaction", "xlink:href", "poster", "data", "background", "cite",
              "srcset", "ping", "manifest", "codebase", "longdesc", "usemap", "icon", "lowsrc", "dynsrc"}
 FORBIDDEN_TAGS = {"iframe", "object", "embed", "base", "frame", "frameset", "applet", "portal", "style", "svg",
@@ -229,11 +231,12 @@ def html_problems(text: str) -> list[str]:
     return checker.problems
 
 
-# The wrappers `_/search-data/NN.js` may use around its JSON payload (compiler/emit.py).
+# The wrappers the files in `_/search-data/` may use around their JSON payload
+# (compiler/site_search.py: the page list, term shards, text shards).
 SEARCH_DATA_WRAPPERS: list[tuple[str, str]] = [
-    ("(window.COMMONPLACE_SEARCH = window.COMMONPLACE_SEARCH || {docs: []}).docs.push.apply(\n"
-     "  window.COMMONPLACE_SEARCH.docs, ", ");\n"),
-    ("window.COMMONPLACE_SEARCH = ", ";\n"),
+    ("CommonplaceData.meta(", ");\n"),
+    ("CommonplaceData.terms(", ");\n"),
+    ("CommonplaceData.text(", ");\n"),
 ]
 
 
