@@ -25,7 +25,7 @@ FOLDER_TYPES: dict[str, str] = {
     "wiki/": "wiki",
 }
 
-STATUSES = ("active", "done", "paused", "pending", "raw", "superseded")
+STATUSES = ("active", "done", "interrupted", "paused", "pending", "raw", "superseded")
 
 # Where derived state lives inside a corpus; never scanned, rendered or served.
 STATE_DIR = ".commonplace"

@@ -176,22 +176,31 @@ ROUTES: tuple[Route, ...] = (
                                 files_indexed=I, chunks_indexed=I, vectors_indexed=I, index_healthy=B),
           tool="dory_status", handler="status:status", needs_ready=False, errors=(401, 422)),
     Route("session_ingest", "/v1/session-ingest", ("POST",), "Store a session transcript",
-          "Store an agent session transcript under logs/sessions/ (searchable with corpus=sessions or all, "
-          "never mixed into durable answers by default).",
-          m.SessionIngestRequest, _obj("stored", "path", "reindexed", stored=B, path=S, reindexed=B),
+          "Store (or update) an agent session transcript at `path` under logs/sessions/ (a .md path), with the "
+          "session's frontmatter; status is active, interrupted or done. It is searchable with corpus=sessions or "
+          "all once the answer comes (`indexed`), never mixed into durable answers by default.",
+          m.SessionIngestRequest, _obj("stored", "path", "reindexed", stored=B, path=S, reindexed=B, indexed=B,
+                                       action=S, hash=S, findings=A),
           writes=True, handler="sessions:ingest", errors=WRITE_ERRORS),
     Route("recall_event", "/v1/recall-event", ("POST",), "Record which memory an agent used",
-          "Record a recall: the query, the paths offered and the one selected.",
+          "Record a recall: the query, the paths offered and the one selected (kept in the server's state "
+          "folder, not in the corpus; /v1/status?debug=true summarises them under `openclaw`).",
           m.RecallEventRequest, _obj("stored", stored=B, selected_path=NS, created_at=NS),
           writes=True, handler="sessions:recall_event", errors=WRITE_ERRORS),
     Route("public_artifacts", "/v1/public-artifacts", ("GET",), "Artifacts agents may publish",
-          "Markdown artifacts marked public (visibility: public), with kind, path, title and agent ids.",
+          "Documents an agent may list as artifacts (core/, references/reports|briefings|slides|notes/, wiki/), "
+          "with kind, relative_path, title and agent_ids (frontmatter agent_ids and agent).",
           m.EmptyRequest, _obj("count", "artifacts", count=I, artifacts=A), handler="sessions:public_artifacts",
           errors=(401, 503)),
     Route("migrate", "/v1/migrate", ("POST",), "Import a folder of legacy notes",
-          "Import markdown notes from `legacy_root` into the corpus deterministically (use_llm=false; no "
-          "language model is configured).",
-          m.MigrateRequest, dict(OBJ), writes=True, handler="migrate:migrate", errors=WRITE_ERRORS),
+          "Import the text and markdown files of the server-side folder `legacy_root` into the corpus by rule "
+          "(sources/imported/, digests/, logs/sessions/, sources/legacy/), never replacing a file, with a report "
+          "under references/reports/migrations/. Send use_llm=false: no language model is configured.",
+          m.MigrateRequest, _obj("staged_count", "written_count", "canonical_created_count", "quarantined_count",
+                                 "report_path", "stats", staged_count=I, written_count=I, canonical_created_count=I,
+                                 quarantined_count=I, report_path=S, run_artifact_path=NS, stats=OBJ, run_id=S,
+                                 skipped_count=I, written=A, quarantined=A, skipped=A, indexed=B),
+          writes=True, handler="migrate:migrate", errors=(400, 401, 403, 413, 422, 503)),
     Route("stream", "/v1/stream", ("GET",), "Server-sent events: status, reindex, done",
           "An event stream: `status`, then `reindex` progress when asked (reindex=true, force=true rebuilds "
           "everything), then `done`.",

@@ -4,7 +4,7 @@ ingest, recall events, migration, the event stream. Dory's names, defaults and b
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
 from pydantic import Field, field_validator
 
@@ -67,7 +67,7 @@ class RecallEventRequest(Request):
     agent: str = Field(..., max_length=200)
     session_key: Optional[str] = Field(None, max_length=500)
     query: str = Field(..., max_length=20000)
-    result_paths: list[str] = Field(default_factory=list, max_length=200)
+    result_paths: list[Annotated[str, Field(max_length=1024)]] = Field(default_factory=list, max_length=200)
     selected_path: Optional[str] = Field(None, max_length=1024)
     corpus: Literal["memory", "sessions", "wiki", "all"] = Field("memory")
     source: str = Field("openclaw-recall", max_length=200)

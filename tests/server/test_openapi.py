@@ -19,7 +19,7 @@ from commonplace.server.registry import ROUTES
 
 from srvkit import CORPUS, open_live, write_files
 
-FLASK_TO_OPENAPI = {"/<path:rel>": "/{rel}"}
+FLASK_TO_OPENAPI = {"/<path:rel>": "/{rel}", "/wiki/<path:page>": "/wiki/{page}"}
 
 
 def test_url_map_matches_openapi(app) -> None:
