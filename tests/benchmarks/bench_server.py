@@ -2,6 +2,8 @@
 
     python -m tests.benchmarks.bench_server [--n 10000] [--workdir DIR] [--clients 8]
                                             [--seconds 20] [--no-embed] [--json]
+                                            [--phases bm25,hybrid,active-memory,mixed]
+                                            [--am-clients 1]
 
 Generates a corpus with `corpus_gen` (kept in --workdir, default a temporary folder; an
 existing corpus there is reused, and so are its built site and indexes), starts
@@ -12,8 +14,14 @@ HTTP connection each):
 
 1. search, mode bm25
 2. search, mode hybrid (needs embeddings; skipped with --no-embed)
-3. mixed 90/10: 90% reads (search hybrid or bm25 3 in 4, get 1 in 4), 10% writes (an
+3. active memory (`POST /v1/active-memory`, Dory's defaults: include_wake, budget 400,
+   timeout 1200 ms) with --am-clients clients (default 1, as an agent calls it once per
+   turn); the prompt is a corpus query put as a question, and one in four asks about
+   yesterday, which adds the session search;
+4. mixed 90/10: 90% reads (search hybrid or bm25 3 in 4, get 1 in 4), 10% writes (an
    append of one unique line to the client's own `inbox/bench-<client>.md`).
+
+`--phases` runs a subset (names: bm25, hybrid, active-memory, mixed).
 
 Queries are drawn (seeded) from the corpus itself: a title, a heading or a few words of a
 document, so most have answers. Every answer is checked (status 200, JSON shape); after
@@ -145,6 +153,8 @@ def run_phase(name: str, host: str, port: int, clients: int, seconds: float,
                 ok = status == 200 and isinstance(answer, dict)
                 if ok and op.startswith("search"):
                     ok = isinstance(answer.get("results"), list)
+                if ok and op == "active_memory":
+                    ok = answer.get("kind") in ("memory", "none") and isinstance(answer.get("block"), str)
                 if ok and op == "write":
                     ok = answer.get("action") in ("created", "appended")
                     if ok and appended is not None:
@@ -222,7 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--no-embed", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--phases", default="bm25,hybrid,active-memory,mixed",
+                    help="comma-separated subset of bm25, hybrid, active-memory, mixed")
+    ap.add_argument("--am-clients", type=int, default=1, help="clients in the active-memory phase")
     args = ap.parse_args(argv)
+    wanted = {p.strip() for p in args.phases.split(",") if p.strip()}
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-server-"))
     corpus, out = work / "corpus", work / "site"
@@ -247,11 +261,23 @@ def main(argv: list[str] | None = None) -> int:
                                           {"query": rng.choice(queries), "k": 10, "mode": mode})
 
         Client(host, port).call("POST", "/v1/search", {"query": "warm", "mode": "hybrid" if embed else "bm25"})
-        log("phase: search bm25")
-        phases.append(run_phase("search bm25", host, port, args.clients, args.seconds, search("bm25"), corpus))
-        if embed:
+        if "bm25" in wanted:
+            log("phase: search bm25")
+            phases.append(run_phase("search bm25", host, port, args.clients, args.seconds, search("bm25"), corpus))
+        if embed and "hybrid" in wanted:
             log("phase: search hybrid")
             phases.append(run_phase("search hybrid", host, port, args.clients, args.seconds, search("hybrid"), corpus))
+
+        def active_memory(rng: random.Random, cid: int, seq: int) -> Any:
+            q = rng.choice(queries)
+            prompt = f"what did we do yesterday about {q}?" if rng.random() < 0.25 else f"what do we know about {q}?"
+            return ("active_memory", "POST", "/v1/active-memory", {"prompt": prompt, "agent": "bench"})
+
+        if "active-memory" in wanted:
+            Client(host, port).call("POST", "/v1/active-memory", {"prompt": "warm up", "agent": "bench"})
+            log(f"phase: active memory ({args.am_clients} client(s))")
+            phases.append(run_phase("active memory", host, port, args.am_clients, args.seconds, active_memory,
+                                    corpus))
 
         def mixed(rng: random.Random, cid: int, seq: int) -> Any:
             r = rng.random()
@@ -264,8 +290,9 @@ def main(argv: list[str] | None = None) -> int:
             mode = "hybrid" if embed and rng.random() < 0.5 else "bm25"
             return (f"search_{mode}", "POST", "/v1/search", {"query": rng.choice(queries), "k": 10, "mode": mode})
 
-        log("phase: mixed 90/10")
-        phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended))
+        if "mixed" in wanted:
+            log("phase: mixed 90/10")
+            phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -300,11 +327,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"commonplace serve, {len(docs)} documents, {args.clients} clients, {args.seconds:.0f} s per phase, "
               f"{os.cpu_count()} CPUs; ready after {ready:.1f} s; index: {report['index']}")
         print()
-        print("| phase | op | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        print("| phase | op | clients | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['phase']} | {r['op']} | {r['requests']} | {r['rps']} | {r['p50_ms']} | {r['p95_ms']} | "
-                  f"{r['p99_ms']} | {'' if r['errors'] is None else r['errors']} |")
+            print(f"| {r['phase']} | {r['op']} | {r['clients']} | {r['requests']} | {r['rps']} | {r['p50_ms']} | "
+                  f"{r['p95_ms']} | {r['p99_ms']} | {'' if r['errors'] is None else r['errors']} |")
         print()
         print(f"writes checked: {report['writes_checked']}, lost: {lost}, duplicated: {dup}")
         for e in report["error_samples"]:
