@@ -422,8 +422,9 @@ class SearchEngine:
         return out
 
     def _fuse(self, bm: list[_Hit], vec: list[_Hit], limit: int,
-              params: fusion.FusionParams = fusion.DEFAULT) -> list[_Hit]:
+              params: fusion.FusionParams | None = None) -> list[_Hit]:
         """Weighted RRF of the two document lists (`fusion`), then the priors."""
+        params = params or fusion.DEFAULT
         scores = fusion.rrf({"bm25": [(h.path, fusion.lexical_factor(h.coverage, params)) for h in bm],
                              "vector": [(h.path, params.vector_weight) for h in vec]}, params.k)
         fused: dict[str, _Hit] = {}

@@ -2,10 +2,11 @@
 result is (its normalised score).
 
 Weighted reciprocal rank fusion. A document scores the sum over the lists it appears in
-of `weight / (k + rank)`; a vector hit weighs `VECTOR_WEIGHT`, a BM25 hit
-`LEXICAL_WEIGHT` times a factor from its idf-weighted query coverage (the share of the
-query's informative words its chunk contains): `COVERAGE_FLOOR` at no coverage, rising
-linearly to 1 at `COVERAGE_FULL`. The constants were chosen on one half of the labelled
+of `weight / (k + rank)`; a vector hit weighs `vector_weight`, a BM25 hit
+`lexical_weight` times a factor from its idf-weighted query coverage (the share of the
+query's informative words its chunk contains): `coverage_floor` up to `coverage_start`,
+rising linearly to 1 at `coverage_full` (`FusionParams`; `DEFAULT` is the rule in use,
+`LEGACY` the one before issue 19). The rule was chosen on one half of the labelled
 benchmark (`tests/benchmarks/bench_quality.py`) and checked on the other half; the table
 is in docs/decisions/2026-11-23-hybrid-fusion-weights.md.
 
@@ -41,7 +42,7 @@ class FusionParams:
 LEGACY = FusionParams(k=60, coverage_floor=0.0, coverage_start=0.34, coverage_full=0.8)
 PLAIN_RRF = FusionParams(k=60)
 # Chosen on the benchmark's tuning half (see the module docstring).
-DEFAULT = FusionParams(k=20, lexical_weight=2.0, coverage_floor=0.0, coverage_start=0.0, coverage_full=0.8)
+DEFAULT = FusionParams(k=20, lexical_weight=2.0, coverage_floor=0.1, coverage_start=0.0, coverage_full=0.8)
 
 # Cosine similarity of all-MiniLM-L6-v2 query/chunk pairs: unrelated text and nonsense
 # words reach about COSINE_NONE; the answer to a question usually scores above
@@ -101,6 +102,7 @@ def normalized_score(coverage: float | None, cosine: float | None) -> float:
     return round(max(min(1.0, max(0.0, coverage or 0.0)), cosine_evidence(cosine)), 4)
 
 
-def weak(values: Iterable[float], threshold: float = WEAK_VECTOR_ONLY) -> bool:
-    """Whether no value reaches `threshold` (nothing matched well)."""
-    return all(v < threshold for v in values)
+def weak(values: Iterable[float], threshold: float | None = None) -> bool:
+    """Whether no value reaches `threshold` (default `WEAK_VECTOR_ONLY`): nothing matched well."""
+    limit = WEAK_VECTOR_ONLY if threshold is None else threshold
+    return all(v < limit for v in values)

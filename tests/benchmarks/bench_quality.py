@@ -8,7 +8,8 @@ Corpora (all built here, with the real default model, all-MiniLM-L6-v2, from its
 - `dialogue`: `--conversations` generated conversations (`quality/dialogue.py`), one short
   file per turn, long questions: the case of issue 19. Conversations with an even number
   tune, odd ones are held out (whole corpora apart, as the issue's own split did).
-- `docs`: a copy of this repository's docs/ with hand-written paraphrased questions
+- `docs`: a copy of this repository's docs/ (or `--docs DIR`, to compare two versions of
+  the code on the same pages) with hand-written paraphrased questions
   (`quality/docs_questions.py`); alternate questions tune / are held out.
 - `synthetic`: `corpus_gen` (300 documents) with questions derived from its text
   (`quality/synthetic.py`); alternate questions tune / are held out.
@@ -57,7 +58,7 @@ def log(msg: str) -> None:
 # --------------------------------------------------------------------------- corpora
 
 
-def make_corpora(work: Path, conversations: int, reuse: bool) -> list[dict[str, Any]]:
+def make_corpora(work: Path, conversations: int, reuse: bool, docs: Path = REPO / "docs") -> list[dict[str, Any]]:
     """[{name, root, group, questions: [{category, text, relevant, split}]}]"""
     out = []
 
@@ -76,7 +77,7 @@ def make_corpora(work: Path, conversations: int, reuse: bool) -> list[dict[str, 
     root = work / "docs"
     if not prepared(root):
         shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(REPO / "docs", root)
+        shutil.copytree(docs, root, ignore=shutil.ignore_patterns(".commonplace"))
     dq = []
     for j, (cat, text, rel) in enumerate(docs_questions.QUESTIONS):
         for p in rel:
@@ -185,9 +186,8 @@ def grid() -> list[Any]:
 
 def choose(corpora: list[dict[str, Any]]) -> tuple[Any, list[tuple]]:
     """The rule chosen on the tuning half: the largest worst-corpus margin of hybrid R@10
-    over the better single mode; then the best mean R@10 over the corpora, counting rules
-    within half a point as tied (a point is one or two questions here); then the largest
-    worst-corpus MRR margin."""
+    over the better single mode, then the best mean R@10 over the corpora, then the
+    largest worst-corpus MRR margin."""
     groups = sorted({c["group"] for c in corpora})
     tune = {g: [q for c in corpora if c["group"] == g for q in c["questions"] if q["split"] == "tune"]
             for g in groups}
@@ -200,9 +200,7 @@ def choose(corpora: list[dict[str, Any]]) -> tuple[Any, list[tuple]]:
             mrr_margins.append(m["hybrid"][2] - max(m["bm25"][2], m["vector"][2]))
             r10s.append(m["hybrid"][1])
         scored.append((min(margins), statistics.mean(r10s), min(mrr_margins), p))
-    best_margin = max(round(t[0], 6) for t in scored)
-    best_r10 = max(t[1] for t in scored if round(t[0], 6) == best_margin)
-    scored.sort(key=lambda t: (-round(t[0], 6), -(t[1] > best_r10 - 0.5), -round(t[2], 6), -t[1]))
+    scored.sort(key=lambda t: (-round(t[0], 6), -round(t[1], 6), -round(t[2], 6)))
     return scored[0][3], scored
 
 
@@ -305,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_quality", description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--conversations", type=int, default=8)
+    ap.add_argument("--docs", type=Path, default=REPO / "docs",
+                    help="the docs corpus to copy (default: this checkout's docs/, which changes as it grows)")
     ap.add_argument("--reuse", action="store_true", help="reuse built corpora and cached lists in --workdir")
     ap.add_argument("--json", action="store_true", help="print the per-question data as JSON instead")
     args = ap.parse_args(argv)
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-quality-"))
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    corpora = make_corpora(work, args.conversations, args.reuse)
+    corpora = make_corpora(work, args.conversations, args.reuse, args.docs)
     cache = work / "lists.json"
     cached = json.loads(cache.read_text()) if args.reuse and cache.exists() else {}
     if cached.get("_code") != fingerprint():
