@@ -64,8 +64,8 @@ def _check_fields(req: SessionIngestRequest) -> None:
         value = getattr(req, name)
         if not value.strip():
             raise ApiError(400, "invalid_parameter", f"`{name}` must not be empty")
-        if has_hidden_characters(value):
-            raise ApiError(400, "invalid_parameter", f"`{name}` contains a control or invisible character")
+        if has_hidden_characters(value) or "\n" in value or "\r" in value:
+            raise ApiError(400, "invalid_parameter", f"`{name}` contains a line break, control or invisible character")
     size = len(req.content.encode("utf-8"))
     if size > w.MAX_CONTENT_BYTES:
         raise ApiError(413, "too_large", f"content is {size:,} bytes; the limit is {w.MAX_CONTENT_BYTES:,}")
@@ -305,3 +305,8 @@ def public_artifacts(ctx: OpContext, req: EmptyRequest) -> dict[str, Any]:
         artifacts.append({"kind": kind, "relative_path": path, "content_type": "markdown", "title": title,
                           "agent_ids": agents, "relativePath": path, "contentType": "markdown", "agentIds": agents})
     return {"count": len(artifacts), "artifacts": artifacts}
+
+
+def openclaw_diagnostics(ctx: OpContext) -> dict[str, Any]:
+    """What `/v1/status?debug=true` shows under `openclaw` (ops/status.py calls it)."""
+    return recall_summary(ctx.root)
