@@ -24,6 +24,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import frontmatter as fm
 from ..fsutil import atomic_write, inside
@@ -430,8 +431,9 @@ def read_page(root: Path, rel: str) -> bytes | None:
 
 
 def plan_page(root: Path, entity: Entity, claims: list[Claim], now: dt.datetime,
-              old: bytes | None = None, read: bool = True) -> PageChange:
-    """The page as it would be after compiling `claims` (nothing written)."""
+              old: bytes | None = None, read: bool = True, edit: Callable[[str], str] | None = None) -> PageChange:
+    """The page as it would be after compiling `claims` (nothing written). `edit` may
+    change the page's text (outside the managed sections) first."""
     if read:
         old = read_page(root, entity.path)
     if old is None:
@@ -445,14 +447,17 @@ def plan_page(root: Path, entity: Entity, claims: list[Claim], now: dt.datetime,
         healed = heal_merge_conflict(text, entity.path)
         if healed is not None:
             text = healed
+    if edit is not None:
+        text = edit(text)
     new = splice(text, render_sections(claims, now), entity.path)
     return PageChange(entity.path, old, new.encode("utf-8"))
 
 
-def compile_page(root: Path, entity: Entity, claims: list[Claim], now: dt.datetime, dry_run: bool = False) -> PageChange:
+def compile_page(root: Path, entity: Entity, claims: list[Claim], now: dt.datetime, dry_run: bool = False,
+                 edit: Callable[[str], str] | None = None) -> PageChange:
     """Plan, then write if the bytes changed; retried if someone edits the page meanwhile."""
     for _ in range(5):
-        change = plan_page(root, entity, claims, now)
+        change = plan_page(root, entity, claims, now, edit=edit)
         if dry_run or not change.changed:
             return change
         if read_page(root, entity.path) != change.old:
@@ -509,3 +514,48 @@ def set_frontmatter_fields(text: str, fields: dict[str, str]) -> str:
     except fm.FrontmatterError:
         return text
     return bom + body_text[:head_end] + new_raw + body_text[head_end + len(raw):]
+
+
+# -- hand-written sections ----------------------------------------------------------------
+
+
+def rewrite_section(text: str, name: str, statement: str, path: str = "page") -> str:
+    """Give a hand-written `## <name>` section the one statement (Dory's section patch on
+    replace), so the page's prose no longer contradicts the current claim. Sections inside
+    managed markers or code fences are never touched; a page without the heading is
+    returned as it is."""
+    spans = find_sections(text, path)
+    first = _body_first_line(text)
+    lines = text.split("\n")
+    offsets, pos = [], 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    fence = None
+    start = None
+    for i, line in enumerate(lines):
+        if i < first:
+            continue
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence:
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)[0]
+            continue
+        if any(s.start <= offsets[i] <= s.end for s in spans.values()):
+            continue
+        if start is None:
+            if re.match(r"^##[ \t]+" + re.escape(name) + r"[ \t#]*\r?$", line):
+                start = i
+            continue
+        if re.match(r"^#{1,2}[ \t]", line) or _MARKER.match(line) or line.strip() == "---":
+            return _swap(lines, start, i, statement)
+    return _swap(lines, start, len(lines), statement) if start is not None else text
+
+
+def _swap(lines: list[str], start: int, end: int, statement: str) -> str:
+    new = [md_inline(statement, 2000, start=True), ""]
+    tail = lines[end:]
+    return "\n".join(lines[: start + 1] + [""] + new + tail)

@@ -269,8 +269,10 @@ def _candidate_paths(root: Path) -> list[str]:
     for family, folder in _FOLDERS.items():
         d = root / folder
         if d.is_dir() and not d.is_symlink():
+            # `<stem>.tombstone.md` records a forgotten page; it is not an entity of its own.
             out.extend(f"{folder}/{p.name}" for p in sorted(d.iterdir())
-                       if p.name.endswith(".md") and not p.name.startswith(".") and (p.is_file() or p.is_symlink()))
+                       if p.name.endswith(".md") and not p.name.endswith(".tombstone.md")
+                       and not p.name.startswith(".") and (p.is_file() or p.is_symlink()))
     d = root / "projects"
     if d.is_dir() and not d.is_symlink():
         for p in sorted(d.iterdir()):

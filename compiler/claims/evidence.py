@@ -144,6 +144,26 @@ def write_tombstone(root: Path, entity: Entity, at: dt.datetime, **kw: Any) -> s
     raise OSError(f"no free tombstone name for {entity.id} at {at}")
 
 
+def side_tombstone(entity: Entity, stem: str, reason: str, claim_tombstone: str, at: dt.datetime) -> str:
+    """`<stem>.tombstone.md` beside a wholly forgotten page (Dory's name and fields): the
+    reason, and a link to the claim tombstone; never the forgotten statements."""
+    meta: dict[str, Any] = {
+        "title": f"Tombstone for {stem}",
+        "type": entity.family,
+        "status": "superseded",
+        "canonical": False,
+        "source_kind": "generated",
+        "temperature": "cold",
+        "created": at.astimezone(times.UTC).date().isoformat(),
+        "entity": entity.id,
+        "tombstone_for": entity.path.rsplit("/", 1)[-1],
+    }
+    body = (f"Retired: {md_inline(reason, 2000)}\n\n"
+            f"Every claim about {wikilink(entity.path, entity.title)} was forgotten; the record is "
+            f"{wikilink(claim_tombstone, 'tombstone')}.\n")
+    return f"---\n{fm.dump(meta)}---\n\n{body}"
+
+
 # -- redaction ----------------------------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from .canonical import (
 )
 from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry, entity_from_log
 from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
-from .evidence import artifact_path, redact_text, write_artifact, write_tombstone
+from .evidence import artifact_path, redact_text, side_tombstone, write_artifact, write_tombstone
 from .fold import Claim, State, conflict_groups, fold, select_claims
 from .forget import redact_artifacts, remaining, secrets_of
 from .inputs import (
@@ -60,6 +60,7 @@ class ClaimWriteResult:
     contradictions: list[dict[str, Any]] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)  # artifacts the forgotten text was cut from
     still_present: list[str] = field(default_factory=list)  # markdown that still holds it (hand-written)
+    side_tombstone: str | None = None  # `<stem>.tombstone.md` next to a wholly forgotten page
     warnings: list[str] = field(default_factory=list)
     message: str = ""
 
@@ -172,8 +173,11 @@ class ClaimStore:
     def add(self, subject: str, statement: str, kind: str = "fact", *, confidence: Any = None,
             valid_from: Any = None, valid_to: Any = None, evidence: Any = None, key: str | None = None,
             reason: str | None = None, actor: str | None = None, create: bool = False,
-            dry_run: bool = False, raw_input: str | None = None) -> ClaimWriteResult:
-        """Record a new claim about `subject`. Repeating a current claim is a no-op."""
+            dry_run: bool = False, raw_input: str | None = None,
+            artifact_fields: dict[str, Any] | None = None,
+            edit: Callable[[str], str] | None = None) -> ClaimWriteResult:
+        """Record a new claim about `subject`. Repeating a current claim is a no-op.
+        `artifact_fields` are added to the evidence artifact's frontmatter."""
         statement = check_text(statement, "statement", MAX_STATEMENT)
         kind = check_kind(kind)
         conf = check_confidence(confidence)
@@ -204,16 +208,20 @@ class ClaimStore:
                 event["entity_title"] = one_line(entity.title)
             return self._commit(entity, [event], state, "add", at, kind=kind, reason=reason,
                                 raw_input=raw if raw is not None else statement, evidence=ev_dict,
-                                dry_run=dry_run, warnings=warnings)
+                                dry_run=dry_run, warnings=warnings, artifact_fields=artifact_fields, edit=edit)
 
     def replace(self, subject: str, statement: str, *, claim: str | None = None, kind: str | None = None,
                 key: str | None = None, confidence: Any = None, valid_from: Any = None, valid_to: Any = None,
                 evidence: Any = None, reason: str | None = None, actor: str | None = None,
-                dry_run: bool = False, raw_input: str | None = None) -> ClaimWriteResult:
+                dry_run: bool = False, raw_input: str | None = None, every: bool = False,
+                artifact_fields: dict[str, Any] | None = None,
+                edit: Callable[[str], str] | None = None) -> ClaimWriteResult:
         """Give an existing claim a new statement (its old one goes to the history).
 
         `claim` names it (id, whole statement, or a unique part of it). Without `claim`,
-        the entity's single current claim of `kind` (and `key`) is replaced.
+        the entity's single current claim of `kind` (and `key`) is replaced; with `every`
+        (Dory's replace), all of them: the first gets the new statement, the others are
+        retired by it. `edit` changes the page's hand-written text before it is compiled.
         """
         statement = check_text(statement, "statement", MAX_STATEMENT)
         kind = check_kind(kind) if kind is not None else None
@@ -232,10 +240,16 @@ class ClaimStore:
             state = self._entity_state(entity)
             now = self.now()
             active = [c for c in state.for_entity(entity.id) if c.status == "active" and not c.forgotten]
+            others: list[Claim] = []
+            if every and not (claim and claim.strip()) and kind is not None:
+                same = [c for c in active if c.kind == kind and (key is None or (c.key or "").casefold() == key.casefold())]
+                if len(same) > 1:
+                    others = same[1:]
+                    active = same[:1]
             target = self._pick_one(entity, active, claim, kind, key, now, "replace")
             last = target.last
             new_kind = kind or last.kind
-            if (normalize(statement) == normalize(last.statement) and new_kind == last.kind
+            if (normalize(statement) == normalize(last.statement) and new_kind == last.kind and not others
                     and (conf is None or conf == last.confidence) and vf is None and vt is None
                     and (key is None or key == last.key) and ev_dict is None):
                 return ClaimWriteResult("noop", entity, dry_run, [target.claim_id], warnings=warnings,
@@ -245,9 +259,11 @@ class ClaimStore:
                            valid_from=vf, valid_to=vt, confidence=conf, evidence=ev_dict, reason=reason)
             if key is not None:
                 event["key"] = key
-            return self._commit(entity, [event], state, "replace", at, kind=new_kind, reason=reason,
+            retired = [_event(entity, c.claim_id, "retired", at, actor, kind=c.kind,
+                              reason=f"replaced by {target.claim_id}") for c in others]
+            return self._commit(entity, [event, *retired], state, "replace", at, kind=new_kind, reason=reason,
                                 raw_input=raw if raw is not None else statement, evidence=ev_dict,
-                                dry_run=dry_run, warnings=warnings)
+                                dry_run=dry_run, warnings=warnings, artifact_fields=artifact_fields, edit=edit)
 
     def retire(self, subject: str, claim: str, *, reason: str, valid_to: Any = None,
                actor: str | None = None, dry_run: bool = False) -> ClaimWriteResult:
@@ -260,13 +276,15 @@ class ClaimStore:
         return self._close("invalidated", subject, claim, reason, None, actor, dry_run)
 
     def forget(self, subject: str, statement: str | None = None, *, reason: str, all: bool = False,
-               actor: str | None = None, dry_run: bool = False) -> ClaimWriteResult:
+               actor: str | None = None, dry_run: bool = False,
+               kinds: tuple[str, ...] | None = None) -> ClaimWriteResult:
         """Forget claims for good: matching ones (a claim id, the statement, or a unique part
         of it; every match with `all`), or every claim of the entity (`all` alone).
 
         Writes a tombstone with the reason, appends retire events marked forgotten,
         recompiles the page without the text, redacts it from evidence artifacts, and,
-        when the whole entity is forgotten, marks its page `status: superseded`.
+        when the whole entity is forgotten, marks its page superseded by
+        `<stem>.tombstone.md` (Dory's shape). `kinds` limits an `all` forget to those kinds.
         """
         reason = check_text(reason, "reason", MAX_REASON)
         scan_texts(reason=reason)
@@ -277,14 +295,17 @@ class ClaimStore:
         with claims_lock(self.root):
             entity = self._resolve_known(subject)
             state = self._entity_state(entity)
-            pool = [c for c in state.for_entity(entity.id) if not c.forgotten]
+            everything = [c for c in state.for_entity(entity.id) if not c.forgotten]
+            pool = [c for c in everything if kinds is None or c.kind in kinds]
+            if not pool:
+                raise ClaimNotFound(f"{entity.id} has no claims to forget")
             if pattern is not None:
                 targets = select_claims(pool, pattern, many=all)
             else:
                 targets = pool
             if not targets:
                 raise ClaimNotFound(f"{entity.id} has no claims to forget")
-            whole = pattern is None and len(targets) == len(pool)
+            whole = pattern is None and {c.claim_id for c in targets} == {c.claim_id for c in everything}
             secrets = secrets_of(targets) + ([pattern] if pattern and len(pattern) >= 3 else [])
             safe_reason = redact_text(reason, secrets)
             at = self._clock(max(c.updated_at for c in targets))
@@ -314,7 +335,7 @@ class ClaimStore:
             if entity.exists or any(not c.forgotten for c in state.for_entity(entity.id)):
                 result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now())
             if whole and result.page is not None:
-                self._mark_superseded(entity, tomb, result)
+                self._mark_superseded(entity, tomb, safe_reason, at, result)
             forgotten = [state.claims[i] for i in ids]
             result.evidence_path = tomb
             result.redacted = redact_artifacts(self.root, forgotten, full_scan=True)
@@ -369,7 +390,9 @@ class ClaimStore:
 
     def _commit(self, entity: Entity, events: list[dict[str, Any]], state: State, action: str,
                 at: dt.datetime, *, kind: str | None, reason: str | None, raw_input: str | None,
-                evidence: dict | None, dry_run: bool, warnings: list[str]) -> ClaimWriteResult:
+                evidence: dict | None, dry_run: bool, warnings: list[str],
+                artifact_fields: dict[str, Any] | None = None,
+                edit: Callable[[str], str] | None = None) -> ClaimWriteResult:
         """Write the artifact, append the events, recompile the page (or preview all that).
 
         `state` is the fold of the log as read under the lock; it is extended in place.
@@ -381,18 +404,19 @@ class ClaimStore:
                 e["source"] = artifact_path(entity, at, action)
             result.evidence_path = events[0]["source"]
             state.extend(_as_event(e) for e in events)
-            result.page = plan_page(self.root, entity, state.for_entity(entity.id), self.now())
+            result.page = plan_page(self.root, entity, state.for_entity(entity.id), self.now(), edit=edit)
         else:
             source = write_artifact(
                 self.root, entity, action, at, actor=events[0]["actor"], kind=kind, reason=reason,
                 claim_ids=ids, event_ids=[e["id"] for e in events], raw_input=raw_input, evidence=evidence,
+                extra=artifact_fields,
             )
             for e in events:
                 e["source"] = source
             result.evidence_path = source
             files = self.log.append_many(events)
             state.extend(_as_event(e, f) for e, f in zip(events, files))
-            result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now())
+            result.page = compile_page(self.root, entity, state.for_entity(entity.id), self.now(), edit=edit)
         for rule, name, group in conflict_groups(state.at(entity.id, self.now())):
             if set(group) & set(ids):
                 result.contradictions.append({"rule": rule, "name": name, "claim_ids": group})
@@ -404,20 +428,30 @@ class ClaimStore:
         result.message = f"{'would have ' if dry_run else ''}{verb} {what} {', '.join(ids)} of {_label(entity)}"
         return result
 
-    def _mark_superseded(self, entity: Entity, tomb: str, result: ClaimWriteResult) -> None:
+    def _mark_superseded(self, entity: Entity, tomb: str, reason: str, at: dt.datetime,
+                         result: ClaimWriteResult) -> None:
+        """Dory's forget of a whole entity: the page stays, marked superseded by
+        `<stem>.tombstone.md` next to it, which gives the reason and points at the claim
+        tombstone (never at the forgotten text)."""
         full = inside(self.root, entity.path)
         old = read_page(self.root, entity.path)
         if old is None:
             return
+        folder, _, name = entity.path.rpartition("/")
+        stem = name[:-3]
+        side = f"{folder}/{stem}.tombstone.md"
         text = old.decode("utf-8")
-        new = set_frontmatter_fields(text, {"status": "superseded", "superseded_by": f"[[{tomb}]]"})
+        new = set_frontmatter_fields(text, {"status": "superseded", "superseded_by": f"{stem}.tombstone.md",
+                                            "canonical": False, "source_kind": "generated", "temperature": "cold"})
         if new == text:
             if "status: superseded" not in text:
                 result.warnings.append(f"could not mark {entity.path} superseded (its frontmatter does not parse)")
             return
+        atomic_write(inside(self.root, side), side_tombstone(entity, stem, reason, tomb, at).encode("utf-8"))
         atomic_write(full, new.encode("utf-8"))
         assert result.page is not None
         result.page = PageChange(entity.path, result.page.old, new.encode("utf-8"))
+        result.side_tombstone = side
 
     def _clock(self, after: dt.datetime | None) -> dt.datetime:
         t = self.now()

@@ -11,33 +11,32 @@ under `inbox/quarantine/`.
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
-import hashlib
+import os
 import re
-import unicodedata
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .. import frontmatter as fm
-from ..fsutil import atomic_create, atomic_replace, fsync_dir
+from ..fsutil import atomic_create, atomic_replace, fsync_dir, unlink_quiet
 from ..locks import WRITES_LOCK, claims_lock, corpus_lock
 from ..model import content_hash
-from .checks import Finding, reveal, scan_content
-from .compose import (
-    check_frontmatter, compose, frontmatter_strings, merge_frontmatter, split_content, today, tombstone_text,
-)
+from . import schema as sc
+from .checks import Finding, scan_content
+from .compose import check_frontmatter, frontmatter_strings
 from .errors import (
-    Conflict, ContentRefused, HashMismatch, InvalidInput, InvalidTarget, NotFound, TooLarge, WriteError, WriteFailed,
+    Conflict, ContentRefused, Exists, InvalidInput, InvalidTarget, TooLarge, WriteError, WriteFailed,
 )
 from .paths import locate, normalize_target
+from .plan import Change, plan, request_meta, tombstone_path
+from .quarantine import QUARANTINE_DIR, quarantine_path, quarantine_text
 
 MAX_CONTENT_BYTES = 1024 * 1024  # one file written through the API
 MAX_REASON_CHARS = 2000
-QUARANTINE_DIR = "inbox/quarantine"
 KINDS = ("append", "create", "replace", "forget")
+DRY_ACTIONS = {"created": "would_create", "appended": "would_append", "replaced": "would_replace",
+               "forgotten": "would_forget", "quarantined": "would_quarantine"}
 
 
 @dataclass
@@ -51,13 +50,14 @@ class WriteRequest:
     dry_run: bool = False
     soft: bool = False
     actor: str | None = None
+    schema: bool = False  # Dory's corpus schema (schema.py): the API's writes set it
 
 
 @dataclass
 class WriteResult:
     path: str
     action: str  # created | appended | replaced | forgotten | quarantined
-    bytes_written: int
+    bytes_written: int  # UTF-8 length of the request's content (Dory's meaning)
     hash: str
     dry_run: bool = False
     quarantined: bool = False
@@ -67,11 +67,22 @@ class WriteResult:
     # The bytes before and after (not part of the answer; callers diff links with them).
     old_data: bytes | None = field(default=None, repr=False)
     new_data: bytes | None = field(default=None, repr=False)
+    # Every file written, the target first (a forget also writes its tombstone).
+    changes: list[Change] = field(default_factory=list, repr=False)
+
+    @property
+    def paths(self) -> list[str]:
+        return [c.path for c in self.changes] or [self.path]
+
+    @property
+    def shown_action(self) -> str:
+        """Dory's action: `would_create` ... in a dry run."""
+        return DRY_ACTIONS.get(self.action, f"would_{self.action}") if self.dry_run else self.action
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "path": self.path,
-            "action": self.action,
+            "action": self.shown_action,
             "bytes_written": self.bytes_written,
             "hash": self.hash,
             "dry_run": self.dry_run,
@@ -143,49 +154,14 @@ def write_lock(root: Path) -> Iterator[None]:
         yield
 
 
-def _decode_existing(data: bytes, rel: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Conflict(f"{rel} is not valid UTF-8 text; refusing to edit it") from None
-
-
-def _quarantine_path(rel: str, content: str) -> str:
-    stem = rel.rsplit("/", 1)[-1][:-3]
-    slug = re.sub(r"[^a-z0-9]+", "-", unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode().lower()).strip("-")[:60] or "note"
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{QUARANTINE_DIR}/{stamp}-{slug}-{digest}.md"
-
-
-def _quarantine_text(req: WriteRequest, findings: list[Finding]) -> str:
-    meta = {
-        "title": f"Quarantined write to {reveal(req.target)[:200]}",
-        "type": "capture",
-        "status": "raw",
-        "quarantined": True,
-        "tags": ["quarantine"],
-        "original_target": reveal(req.target)[:512],
-        "write_kind": req.kind,
-        "reasons": sorted({f.message for f in findings}),
-        "created": today(),
-    }
-    shown = reveal(req.content)
-    fence = "`" * max(3, max((len(r) for r in re.findall(r"`{3,}", shown)), default=0) + 1)
-    body = (
-        "# Quarantined write\n\n"
-        "This content was refused by the write checks and kept here, inert, for a person to "
-        "review. Invisible characters are shown as `<U+XXXX>`.\n\n"
-        f"{fence}text\n{shown}{'' if shown.endswith(chr(10)) else chr(10)}{fence}\n"
-    )
-    return compose(meta, body)
-
-
 def _refuse_or_quarantine(root: Path, req: WriteRequest, findings: list[Finding], excluded: tuple[Path, ...]) -> WriteResult:
     if not req.soft:
         first = findings[0]
+        lead = ("content failed injection scan" if first.code == "prompt-injection"
+                else "content contains invisible unicode" if first.code in ("invisible-character", "bidi-control")
+                else "content contains a control character")
         raise ContentRefused(
-            f"content refused: {first.message} on line {first.line}"
+            f"{lead}: {first.message} on line {first.line}"
             + (f" (and {len(findings) - 1} more)" if len(findings) > 1 else "")
             + "; send soft=true to quarantine it for review instead",
             findings=[f.as_dict() for f in findings],
@@ -194,13 +170,13 @@ def _refuse_or_quarantine(root: Path, req: WriteRequest, findings: list[Finding]
 
 
 def quarantine(root: Path, req: WriteRequest, findings: list[Finding], excluded: tuple[Path, ...] = (),
-               why: str = "content refused by the write checks") -> WriteResult:
+               why: str = "content refused by the write checks", extra: dict[str, Any] | None = None) -> WriteResult:
     """Keep refused content, inert, as a new note under inbox/quarantine/ for review."""
     root = Path(root).resolve()
     target = req.target if isinstance(req.target, str) else "note.md"
-    qrel = _quarantine_path(target, req.content)
-    data = _quarantine_text(req, findings).encode("utf-8")
-    result = WriteResult(qrel, "quarantined", len(data), content_hash(data), dry_run=req.dry_run,
+    qrel = quarantine_path(target, req.content)
+    data = quarantine_text(target, req.kind, req.content, findings, why, req.frontmatter, extra).encode("utf-8")
+    result = WriteResult(qrel, "quarantined", _content_bytes(req.content), content_hash(data), dry_run=req.dry_run,
                          quarantined=True, findings=findings, message=f"{why}; quarantined for review")
     if req.dry_run:
         return result
@@ -218,6 +194,11 @@ def quarantine(root: Path, req: WriteRequest, findings: list[Finding], excluded:
     raise Conflict("no free quarantine file name")
 
 
+def _content_bytes(content: str) -> int:
+    """Dory's bytes_written: the UTF-8 length of the request's content."""
+    return len(content.encode("utf-8", "surrogatepass")) if isinstance(content, str) else 0
+
+
 def _check_request(req: WriteRequest) -> None:
     if req.kind not in KINDS:
         raise InvalidInput(f"kind must be one of {', '.join(KINDS)}; got {str(req.kind)[:40]!r}")
@@ -229,22 +210,30 @@ def _check_request(req: WriteRequest) -> None:
         raise InvalidInput("content is not valid Unicode (lone surrogate)") from None
     if size > MAX_CONTENT_BYTES:
         raise TooLarge(f"content is {size:,} bytes; the limit is {MAX_CONTENT_BYTES:,}")
-    if req.kind in ("append", "create") and not req.content.strip() and not req.frontmatter:
+    if not req.schema and req.kind in ("append", "create") and not req.content.strip() and not req.frontmatter:
         raise InvalidInput(f"{req.kind} needs content")
-    if req.kind == "replace" and not req.content.strip() and not req.frontmatter:
-        raise InvalidInput("replace needs content (use kind=forget to remove a document)")
-    if req.kind in ("replace", "forget"):
-        if not req.expected_hash:
-            raise InvalidInput(f"{req.kind} needs expected_hash (the current 'sha256:<hex>' of the file, from get with debug=true)")
-        if not isinstance(req.expected_hash, str) or not re.fullmatch(r"sha256:[0-9a-fA-F]{64}", req.expected_hash):
-            raise InvalidInput("expected_hash must look like 'sha256:<64 hex digits>'")
+    if req.expected_hash is not None and (
+            not isinstance(req.expected_hash, str) or not re.fullmatch(r"sha256:[0-9a-fA-F]{64}", req.expected_hash)):
+        raise InvalidInput("expected_hash must look like 'sha256:<64 hex digits>'")
     if req.kind == "forget":
         if not isinstance(req.reason, str) or not req.reason.strip():
-            raise InvalidInput("forget needs a reason")
+            raise InvalidInput("forget requires a reason")
         if len(req.reason) > MAX_REASON_CHARS:
             raise InvalidInput(f"reason is longer than {MAX_REASON_CHARS} characters")
     elif req.reason is not None and not isinstance(req.reason, str):
         raise InvalidInput("reason must be a string")
+
+
+def _route(root: Path, rel: str, req: WriteRequest, excluded: tuple[Path, ...]) -> str:
+    """Dory's auto-routing of a new file (schema writes): `auto/x.md`, a bare `x.md`, or an
+    explicit path that must lie under its type's folder. An existing target is kept."""
+    if not req.schema or req.kind not in ("create", "append") or os.path.lexists(locate(root, rel, excluded)):
+        return rel
+    meta, _ = request_meta(req.content, req.frontmatter, True)
+    if not meta:
+        raise InvalidInput("frontmatter is required when creating a new file (title and type)")
+    sc.require_new(meta)
+    return normalize_target(sc.route(rel, meta))
 
 
 def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) -> WriteResult:
@@ -261,89 +250,67 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
     if findings:
         return _refuse_or_quarantine(root, req, findings, excluded)
     with write_lock(root):
-        full = locate(root, rel, excluded)
-        if full.is_symlink():
-            raise InvalidTarget(f"invalid path {rel!r}: is a symlink; write to the file it points at")
-        if full.exists() and not full.is_file():
-            raise InvalidTarget(f"invalid path {rel!r}: is a folder")
-        try:
-            old = full.read_bytes() if full.exists() else None
-        except OSError as exc:
-            raise _os_error(exc, rel) from None
-        action, data = _plan(rel, req, old)
-        result = WriteResult(rel, action, len(data), content_hash(data), dry_run=req.dry_run,
+        rel = _route(root, rel, req, excluded)
+        full = _check_file(root, rel, excluded)
+        old = _read(full, rel)
+        tomb_old = None
+        if req.kind == "forget" and old is not None:
+            trel = tombstone_path(rel)
+            tomb_old = _read(_check_file(root, trel, excluded), trel)
+        action, changes = plan(rel, req, old, tomb_old)
+        main = changes[0]
+        result = WriteResult(rel, action, _content_bytes(req.content), content_hash(main.new), dry_run=req.dry_run,
                              previous_hash=content_hash(old) if old is not None else None,
-                             old_data=old, new_data=data)
+                             old_data=old, new_data=main.new, changes=changes)
         if req.dry_run:
-            result.message = f"dry run: would be {action}; nothing was changed"
+            result.message = f"dry run: {result.shown_action}; nothing was changed"
             return result
-        created: list[Path] = []
-        try:
-            created = _makedirs(full.parent, root)
-            if action == "created":
-                if not atomic_create(full, data):
-                    raise Conflict(f"{rel} already exists; use kind=append or kind=replace")
-            else:
-                atomic_replace(full, data)
-        except OSError as exc:
-            _rmdirs(created)
-            raise _os_error(exc, rel) from None
+        # The tombstone goes first, so a document never points at a tombstone that is not there.
+        done: list[tuple[Path, Change, list[Path]]] = []
+        for change in reversed(changes):
+            created: list[Path] = []
+            try:
+                target = locate(root, change.path, excluded)
+                created = _makedirs(target.parent, root)
+                if change.old is None:
+                    if not atomic_create(target, change.new):
+                        raise Exists(f"target already exists: {change.path}; use kind=append or kind=replace")
+                else:
+                    atomic_replace(target, change.new)
+            except (OSError, WriteError) as exc:
+                _rmdirs(created)
+                _undo(done)
+                if isinstance(exc, WriteError):
+                    raise
+                raise _os_error(exc, change.path) from None
+            done.append((target, change, created))
         return result
 
 
-def _plan(rel: str, req: WriteRequest, old: bytes | None) -> tuple[str, bytes]:
-    """(action, new bytes) for the request against the file's current bytes."""
-    if req.kind == "create":
-        if old is not None:
-            raise Conflict(f"{rel} already exists; use kind=append or kind=replace", current_hash=content_hash(old))
-        own, body = split_content(req.content)
-        meta = merge_frontmatter(own or {}, req.frontmatter) if req.frontmatter else own
-        if own is None and not req.frontmatter:
-            return "created", compose(None, req.content).encode("utf-8")
-        return "created", compose(meta, body).encode("utf-8")
+def _check_file(root: Path, rel: str, excluded: tuple[Path, ...]) -> Path:
+    full = locate(root, rel, excluded)
+    if full.is_symlink():
+        raise InvalidTarget(f"invalid path {rel!r}: is a symlink; write to the file it points at")
+    if full.exists() and not full.is_file():
+        raise InvalidTarget(f"invalid path {rel!r}: is a folder")
+    return full
 
-    if req.kind == "append":
-        own, body = split_content(req.content)
-        extra = merge_frontmatter(own or {}, req.frontmatter or {}) if (own or req.frontmatter) else None
-        if old is None:
-            meta = merge_frontmatter({"created": today()}, extra or {})
-            return "created", compose(meta, body.lstrip("\n")).encode("utf-8")
-        text = _decode_existing(old, rel)
-        if extra:
-            try:
-                raw, old_body, _ = fm.split(text)
-                old_meta = fm.load(raw) if raw is not None else {}
-            except fm.FrontmatterError as exc:
-                raise Conflict(f"{rel} has unusable frontmatter ({exc}); cannot merge into it") from None
-            merged = merge_frontmatter(old_meta, extra)
-            if merged != old_meta:
-                text = compose(merged, old_body) if raw is not None else compose(merged, "\n" + old_body.lstrip("\n"))
-        addition = body.strip("\n")
-        if addition:
-            if text and not text.endswith("\n"):
-                text += "\n"
-            if text and not text.endswith("\n\n"):
-                text += "\n"
-            text += addition + "\n"
-        return "appended", text.encode("utf-8")
 
-    if old is None:
-        raise NotFound(f"{rel} does not exist")
-    current = content_hash(old)
-    if req.expected_hash.lower() != current:  # type: ignore[union-attr]
-        raise HashMismatch(
-            f"{rel} changed since you read it: expected_hash is {req.expected_hash}, the file is {current}; "
-            "get it again and retry",
-            current_hash=current,
-        )
-    if req.kind == "replace":
-        own, body = split_content(req.content)
-        if own is None and not req.frontmatter:
-            return "replaced", compose(None, req.content).encode("utf-8")
-        meta = merge_frontmatter(own or {}, req.frontmatter or {})
-        return "replaced", compose(meta, body).encode("utf-8")
+def _read(full: Path, rel: str) -> bytes | None:
+    try:
+        return full.read_bytes() if full.exists() else None
+    except OSError as exc:
+        raise _os_error(exc, rel) from None
 
-    # forget
-    text = _decode_existing(old, rel)
-    return "forgotten", tombstone_text(text, rel, req.reason.strip(), req.actor).encode("utf-8")  # type: ignore[union-attr]
 
+def _undo(done: list[tuple[Path, Change, list[Path]]]) -> None:
+    """Put back the files of a multi-file write that already landed (best effort)."""
+    for target, change, created in reversed(done):
+        try:
+            if change.old is None:
+                unlink_quiet(target)
+                _rmdirs(created)
+            else:
+                atomic_replace(target, change.old)
+        except OSError:
+            pass

@@ -1,10 +1,9 @@
-"""The text a write produces: frontmatter checked and merged, a document composed from
-frontmatter and body, and the tombstone that replaces a forgotten document."""
+"""The text a write produces: frontmatter checked and merged, and a document composed
+from frontmatter and body."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any, Iterator
 
 from .. import frontmatter as fm
@@ -87,41 +86,6 @@ def compose(meta: dict[str, Any] | None, body: str) -> str:
     if meta is None:
         return body
     return "---\n" + fm.dump(meta) + "---\n" + (body if body.startswith("\n") or not body else "\n" + body)
-
-
-def tombstone_text(old_text: str, rel: str, reason: str, actor: str | None = None) -> str:
-    """The page that replaces a forgotten document: title kept, text gone, reason given."""
-    meta: dict[str, Any] = {}
-    title = rel.rsplit("/", 1)[-1][:-3]
-    try:
-        raw, body, _ = fm.split(old_text)
-        old_meta = fm.load(raw) if raw is not None else {}
-    except fm.FrontmatterError:
-        old_meta, body = {}, old_text
-    if isinstance(old_meta.get("title"), str) and old_meta["title"].strip():
-        title = old_meta["title"].strip()
-    else:
-        m = re.search(r"^#[ \t]+(.+?)[ \t#]*$", body, re.MULTILINE)
-        if m:
-            title = m.group(1).strip()
-    meta["title"] = title
-    meta["type"] = "tombstone"
-    meta["status"] = "superseded"
-    meta["forgotten"] = True
-    meta["action"] = "forget"
-    meta["at"] = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    meta["forget_reason"] = reason
-    if actor:
-        meta["actor"] = actor
-    from ..claims.text_rules import md_inline  # escapes markdown: the reason renders as plain text
-
-    body = (
-        f"# {md_inline(title, 300)}\n\n"
-        "This page was forgotten: its text was removed from the corpus, the site and the "
-        "search indexes.\n\n"
-        f"Reason: {md_inline(reason, 2000)}\n"
-    )
-    return compose(meta, body)
 
 
 def frontmatter_strings(value: Any) -> Iterator[str]:

@@ -36,7 +36,21 @@ class Conflict(WriteError):
 
 
 class HashMismatch(Conflict):
-    code = "hash_mismatch"
+    """A stale or missing expected_hash: Dory's 400 ("... requires a matching expected_hash")."""
+
+    status, code, type = 400, "hash_mismatch", "invalid_request_error"
+
+
+class Exists(Conflict):
+    """create on an existing file: Dory's 400 ("target already exists")."""
+
+    status, code, type = 400, "already_exists", "invalid_request_error"
+
+
+class TargetMissing(InvalidInput):
+    """replace or forget of a file that is not there: Dory's 400 ("target does not exist")."""
+
+    code = "not_found"
 
 
 class TooLarge(WriteError):
@@ -44,7 +58,9 @@ class TooLarge(WriteError):
 
 
 class ContentRefused(WriteError):
-    status, code, type = 422, "content_refused", "content_refused_error"
+    """Content the checks refuse: Dory's 400 (unless `soft` quarantines it)."""
+
+    status, code, type = 400, "content_refused", "content_refused_error"
 
 
 class WriteFailed(WriteError):

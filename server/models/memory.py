@@ -76,8 +76,9 @@ class WriteRequest(Request):
     agent: Optional[str] = Field(None, description="Who writes (accepted, recorded nowhere).")
     session_id: Optional[str] = Field(None, description="Session of the writer (accepted, recorded nowhere).")
     expected_hash: Optional[str] = Field(None, description="Required for replace: 'sha256:<hex>' of the current "
-                                                           "file (from get with debug=true).")
-    reason: Optional[str] = Field(None, description="Required for forget: why the document is forgotten.")
+                                                           "file (from get with debug=true); checked for forget "
+                                                           "when given.")
+    reason: Optional[str] = Field(None, description="Required for forget: why (the body of <stem>.tombstone.md).")
 
 
 class PurgeRequest(Request):
@@ -99,13 +100,14 @@ class MemoryWriteRequest(Request):
     kind: Literal["fact", "preference", "state", "decision", "note"] = Field(..., description="Kind of claim.")
     subject: str = Field(..., min_length=1, max_length=500,
                          description="Who or what it is about: name, alias, slug, path or family:slug.")
-    content: str = Field(..., description="The statement, one atomic fact (for forget: which claim, by text or id; "
-                                          "empty: all of this kind).")
+    content: str = Field(..., description="The statement, one atomic fact (for forget: the claim's text; when it "
+                                          "names none, every current claim of this kind, or of every kind for note).")
     scope: Optional[Literal["person", "project", "concept", "decision", "core"]] = Field(
         None, description="Family of the subject; project, concept and decision subjects are created when unknown.")
     confidence: Optional[Literal["high", "medium", "low"]] = Field(None, description="high, medium or low.")
-    reason: Optional[str] = Field(None, description="Why (required for forget).")
-    source: Optional[str] = Field(None, description="Evidence: a corpus path (optionally path#L3-L7).")
+    reason: Optional[str] = Field(None, description="Why (recorded with the claim; for forget, in the tombstone).")
+    source: Optional[str] = Field(None, description="Where it came from: a corpus path (optionally path#L3-L7), a "
+                                                    "URL, or a free-text origin.")
     soft: bool = Field(False, description="Quarantine refused content or an unknown subject instead of rejecting.")
     dry_run: bool = Field(False, description="Preview (result: preview); change nothing.")
     force_inbox: bool = Field(False, description="File the statement in inbox/semantic/ for a person instead.")

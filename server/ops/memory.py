@@ -1,10 +1,27 @@
-"""Semantic writes through the claim store (`/v1/memory-write`): resolve the subject,
-record the claim, recompile the entity page, or file the statement in the inbox or in
-quarantine when it cannot or may not go to its page."""
+"""Semantic writes (`/v1/memory-write`, Dory's contract §1.5 and §3.2) through commonplace's
+claim store: resolve the subject, record the claim in the log, recompile the entity's
+canonical page (managed sections; hand-written text kept), and keep the raw input as an
+evidence artifact under sources/semantic/.
+
+Answers are Dory's: business outcomes are 200 with `result` one of preview, written,
+replaced, forgotten, quarantined, rejected. Dory's rules, as defaults:
+- every entity family is canonical memory: a live write needs `allow_canonical`;
+- an unknown subject with scope project, concept or decision creates that entity;
+  `kind=decision` goes to a decision entity;
+- replace with no current claim of the kind records one; with several, all are replaced;
+- forget selects the claims its content names, else every current claim of the kind
+  (every kind for `note`); when nothing is left the page is marked superseded by
+  `<stem>.tombstone.md`; with no claims at all the page itself is forgotten that way;
+- `force_inbox` files a capture under inbox/semantic/ instead; `soft` quarantines what
+  cannot be resolved or is refused by the content checks.
+Forgotten claim text is still removed from the page, the artifacts and every derived index
+(commonplace's forgetting).
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import datetime as dt
+from functools import partial
 from typing import Any
 
 from commonplace.compiler import writes as w
@@ -14,155 +31,284 @@ from ..models import MemoryWriteRequest
 from . import OpContext
 from .refresh import purge, refresh
 
+GATE = ("live semantic write resolves to canonical memory; rerun with dry_run=true to preview, "
+        "allow_canonical=true to commit, or force_inbox=true for a tentative capture")
+_VERB = {"write": "create", "replace": "replace", "forget": "forget"}
+
+
+def _validation(message: str, code: str = "invalid_request") -> ApiError:
+    return ApiError(400, code, message, detail={"code": "dory_validation_error", "message": message,
+                                                "type": "validation"})
+
+
+def _claim_error(exc: Any) -> ApiError:
+    err = from_claim_error(exc)
+    if err.status == 400:
+        err.detail = {"code": "dory_validation_error", "message": err.message, "type": "validation"}
+    return err
+
+
+def primary_section(family: str, kind: str, path: str) -> str:
+    """The page section a statement of `kind` belongs to (Dory's table, §3.2)."""
+    if family == "person" or (family == "core" and path.endswith("/user.md")):
+        return "Preferences And Working Style" if kind == "preference" else "Current Facts"
+    if family == "project":
+        return "Open Work" if kind == "note" else "Current State"
+    if family == "concept":
+        return "Open Questions" if kind == "note" else "Current Understanding"
+    if family == "decision":
+        return "Decision"
+    stem = path.rsplit("/", 1)[-1][:-3]
+    return {"active": "Current Focus", "defaults": "Default Operating Assumptions", "env": "Environment",
+            "identity": "Role"}.get(stem, "Behavior Rules")
+
+
+def _slug(text: str) -> str:
+    return w.schema.slug_segment(text).replace("/", "-").replace("_", "-").strip("-")
+
 
 def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "resolved": False, "action": req.action, "kind": req.kind, "subject_ref": None, "target_path": None,
+        "result": "rejected", "confidence": req.confidence, "indexed": False, "quarantined": False, "message": "",
+        "dry_run": req.dry_run,
+    }
+    if req.action in ("write", "replace") and not req.content.strip():
+        raise _validation(f"content is required for action={req.action}", "missing_parameter")
+    if req.force_inbox:
+        return _force_inbox(ctx, req, answer)
+    findings = w.scan_content("\n".join([req.content, req.reason or "", req.subject, req.source or ""]))
+    if findings:
+        first = findings[0]
+        why = f"content refused by the write checks: {first.message} on line {first.line}"
+        if req.soft:
+            return _quarantine(ctx, req, answer, why, findings)
+        answer.update(message=why + "; send soft=true to quarantine it for review", findings=[f.as_dict() for f in findings])
+        return answer
+
     from commonplace.compiler import claims as c
 
-    live, root, actor = ctx.live, ctx.root, ctx.actor
-    params = req.model_dump()
-
-    action, kind, subject, content = req.action, req.kind, req.subject, req.content
-    reason, dry_run, soft, confidence = req.reason, req.dry_run, req.soft, req.confidence
-    answer: dict[str, Any] = {
-        "resolved": False, "action": action, "kind": kind, "subject_ref": None, "target_path": None,
-        "result": "rejected", "confidence": confidence, "indexed": False, "quarantined": False, "message": "",
-        "dry_run": dry_run,
-    }
-    if action in ("write", "replace") and not content.strip():
-        raise ApiError(400, "missing_parameter", f"`content` is required for action={action}")
-    if action == "forget" and not (reason or "").strip():
-        raise ApiError(400, "missing_parameter", "`reason` is required for action=forget")
-
-    findings = w.scan_content("\n".join([content, reason or "", subject, params.get("scope") or ""]))
-    if findings:
-        if not soft:
-            first = findings[0]
-            raise ApiError(422, "content_refused",
-                           f"content refused: {first.message}; send soft=true to quarantine it for review",
-                           findings=[f.as_dict() for f in findings])
-        return _quarantine(live, root, answer, params, actor, findings, "content refused by the write checks")
-
-    store = c.ClaimStore(root, actor=actor or "api")
+    store = c.ClaimStore(ctx.root, actor=ctx.actor or "api")
     try:
-        entity = store.resolve(subject)
-    except (c.UnknownSubject, c.AmbiguousSubject) as exc:
-        if soft:
-            return _quarantine(live, root, answer, params, actor, [], exc.message)
-        answer.update(message=exc.message, candidates=exc.candidates)
+        entity, planned = _resolve(store, req)
+    except c.UnknownSubject as exc:
+        why = f"could not resolve semantic subject: {req.subject} ({exc.message})"
+        if req.soft:
+            return _quarantine(ctx, req, answer, why)
+        answer.update(message=why, candidates=list(exc.candidates))
+        return answer
+    except c.AmbiguousSubject as exc:
+        why = f"ambiguous semantic subject: {req.subject} ({exc.message})"
+        if req.soft:
+            return _quarantine(ctx, req, answer, why)
+        answer.update(message=why, candidates=list(exc.candidates))
         return answer
     except c.ClaimError as exc:
-        raise from_claim_error(exc) from None
-    answer.update(resolved=True, subject_ref=entity.id, target_path=entity.path)
-
-    canonical = entity.exists and _is_canonical(root, entity.path)
-    if params.get("force_inbox") or (canonical and not params.get("allow_canonical")):
-        if not params.get("force_inbox"):
-            answer.update(message=f"{entity.path} is a canonical page: send allow_canonical=true to change it, "
-                                  "or force_inbox=true to file the statement in the inbox for a person")
-            return answer
-        return _inbox(live, root, answer, params, actor, entity)
-
+        raise _claim_error(exc) from None
+    answer.update(resolved=True, subject_ref=entity.id, target_path=entity.path, confidence=req.confidence or "high")
+    if not req.dry_run and not req.allow_canonical:
+        answer["message"] = GATE
+        return answer
     try:
-        if action == "write":
-            r = store.add(entity.id if entity.exists else subject, content, kind, confidence=confidence,
-                          reason=reason, evidence=params.get("source"), dry_run=dry_run, raw_input=content)
-        elif action == "replace":
-            r = store.replace(entity.id, content, claim=req.claim, kind=kind,
-                              confidence=confidence, reason=reason, evidence=params.get("source"),
-                              dry_run=dry_run, raw_input=content)
-        else:
-            r = store.forget(entity.id, content.strip() or None, reason=reason or "",
-                             all=req.all, dry_run=dry_run)
+        r, extra = _apply(ctx, store, req, entity, planned)
+    except (c.ClaimNotFound, c.UnknownSubject) as exc:
+        answer.update(message=exc.message)  # Dory: nothing there to change is a rejection, not an error
+        return answer
     except c.ClaimError as exc:
-        raise from_claim_error(exc) from None
-    answer["result"] = "dry_run" if dry_run else {"add": "written", "replace": "replaced", "forget": "forgotten",
-                                                   "noop": "unchanged"}.get(r.action, r.action)
-    answer["message"] = r.message + ("" if not r.warnings else " (" + "; ".join(r.warnings[:5]) + ")")
+        raise _claim_error(exc) from None
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    return _answer(ctx, req, answer, r, extra)
+
+
+def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str]:
+    """(entity, the subject to record against). Scope narrows the search to a family; an
+    unknown project, concept or decision subject is planned as a new entity (Dory); a
+    `decision` claim goes to a decision entity."""
+    from commonplace.compiler import claims as c
+
+    subject = req.subject.strip()
+    has_family = ":" in subject and subject.split(":", 1)[0].strip().lower() in (
+        "person", "people", "project", "projects", "concept", "concepts", "decision", "decisions", "core")
+    scope = req.scope
+    try:
+        entity = store.resolve(f"{scope}:{subject}" if scope and not has_family else subject)
+    except c.UnknownSubject:
+        if scope in ("project", "concept", "decision") and not has_family:
+            entity = store.resolve(f"{scope}:{subject}", create=True)
+        elif scope and not has_family:
+            entity = store.resolve(subject)  # the family may be named differently: try everything
+        else:
+            raise
+    if req.kind == "decision" and entity.family != "decision":
+        entity = store.resolve(f"decision:{_slug(subject.split(':', 1)[-1]) or entity.slug}", create=True)
+    planned = entity.id if entity.exists else f"{entity.family}:{entity.title}"
+    return entity, planned
+
+
+def _fields(req: MemoryWriteRequest, entity: Any) -> dict[str, Any]:
+    """Dory's evidence-artifact fields, next to commonplace's."""
+    return {"action": req.action, "subject": req.subject, "entity_id": entity.id, "status": "done",
+            "canonical": False, "temperature": "cold", "origin_surface": req.source or "semantic-write",
+            "canonical_target": entity.path}
+
+
+def _patch(req: MemoryWriteRequest, entity: Any) -> Any:
+    """Dory's section patch on replace: the page's own `## <section>` prose (and Summary)
+    is rewritten to the new statement so it no longer contradicts it."""
+    from commonplace.compiler.claims.canonical import rewrite_section
+
+    names = [primary_section(entity.family, req.kind, entity.path)]
+    if entity.family in ("project", "concept", "person"):
+        names.append("Summary")
+
+    # The prose of the statement, without any headings it came wrapped in ("# Rooster\n## Current State\n...").
+    prose = " ".join(line.strip() for line in req.content.splitlines()
+                     if line.strip() and not line.lstrip().startswith("#")) or req.content
+
+    def edit(text: str) -> str:
+        for name in names:
+            text = rewrite_section(text, name, prose, entity.path)
+        return text
+
+    return edit
+
+
+def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, planned: str) -> tuple[Any, dict[str, Any]]:
+    from commonplace.compiler import claims as c
+
+    common = dict(confidence=req.confidence, reason=req.reason, evidence=req.source, dry_run=req.dry_run,
+                  raw_input=req.content, artifact_fields=_fields(req, entity))
+    add = partial(store.add, planned, req.content, req.kind, create=True, **common)
+    if req.action == "write":
+        return add(), {}
+    if req.action == "replace":
+        edit = _patch(req, entity)
+        if not entity.exists:
+            return add(edit=edit), {}
+        try:
+            return store.replace(entity.id, req.content, claim=req.claim, kind=req.kind, every=True, edit=edit,
+                                 **common), {}
+        except (c.ClaimNotFound, c.UnknownSubject):
+            if req.claim:
+                raise
+            return add(edit=edit), {}  # Dory: replacing nothing records the statement
+    reason = (req.reason or "").strip() or "semantic forget"
+    kinds = None if req.kind == "note" else (req.kind,)
+    forget = partial(store.forget, entity.id, reason=reason, dry_run=req.dry_run)
+    try:
+        if req.claim:
+            return forget(req.claim), {}
+        if req.all:
+            return forget(None, all=True), {}
+        if req.content.strip():
+            try:
+                return forget(req.content, all=True, kinds=kinds), {}
+            except c.ClaimNotFound:
+                pass
+        return forget(None, all=True, kinds=kinds), {}
+    except (c.ClaimNotFound, c.UnknownSubject):
+        if req.claim or not entity.exists:
+            raise
+    # No claims to forget: Dory forgets the page itself (superseded, <stem>.tombstone.md).
+    wr = w.WriteRequest("forget", entity.path, reason=reason, dry_run=req.dry_run, actor=ctx.actor, schema=True)
+    res = w.apply_write(ctx.root, wr, ctx.excluded)
+    return None, {"write": res}
+
+
+def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: Any,
+            extra: dict[str, Any]) -> dict[str, Any]:
+    if r is None:  # the page forgotten by path
+        res = extra["write"]
+        answer.update(result="preview" if req.dry_run else "forgotten", target_path=res.path,
+                      message=f"no current claims to forget; the page {'would be' if req.dry_run else 'is'} "
+                              f"marked superseded by {w.tombstone_path(res.path)}")
+        if req.dry_run:
+            answer["message"] = _preview(answer["target_path"], "would_forget", None) + "; " + answer["message"]
+            return answer
+        answer["indexed"], note = refresh(ctx.live, res.paths)
+        if note:
+            answer["message"] += "; " + note
+        return answer
     answer["target_path"] = r.target_path
     answer["claim_ids"] = r.claim_ids
     answer["evidence_path"] = r.evidence_path
-    if dry_run:
+    if r.warnings:
+        answer["warnings"] = r.warnings[:10]
+    if req.dry_run:
+        verb = "would_forget" if req.action == "forget" else "would_replace" if r.page and r.page.old else "would_create"
+        answer.update(result="preview", message=_preview(r.target_path, verb, r.evidence_path))
         d = r.as_dict(preview=True)
-        answer["preview"] = d.get("preview")
-        answer["diff"] = d.get("diff")
+        answer["preview"], answer["diff"] = d.get("preview"), d.get("diff")
         return answer
+    answer["result"] = {"write": "written", "replace": "replaced", "forget": "forgotten"}[req.action]
+    answer["message"] = r.message
     if r.action == "noop":
         answer["indexed"] = True
         return answer
-    # The claim store already compiled the page; refresh it, the evidence file and any
-    # artifact a forget redacted (the claim log itself is not a document).
-    paths = [r.target_path] + ([r.evidence_path] if r.evidence_path else []) + list(r.redacted)
-    indexed, note = refresh(live, list(dict.fromkeys(paths)))
+    # The claim store compiled the page; refresh it, the evidence file (or tombstones) and
+    # any artifact a forget redacted (the claim log itself is not a document).
+    paths = [r.target_path, r.evidence_path, getattr(r, "side_tombstone", None), *r.redacted]
+    indexed, note = refresh(ctx.live, list(dict.fromkeys(p for p in paths if p)))
     if r.action == "forget":
-        purge(live)
+        purge(ctx.live)
     answer["indexed"] = indexed
     if note:
         answer["message"] += "; " + note
     return answer
 
 
-def _is_canonical(root: Path, rel: str) -> bool:
-    try:
-        r = w.read_document(root, rel)
-    except w.WriteError:
-        return False
-    v = r.frontmatter.get("canonical")
-    return v is True or (isinstance(v, str) and v.strip().lower() in ("true", "yes", "1"))
+def _preview(path: str, verb: str, evidence: str | None) -> str:
+    out = (f"CANONICAL TARGET {path}; preview only; use force_inbox=true for tentative notes or "
+           f"allow_canonical=true after review. dry_run: {verb}")
+    return out + (f"; semantic evidence would be {evidence}" if evidence else "")
 
 
-def _note_text(title: str, meta: dict[str, Any], body: str) -> str:
-    from commonplace.compiler import frontmatter as fm
-
-    meta = {"title": title, **meta}
-    return "---\n" + fm.dump(meta) + "---\n\n" + body
-
-
-def _inbox(live: Any, root: Path, answer: dict[str, Any], params: dict[str, Any], actor: str | None,
-           entity: Any) -> dict[str, Any]:
-    import datetime as dt
-
+def _force_inbox(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any]) -> dict[str, Any]:
     now = dt.datetime.now(dt.timezone.utc)
-    slug = entity.slug[:60] if entity else "memory"
-    target = f"inbox/{now:%Y-%m-%d}-{slug}-{params['action']}.md"
-    meta = {"type": "capture", "status": "raw", "entity": entity.id if entity else None,
-            "memory_action": params["action"], "claim_kind": params["kind"],
-            "actor": actor or "api", "tags": ["memory-write"]}
-    if params.get("confidence") is not None:
-        meta["confidence"] = params["confidence"]
-    line = params.get("content") or ""
-    body = f"- {now:%H:%M:%S}Z ({params['kind']}) {line.strip()}\n"
-    if params.get("reason"):
-        body += f"  - reason: {params['reason'].strip()}\n"
-    if params.get("source"):
-        body += f"  - source: {params['source'].strip()}\n"
-    req = w.WriteRequest("append", target, _note_text(f"Inbox: {entity.title if entity else 'memory'} {now:%Y-%m-%d}", meta, body),
-                         dry_run=bool(params.get("dry_run")), actor=actor)
+    target = f"inbox/semantic/{now:%Y-%m-%d-%H%M%S-%f}-{_slug(req.subject)[:80] or 'unknown-subject'}.md"
+    meta = {"title": f"Inbox semantic capture for {req.subject}", "type": "capture", "status": "raw",
+            "canonical": False, "source_kind": "semantic", "temperature": "cold", "original_action": req.action,
+            "original_kind": req.kind, "original_subject": req.subject, "original_scope": req.scope,
+            "original_confidence": req.confidence, "original_reason": req.reason, "original_source": req.source,
+            "forced_inbox": True}
+    wr = w.WriteRequest("create", target, req.content, frontmatter=meta, soft=req.soft, dry_run=req.dry_run,
+                        reason=req.reason, actor=ctx.actor, schema=True)
     try:
-        res = w.apply_write(root, req)
+        res = w.apply_write(ctx.root, wr, ctx.excluded)
     except w.WriteError as exc:
         raise from_write_error(exc) from None
-    answer.update(result="dry_run" if res.dry_run else "inbox", target_path=res.path,
-                  message=f"filed in {res.path} for a person to review")
+    if res.quarantined:
+        answer.update(result="preview" if res.dry_run else "quarantined", quarantined=True, target_path=res.path,
+                      message="force_inbox content was quarantined")
+    else:
+        answer.update(result="preview" if res.dry_run else "written", target_path=res.path,
+                      message=f"force_inbox: {res.shown_action}")
     if not res.dry_run:
-        answer["indexed"], note = refresh(live, [res.path])
+        answer["indexed"], note = refresh(ctx.live, [res.path])
         if note:
             answer["message"] += "; " + note
     return answer
 
 
-def _quarantine(live: Any, root: Path, answer: dict[str, Any], params: dict[str, Any], actor: str | None,
-                findings: list[w.Finding], why: str) -> dict[str, Any]:
-    content = params.get("content") or ""
-    text = (f"subject: {params.get('subject')}\naction: {params['action']}\n"
-            f"kind: {params['kind']}\nreason: {params.get('reason') or ''}\n\n{content}")
-    req = w.WriteRequest("create", "inbox/memory-write.md", text, dry_run=bool(params.get("dry_run")),
-                         soft=True, actor=actor)
+def _quarantine(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], why: str,
+                findings: list[w.Finding] | None = None) -> dict[str, Any]:
+    """Dory's quarantine of an unresolved (or refused) semantic write:
+    inbox/quarantine/semantic-<scope>-<subject>-md-<hash>.md, never at the page."""
+    requested = f"semantic/{req.scope or 'unknown'}-{_slug(req.subject)[:80] or 'unknown-subject'}.md"
+    meta = {"title": f"Semantic quarantine for {req.subject}", "type": "capture", "original_action": req.action,
+            "original_kind": req.kind, "original_subject": req.subject, "original_scope": req.scope,
+            "original_reason": req.reason, "original_source": req.source}
+    wr = w.WriteRequest("append", requested, req.content, frontmatter=meta, dry_run=req.dry_run, soft=True,
+                        actor=ctx.actor)
     try:
-        res = w.quarantine(root, req, findings or [w.Finding("unresolved-subject", why, 1)], why=why)
+        res = w.quarantine(ctx.root, wr, findings or [], ctx.excluded, why=why)
     except w.WriteError as exc:
         raise from_write_error(exc) from None
-    if not res.dry_run:
-        answer["indexed"], _ = refresh(live, [res.path])
-    answer.update(result="quarantined", quarantined=True, target_path=res.path,
-                  message=f"{why}; quarantined in {res.path} for review")
+    answer.update(quarantined=True, target_path=res.path)
+    if res.dry_run:
+        answer.update(result="preview", message=f"dry_run: would quarantine unresolved semantic write: {why}")
+        return answer
+    answer["indexed"], _ = refresh(ctx.live, [res.path])
+    answer.update(result="quarantined", message=why)
     return answer

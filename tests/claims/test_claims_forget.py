@@ -190,7 +190,12 @@ def test_forget_all_marks_the_page_superseded(store: ClaimStore, corpus):
     store.add("alex", "Alex likes cake")
     r = store.forget("alex", reason="left the company", all=True)
     meta = frontmatter_of(corpus, "people/alex.md")
-    assert meta["status"] == "superseded" and meta["superseded_by"] == f"[[{r.evidence_path}]]"
+    # Dory's shape: superseded by <stem>.tombstone.md beside the page, which links the claim tombstone.
+    assert meta["status"] == "superseded" and meta["superseded_by"] == "alex.tombstone.md"
+    assert meta["canonical"] is False and meta["source_kind"] == "generated" and meta["temperature"] == "cold"
+    side = page(corpus, "people/alex.tombstone.md")
+    assert "left the company" in side and f"[[{r.evidence_path}|tombstone]]" in side and "Alex likes" not in side
+    assert r.side_tombstone == "people/alex.tombstone.md"
     assert meta["custom_field"] == {"nested": [1, 2]} and meta["aliases"] == ["Alex", "A. Smith"]
     text = page(corpus, "people/alex.md")
     assert "Alex likes" not in text and "*No current claims.*" in text

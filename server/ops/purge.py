@@ -1,0 +1,101 @@
+"""Deleting a file for good (`/v1/purge`, Dory's contract §1.5).
+
+A dry run (the default) says what would go. A live purge needs `reason` and the file's
+current `expected_hash`, unlinks the file (and with `include_related_tombstone` its
+`<stem>.tombstone.md`), refreshes the site and indexes, and then purges the deleted text
+from derived state (older index generations, the embedding cache), which is how
+commonplace erases: `forget` keeps the text and marks it superseded.
+
+Paths as Dory allows them: `inbox/`, `sources/semantic/`, `logs/evals/`, `eval/` and
+`tmp/` freely; `core/`, `people/`, `projects/`, `decisions/canonical/` and any page with
+`canonical: true` only with `allow_canonical`; anything else also needs `allow_canonical`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from commonplace.compiler import frontmatter as fm
+from commonplace.compiler import writes as w
+from commonplace.compiler.fsutil import fsync_dir
+from commonplace.compiler.model import content_hash
+
+from ..errors import ApiError, from_write_error
+from ..models import PurgeRequest
+from . import OpContext
+from .refresh import purge as purge_derived
+from .refresh import refresh
+
+FREE = ("inbox/", "sources/semantic/", "logs/evals/", "eval/", "tmp/")
+PROTECTED = ("core/", "people/", "projects/", "decisions/canonical/")
+
+
+def _refuse(message: str, code: str = "invalid_request", **extra: Any) -> ApiError:
+    detail = {"code": "dory_validation_error", "message": message, "type": "validation"}
+    return ApiError(400, code, message, detail=detail, **extra)
+
+
+def _is_canonical(data: bytes) -> bool:
+    try:
+        raw, _, _ = fm.split(data.decode("utf-8", "replace"))
+        meta = fm.load(raw) if raw is not None else {}
+    except fm.FrontmatterError:
+        return False
+    return meta.get("canonical") is True
+
+
+def _file(ctx: OpContext, rel: str) -> tuple[Any, bytes]:
+    full = w.locate(ctx.root, rel, ctx.excluded)
+    if full.is_symlink():
+        raise _refuse(f"target is a symlink: {rel}; purge the file it points at")
+    if not full.exists():
+        raise _refuse(f"target does not exist: {rel}", "not_found")
+    if not full.is_file():
+        raise _refuse(f"target is not a file: {rel}")
+    return full, full.read_bytes()
+
+
+def purge(ctx: OpContext, req: PurgeRequest) -> dict[str, Any]:
+    try:
+        rel = w.normalize_target(req.target)
+        with w.write_lock(ctx.root):
+            full, data = _file(ctx, rel)
+            current = content_hash(data)
+            protected = rel.startswith(PROTECTED) or _is_canonical(data)
+            if protected and not req.allow_canonical:
+                raise _refuse("purge of canonical/protected memory requires allow_canonical=true", "protected")
+            if not protected and not rel.startswith(FREE) and not req.allow_canonical:
+                raise _refuse("purge outside inbox/, sources/semantic/, logs/evals/, eval/, or tmp/ requires "
+                              "allow_canonical=true", "protected")
+            if not req.dry_run:
+                if not (req.reason or "").strip():
+                    raise _refuse("live purge requires a reason")
+                if req.expected_hash is None or req.expected_hash.lower() != current:
+                    raise _refuse("live purge requires a matching expected_hash", "hash_mismatch",
+                                  current_hash=current)
+            files = [(rel, full, len(data))]
+            if req.include_related_tombstone and not rel.endswith(".tombstone.md"):
+                trel = w.tombstone_path(rel)
+                tfull = w.locate(ctx.root, trel, ctx.excluded)
+                if tfull.is_file() and not tfull.is_symlink():
+                    files.append((trel, tfull, tfull.stat().st_size))
+            answer: dict[str, Any] = {
+                "path": rel, "action": "would_purge" if req.dry_run else "purged",
+                "paths": [f[0] for f in files], "bytes_deleted": sum(f[2] for f in files), "hash": current,
+                "indexed": False, "dry_run": req.dry_run,
+            }
+            if req.dry_run:
+                return answer
+            for _, path, _ in files:
+                path.unlink()
+                fsync_dir(path.parent)
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    except OSError as exc:
+        raise ApiError(503, "write_failed", f"cannot purge {rel}: {exc.strerror or 'I/O error'}") from None
+    indexed, note = refresh(ctx.live, answer["paths"])
+    purge_derived(ctx.live)  # the deleted text leaves older index generations and caches too
+    answer["indexed"] = indexed
+    if note:
+        answer["message"] = note
+    return answer
