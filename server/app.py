@@ -42,9 +42,11 @@ def create_app(live: Any, config: ServerConfig) -> Flask:
     app.url_map.strict_slashes = False
     app.extensions[EXTENSION] = ServerState(live, config)
 
+    from .mcp.http import register as register_mcp
     from .routes import register
 
     register(app)
+    register_mcp(app)  # /mcp: MCP over streamable HTTP (the SDK loads on its first request)
 
     @app.after_request
     def _finish(resp: Any) -> Any:

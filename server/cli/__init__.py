@@ -1,5 +1,5 @@
 """The `commonplace` console script: the compiler's commands (init, build, lint, watch,
-claim) and the server's (serve, token, get, write, search, status) in one group.
+claim) and the server's (serve, token, get, write, search, status, mcp) in one group.
 
 The compiler's CLI (`commonplace.compiler.cli.main`) never imports the server; this module
 sits on top of both and composes them, as Datasette's or MkDocs' CLI sits on its app.
@@ -13,6 +13,7 @@ from commonplace.compiler import __version__
 from commonplace.compiler import cli as compiler_cli
 
 from .files import get, write
+from .mcp import mcp
 from .query import search, status
 from .serve import serve
 from .token import token
@@ -20,13 +21,14 @@ from .token import token
 
 @click.group(context_settings=compiler_cli.CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="commonplace")
+@compiler_cli.verbose_option
 def main() -> None:
     """commonplace: compile a folder of markdown memory into a wiki and search indexes."""
 
 
 for _name, _cmd in compiler_cli.main.commands.items():
     main.add_command(_cmd, _name)
-for _cmd in (serve, token, get, write, search, status):
+for _cmd in (serve, token, get, write, search, status, mcp):
     main.add_command(_cmd)
 
 

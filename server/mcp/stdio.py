@@ -1,0 +1,87 @@
+"""`commonplace mcp`: the MCP server over stdin/stdout.
+
+stdout carries only protocol. The SDK's `stdio_server` keeps the wire on a private copy of
+fd 1 and points fd 1 itself at stderr while it serves, so anything else that writes to
+stdout (a library's print, a progress bar, a child process) lands on stderr; logging is
+set up on stderr before anything loads.
+
+`initialize` is answered at once: the corpus opens in a background thread (or not at all
+when a `commonplace serve` runs for it) and the embedding model loads on the first search
+that needs it. SIGTERM or SIGINT (a host closing the server) cancels the session: a call
+in flight finishes its write first, then the corpus is closed and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+import anyio
+
+from .backend import LocalCorpus, StdioBackend
+
+
+def _stderr_logging(verbose: bool) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("commonplace").setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed by the host: nothing to tell
+        pass
+
+
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+async def _serve(backend: StdioBackend) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from .server import build_server
+
+    warming: list[threading.Thread] = []
+
+    def warm() -> None:
+        # Once the handshake is done; a client that skips it (the 2026 protocol era)
+        # opens the corpus with its first call instead.
+        if not warming:
+            warming.append(threading.Thread(target=backend.warm, name="commonplace-mcp-warm", daemon=True))
+            warming[0].start()
+
+    server = build_server(backend, on_initialized=warm)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        tg.cancel_scope.cancel()  # the client closed stdin: stop the signal watcher too
+
+
+def serve_stdio(root: Path, out: Path, *, embed: bool = True, watch: bool = False, verbose: bool = False,
+                actor: str | None = None) -> int:
+    """Serve until the client closes stdin or a signal arrives; returns the exit code."""
+    _stderr_logging(verbose)
+    local = LocalCorpus(root, out, embed=embed, watch=watch)
+    backend = StdioBackend(local, actor=actor)
+    say(f"commonplace mcp: serving {local.root} over stdio")
+    code = 0
+    try:
+        anyio.run(_serve, backend)
+    except KeyboardInterrupt:
+        pass
+    except Exception as exc:  # noqa: BLE001 - say it in one line, not a traceback on the host's log
+        logging.getLogger("commonplace.mcp").debug("stdio server failed", exc_info=True)
+        say(f"commonplace mcp: stopped on an error: {type(exc).__name__}: {exc}")
+        code = 1
+    finally:
+        backend.close()
+    return code
+

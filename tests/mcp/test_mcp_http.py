@@ -1,0 +1,255 @@
+"""MCP over streamable HTTP at /mcp in `commonplace serve` (a real server on 127.0.0.1),
+driven by the SDK's own client: every tool answers as the /v1 route it mirrors, resources
+and the wake prompt match /v1/get and /v1/wake, writes cross between MCP and HTTP at
+once, the bearer token guards /mcp, a hung-up client does no harm, and a restarted
+server keeps answering over its existing build."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any, Iterator
+
+import anyio
+import pytest
+from mcpkit import Serve, http, http_session, text, write_corpus
+from toolcases import TOOL_NAMES, bad_args, good_args, route
+
+from commonplace.server.openapi import tools_document
+
+VOLATILE = {"took_ms", "uptime_s", "seconds", "timings", "frozen_at"}
+
+
+def stable(value: Any) -> Any:
+    """An answer without its timings."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, str, Path]]:
+    from commonplace.server.tokens import TokenStore
+
+    base = tmp_path_factory.mktemp("mcp-http")
+    root = write_corpus(base / "corpus")
+    token = TokenStore(root).create("tests")
+    srv = Serve(root, base / "site", "--no-embed")
+    yield srv, token, base
+    srv.stop()
+
+
+def test_initialize_and_tools_match_v1_tools(site: tuple[Serve, str, Path]) -> None:
+    srv, token, _ = site
+    status, doc = http(srv.url, "GET", "/v1/tools", token=token)
+    assert status == 200 and doc == tools_document()
+
+    async def run() -> None:
+        async with http_session(srv.url, token) as s:
+            assert s.server_info.name == "commonplace"
+            tools = (await s.list_tools()).tools
+            assert [t.name for t in tools] == [t["name"] for t in doc["tools"]] == TOOL_NAMES
+            for t, published in zip(tools, doc["tools"]):
+                assert t.input_schema == published["inputSchema"]
+                assert t.annotations.read_only_hint is (not published["writes"])
+
+    anyio.run(run)
+
+
+def test_every_tool_answers_as_its_http_route(site: tuple[Serve, str, Path]) -> None:
+    """Good and bad arguments for every tool: the same status, the same error message, and
+    for reads the same answer as the /v1 route."""
+    srv, token, _ = site
+
+    async def run() -> None:
+        async with http_session(srv.url, token) as s:
+            for name in TOOL_NAMES:
+                r = route(name)
+                for args in (good_args(name), bad_args(name)):
+                    status, body = http(srv.url, "POST", r.path, args, token)
+                    res = await s.call_tool(name, args)
+                    if status == 200:
+                        assert not res.is_error, (name, args, text(res))
+                        if r.writes:  # a second write answers about a changed corpus: same shape
+                            assert set(res.structured_content) == set(body), name
+                        else:
+                            assert stable(res.structured_content) == stable(body), name
+                    else:
+                        assert res.is_error, (name, args)
+                        assert res.structured_content["status"] == status, (name, args, text(res))
+                        if status < 500:
+                            assert text(res) == body["error"]["message"], (name, args)
+            # An unknown tool is a protocol error, and the session goes on.
+            from mcp.shared.exceptions import MCPError
+
+            with pytest.raises(MCPError, match="unknown tool 'dory_nothing'"):
+                await s.call_tool("dory_nothing", {})
+            assert not (await s.call_tool("dory_status", {})).is_error
+
+    anyio.run(run)
+
+
+def test_resources_and_prompt_match_get_and_wake(site: tuple[Serve, str, Path]) -> None:
+    srv, token, _ = site
+
+    async def run() -> None:
+        async with http_session(srv.url, token) as s:
+            listed = {r.uri for r in (await s.list_resources()).resources}
+            assert "commonplace:///people/alex.md" in listed
+            read = await s.read_resource("commonplace:///people/alex.md")
+            status, got = http(srv.url, "POST", "/v1/get", {"path": "people/alex.md"}, token)
+            assert status == 200 and read.contents[0].text == got["content"]
+            assert read.contents[0].mime_type == "text/markdown"
+
+            woke = await s.get_prompt("wake", {"agent": "coder", "profile": "coding"})
+            status, wake = http(srv.url, "POST", "/v1/wake", {"agent": "coder", "profile": "coding"}, token)
+            assert status == 200 and woke.messages[0].content.text == wake["block"]
+
+    anyio.run(run)
+
+
+def test_writes_cross_between_mcp_and_http_at_once(site: tuple[Serve, str, Path]) -> None:
+    srv, token, _ = site
+
+    async def run() -> None:
+        async with http_session(srv.url, token) as s:
+            res = await s.call_tool("dory_write", {
+                "kind": "create", "target": "inbox/mcp-note.md", "content": "The violet marmot hums in June.",
+                "frontmatter": {"title": "MCP note", "type": "capture"}})
+            assert not res.is_error, text(res)
+            status, found = http(srv.url, "POST", "/v1/search", {"query": "violet marmot", "mode": "bm25"}, token)
+            assert status == 200 and [r["path"] for r in found["results"]][:1] == ["inbox/mcp-note.md"]
+
+            status, body = http(srv.url, "POST", "/v1/write", {
+                "kind": "create", "target": "inbox/http-note.md", "content": "The teal gecko naps on slate.",
+                "frontmatter": {"title": "HTTP note", "type": "capture"}}, token)
+            assert status == 200, body
+            res = await s.call_tool("dory_search", {"query": "teal gecko", "mode": "bm25"})
+            assert [r["path"] for r in res.structured_content["results"]][:1] == ["inbox/http-note.md"]
+            # The write was recorded as the token's holder, as /v1/write records it.
+            got = await s.call_tool("dory_get", {"path": "inbox/mcp-note.md", "debug": True})
+            assert not got.is_error
+
+    anyio.run(run)
+
+
+def test_mcp_needs_the_bearer_token(site: tuple[Serve, str, Path]) -> None:
+    srv, token, _ = site
+    status, body = http(srv.url, "POST", "/mcp", {})
+    assert status == 401 and body["error"]["code"] == "unauthorized"
+    status, body = http(srv.url, "POST", "/mcp", {}, token="not-a-token")
+    assert status == 401 and body["error"]["message"] == "invalid bearer token"
+    status, body = http(srv.url, "GET", "/mcp", token=token, headers={"Accept": "text/event-stream"})
+    assert status == 405  # no server-to-client stream: the spec's answer for that
+
+    async def refused() -> None:
+        async with http_session(srv.url, "not-a-token"):
+            pass
+
+    from mcp.shared.exceptions import MCPError
+
+    with pytest.raises(BaseException) as caught:  # the SDK's task groups wrap what it raises
+        anyio.run(refused)
+    leaves, todo = [], [caught.value]
+    while todo:
+        e = todo.pop()
+        todo.extend(getattr(e, "exceptions", ()))
+        leaves.append(e)
+    assert any(isinstance(e, MCPError) for e in leaves), leaves  # the handshake is refused
+
+
+def test_loopback_reads_do_not_open_mcp_but_no_auth_does(tmp_path: Path) -> None:
+    from commonplace.server.tokens import TokenStore
+
+    root = write_corpus(tmp_path / "corpus")
+    token = TokenStore(root).create("tests")
+    with Serve(root, tmp_path / "site", "--no-embed", "--loopback-reads") as srv:
+        status, _ = http(srv.url, "POST", "/v1/search", {"query": "billing"})
+        assert status == 200  # reads from this machine are open...
+        status, body = http(srv.url, "POST", "/mcp", {})
+        assert status == 401, body  # ...but /mcp, whose tools write, is not
+
+        async def with_token() -> None:
+            async with http_session(srv.url, token) as s:
+                assert not (await s.call_tool("dory_status", {})).is_error
+
+        anyio.run(with_token)
+
+    with Serve(root, tmp_path / "site", "--no-embed", "--no-auth") as srv:
+        async def open_server() -> None:
+            async with http_session(srv.url) as s:
+                res = await s.call_tool("dory_write", {"kind": "append", "target": "inbox/open.md",
+                                                       "content": "Written without a token.",
+                                                       "frontmatter": {"title": "Open", "type": "capture"}})
+                assert not res.is_error, text(res)
+
+        anyio.run(open_server)
+
+
+def test_a_client_that_hangs_up_mid_call_does_no_harm(site: tuple[Serve, str, Path]) -> None:
+    """A raw POST of a tools/call, then the socket closes before the answer: the write
+    lands whole and the server keeps answering MCP and /v1."""
+    import mcp_types as types
+
+    srv, token, _ = site
+    content = "Dropped line: the ochre tern.\n" * 2000
+    call = types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/call", params={
+        "name": "dory_write", "arguments": {"kind": "create", "target": "inbox/tern.md", "content": content,
+                                            "frontmatter": {"title": "Tern", "type": "capture"}}})
+    body = call.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    host, port = srv.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        head = (f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
+                f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                f"MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {len(body)}\r\n\r\n")
+        sock.sendall(head.encode() + body)
+    # Gone before the answer. The server finishes the call and serves the next ones.
+    import time
+
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        status, got = http(srv.url, "POST", "/v1/get", {"path": "inbox/tern.md"}, token)
+        if status == 200:
+            break
+        time.sleep(0.1)
+    assert status == 200 and got["content"].count("the ochre tern") == 2000
+
+    async def run() -> None:
+        async with http_session(srv.url, token) as s:
+            with anyio.fail_after(60):  # the file lands before its refresh finishes
+                while not (await s.call_tool("dory_search", {"query": "ochre tern", "mode": "bm25"})
+                           ).structured_content["results"]:
+                    await anyio.sleep(0.1)
+
+    anyio.run(run)
+
+
+def test_restarted_server_answers_over_its_existing_build(tmp_path: Path) -> None:
+    from commonplace.server.tokens import TokenStore
+
+    root = write_corpus(tmp_path / "corpus")
+    token = TokenStore(root).create("tests")
+    out = tmp_path / "site"
+
+    async def write(url: str) -> None:
+        async with http_session(url, token) as s:
+            res = await s.call_tool("dory_write", {"kind": "create", "target": "inbox/before.md",
+                                                   "content": "Before the restart: the indigo wren.",
+                                                   "frontmatter": {"title": "Before", "type": "capture"}})
+            assert not res.is_error, text(res)
+
+    async def find(url: str) -> None:
+        async with http_session(url, token) as s:
+            res = await s.call_tool("dory_search", {"query": "indigo wren", "mode": "bm25"})
+            assert [r["path"] for r in res.structured_content["results"]][:1] == ["inbox/before.md"]
+            listed = {r.uri for r in (await s.list_resources()).resources}
+            assert "commonplace:///inbox/before.md" in listed
+
+    with Serve(root, out, "--no-embed") as srv:
+        anyio.run(write, srv.url)
+    builds = sorted((root / ".commonplace" / "builds").iterdir())
+    with Serve(root, out, "--no-embed") as srv:
+        anyio.run(find, srv.url)
+    assert sorted((root / ".commonplace" / "builds").iterdir()) == builds
