@@ -684,6 +684,15 @@ def test_status_fields(srv: Live) -> None:
     assert str(srv.root) not in json.dumps(debug)  # no server paths, even with debug
 
 
+def test_status_openclaw_recall(srv: Live) -> None:
+    status, body = srv.post("/v1/recall-event", {"agent": "openclaw", "query": "who calibrates",
+                                                 "result_paths": ["people/robin.md"], "selected_path": "people/robin.md"})
+    assert status == 200 and body["stored"] is True, body
+    oc = srv.get("/v1/status?debug=true")[1]["openclaw"]
+    assert oc["recall_tracking_enabled"] is True and oc["artifact_listing_enabled"] is True
+    assert oc["recent_recall_count"] >= 1 and oc["last_recall_selected_path"] == "people/robin.md"
+
+
 def test_status_counts_follow_writes(srv: Live) -> None:
     before = srv.get("/v1/status")[1]
     assert srv.post("/v1/write", {"kind": "create", "target": "inbox/counted.md", "content": "A new page.\n",
