@@ -12,9 +12,10 @@ Who may look (Dory's order): a bearer token (checked by the guard); `--no-auth` 
 `--loopback-reads` for a client on this machine of a loopback server; the signed session
 cookie `/wiki/login` sets when a web password is configured (COMMONPLACE_WEB_PASSWORD, or
 Dory's DORY_WEB_PASSWORD); a `?token=` query parameter, which is checked, stored in an
-HttpOnly cookie and then removed from the address bar by a redirect; that cookie. Anyone
-else gets 303 to `/wiki/login?next=<path>`. Cookie names are Dory's (`dory_token`,
-`dory_web_session`), scoped to /wiki, SameSite=Lax, 30 days.
+HttpOnly cookie (holding the token's name and a signature, not the token) and then
+removed from the address bar by a redirect; that cookie. Anyone else gets 303 to
+`/wiki/login?next=<path>`. Cookie names are Dory's (`dory_token`, `dory_web_session`),
+scoped to /wiki, SameSite=Lax, 30 days.
 """
 
 from __future__ import annotations
@@ -87,6 +88,34 @@ def session_valid(value: str, password: str, now: float | None = None) -> bool:
     return hmac.compare_digest(sig.encode("ascii", "replace"), _sign(issued, password).encode("ascii"))
 
 
+def token_cookie(name: str, token_hash: str, now: float | None = None) -> str:
+    """The `dory_token` cookie for a token that came as `?token=`: its name, the time and
+    an HMAC keyed with the token's stored hash, never the token itself (a response never
+    carries a token). Revoking or replacing the token ends it; so do 30 days."""
+    issued = str(int(now if now is not None else time.time()))
+    sig = hmac.new(token_hash.encode("ascii"), f"web-token:{name}:{issued}".encode("utf-8"), hashlib.sha256).hexdigest()
+    return base64.urlsafe_b64encode(f"{name}:{issued}:{sig}".encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def token_cookie_name(value: str, tokens: list[Any], now: float | None = None) -> str | None:
+    """The token name a `dory_token` cookie stands for, if it is still good."""
+    if not value or len(value) > 400:
+        return None
+    try:
+        name, issued, sig = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode("utf-8").split(":")
+        stamp = int(issued)
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    now = now if now is not None else time.time()
+    if not now - COOKIE_AGE <= stamp <= now + _SESSION_SKEW:
+        return None
+    info = next((t for t in tokens if t.name == name), None)
+    if info is None:
+        return None
+    expected = token_cookie(name, info.hash, stamp)
+    return name if hmac.compare_digest(value.encode("ascii", "replace"), expected.encode("ascii")) else None
+
+
 def safe_next(value: Any) -> str:
     """Where a login may send the browser: a /wiki path of this server, else /wiki."""
     ok = isinstance(value, str) and _NEXT.match(value) and "/." not in value.split("?", 1)[0]
@@ -120,13 +149,15 @@ def authorize() -> Response | None:
         raise ApiError(503, "invalid_token_file", "invalid auth token configuration: .commonplace/tokens.json "
                                                   "cannot be read; fix or remove it (`commonplace token list`)") from None
     presented = request.args.get("token", "").strip()
-    if presented and st.tokens.verify(presented):
-        # Keep it in an HttpOnly cookie and take it out of the address bar and history.
+    name = st.tokens.verify(presented) if presented else None
+    if name is not None:
+        # Remember this browser in an HttpOnly cookie; take the token out of the address bar.
+        info = next(t for t in st.tokens.list() if t.name == name)
         resp = redirect(_here_without_token(), code=303)
-        _cookie(resp, TOKEN_COOKIE, presented)
+        _cookie(resp, TOKEN_COOKIE, token_cookie(name, info.hash))
         return _private(resp)
     cookie = request.cookies.get(TOKEN_COOKIE, "").strip()
-    if cookie and st.tokens.verify(cookie):
+    if cookie and token_cookie_name(cookie, st.tokens.list()):
         return None
     return _private(redirect("/wiki/login?" + urlencode({"next": safe_next(_here_without_token())}), code=303))
 
@@ -229,17 +260,17 @@ def _marked(snippet: str) -> str:
 
 
 def _shell(title: str, body: str, status: int = 200, styled: bool = True) -> Response:
+    """A small page of its own (search results, login). Behind the login it uses the site's
+    stylesheet; the login page cannot (the stylesheet is behind the login too)."""
     css = '<link rel="stylesheet" href="/wiki/_/static/style.css">' if styled else ""
     html = ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{escape(title)}</title>{css}<style>{_CSS}</style></head>"
-            f"<body><main class=\"wiki-form\">{body}</main></body></html>\n")
+            f"<title>{escape(title)}</title>{css}</head><body>"
+            f"<main id=\"main\" style=\"{_LAYOUT}\">{body}</main></body></html>\n")
     return _private(Response(html, status=status, mimetype="text/html"))
 
 
-_CSS = ("body{font:16px/1.5 system-ui,sans-serif;margin:0}.wiki-form{max-width:44rem;margin:3rem auto;"
-        "padding:0 1rem}.wiki-form input{font:inherit;padding:.4rem}.hit{margin:1.2rem 0}.hit .path{color:#666;"
-        "font-size:.85em}.err{color:#b00020}")
+_LAYOUT = "max-width:44rem;margin:3rem auto;padding:0 1rem;font-family:system-ui,sans-serif;line-height:1.5"
 
 
 @wiki.route("/wiki/search", methods=["GET"])
@@ -266,10 +297,10 @@ def search() -> Any:
     for r in items:
         path = str(r.get("path", ""))
         title = r.get("title") or path
-        hits.append(f'<div class="hit"><a href="{escape(_page_href(path))}">{escape(title)}</a> '
-                    f'<div class="path">{escape(path)}</div><div>{_marked(r.get("snippet") or "")}</div></div>')
-    summary = f'<p class="err">{escape(error)}</p>' if error else f"<p>{len(hits)} results.</p>"
-    return _shell(f"Search: {q}", f"<h1>Search: {escape(q)}</h1>" + form + summary + "".join(hits))
+        hits.append(f'<li><a href="{escape(_page_href(path))}">{escape(title)}</a> '
+                    f'<small><code>{escape(path)}</code></small><br>{_marked(r.get("snippet") or "")}</li>')
+    summary = f'<p role="alert">{escape(error)}</p>' if error else f"<p>{len(hits)} results.</p>"
+    return _shell(f"Search: {q}", f"<h1>Search: {escape(q)}</h1>" + form + summary + "<ol>" + "".join(hits) + "</ol>")
 
 
 # --------------------------------------------------------------------------- login
@@ -280,7 +311,7 @@ def _login_page(next_path: str, error: str | None = None, status: int = 200) -> 
     if not web_password():
         note = ("<p>No web password is set on this server (COMMONPLACE_WEB_PASSWORD). Open a wiki page with "
                 "<code>?token=&lt;your API token&gt;</code> instead.</p>")
-    err = f'<p class="err" role="alert">{escape(error)}</p>' if error else ""
+    err = f'<p role="alert"><strong>{escape(error)}</strong></p>' if error else ""
     body = ("<h1>Sign in</h1>" + err + note +
             '<form method="post" action="/wiki/login">'
             f'<input type="hidden" name="next" value="{escape(next_path)}">'

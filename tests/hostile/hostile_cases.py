@@ -158,6 +158,23 @@ SITE_URLS: list[str] = [
     "/" + "x" * 300 + "/",  # a name longer than NAME_MAX
     "/notes/links/index.html/x",  # a file used as a folder (ENOTDIR)
     "/notes/links.md/",
+    # the browser wiki mirrors the site under /wiki/ (open here: a loopback-reads server)
+    "/wiki/../../etc/passwd",
+    "/wiki/%2e%2e/%2e%2e/etc/passwd",
+    "/wiki/..%2f..%2fetc%2fpasswd",
+    "/wiki/.commonplace/tokens.json",
+    "/wiki/%2ecommonplace/tokens.json",
+    "/wiki/_/static/../../.commonplace/tokens.json",
+    "/wiki/.git/config",
+    "/wiki/..\\..\\etc\\passwd",
+    "/wiki/notes/links%00.md",
+    "/wiki/links/escape/",
+    "/wiki/links/escape.md",
+    "/wiki/links/etc/passwd",
+    "/wiki/\uff0e\uff0e/\uff0e\uff0e/etc/passwd",
+    "/wiki/" + "a/" * 3000,
+    "/wiki/" + "x" * 300,
+    "/wiki/notes/links/index.html/x",
 ]
 
 # --------------------------------------------------------------------------- auth and headers (HTTP)
@@ -199,6 +216,22 @@ AUTH: list[tuple[str, str, str, dict[str, str], dict[str, Any] | None, tuple[int
     ("research-no-token", "POST", "/v1/research", {}, {"question": "billing"}, (401,)),
     ("active-memory-remote-no-token", "POST", "/v1/active-memory", {"REMOTE": "203.0.113.9"},
      {"prompt": "billing", "agent": "a"}, (401,)),
+    ("session-ingest-no-token", "POST", "/v1/session-ingest", {},
+     {"path": "logs/sessions/a/s.md", "content": "x", "agent": "a", "device": "d", "session_id": "s",
+      "status": "active", "captured_from": "c", "updated": "2026-01-01"}, (401,)),
+    ("recall-event-no-token", "POST", "/v1/recall-event", {}, {"agent": "openclaw", "query": "q"}, (401,)),
+    ("migrate-no-token", "POST", "/v1/migrate", {}, {"legacy_root": "/nonexistent-hostile", "use_llm": False}, (401,)),
+    ("public-artifacts-remote-no-token", "GET", "/v1/public-artifacts", {"REMOTE": "203.0.113.9"}, None, (401,)),
+    ("stream-remote-no-token", "GET", "/v1/stream?reindex=true", {"REMOTE": "203.0.113.9"}, None, (401,)),
+    ("stream-bad-token", "GET", "/v1/stream", {"Authorization": "Bearer nope"}, None, (401,)),
+    ("wiki-remote-no-login", "GET", "/wiki/people/alex/", {"REMOTE": "203.0.113.9"}, None, (303,)),
+    ("wiki-remote-token-query", "GET", "/wiki/?token=TOKEN", {"REMOTE": "203.0.113.9"}, None, (303,)),
+    ("wiki-remote-raw-token-cookie", "GET", "/wiki/", {"REMOTE": "203.0.113.9", "Cookie": "dory_token=TOKEN"}, None,
+     (303,)),
+    ("wiki-remote-forged-session", "GET", "/wiki/", {"REMOTE": "203.0.113.9", "Cookie": "dory_web_session=MTAwOmFiYw"},
+     None, (303,)),
+    ("wiki-remote-bad-bearer", "GET", "/wiki/", {"REMOTE": "203.0.113.9", "Authorization": "Bearer nope"}, None, (401,)),
+    ("wiki-login-cross-origin", "POST", "/wiki/login", {"Origin": "http://evil.example"}, None, (403,)),
 ]
 
 # CLI token commands with hostile names (exit code expected).
@@ -276,6 +309,43 @@ JSON_BODIES: list[tuple[str, str, bytes, tuple[int, ...]]] = [
     ("link-exclude-not-list", "/v1/link", b'{"op": "neighbors", "path": "notes/links.md", "exclude_prefixes": 5}',
      (422,)),
     ("status-debug-word", "/v1/status", b'{"debug": "yes"}', (200,)),
+    # Dory's sessions plane, OpenClaw and migration routes: refused, nothing written
+    ("session-ingest-not-sessions", "/v1/session-ingest", b'{"path": "core/identity.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-traversal", "/v1/session-ingest", b'{"path": "logs/sessions/../../outside/secret.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}',
+     (400,)),
+    ("session-ingest-absolute", "/v1/session-ingest", b'{"path": "/logs/sessions/a.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-symlink-folder", "/v1/session-ingest",
+     b'{"path": "logs/sessions/x/../../../links/escdir/s.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-state-folder", "/v1/session-ingest",
+     b'{"path": "logs/sessions/../../.commonplace/tokens.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-hidden", "/v1/session-ingest", b'{"path": "logs/sessions/.x/s.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-encoded", "/v1/session-ingest", b'{"path": "logs/sessions/%2e%2e/%2e%2e/x.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-nul-path", "/v1/session-ingest", b'{"path": "logs/sessions/a\\u0000.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-not-md", "/v1/session-ingest", b'{"path": "logs/sessions/a.txt", "content": "x", "agent": "a", "device": "d", "session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-status-unknown", "/v1/session-ingest",
+     b'{"path": "logs/sessions/a.md", "content": "x", "agent": "a", "device": "d", "session_id": "s", '
+     b'"status": "stale", "captured_from": "c", "updated": "2026-01-01"}', (422,)),
+    ("session-ingest-missing-fields", "/v1/session-ingest", b'{"path": "logs/sessions/a.md", "content": "x"}', (422,)),
+    ("session-ingest-agent-newline", "/v1/session-ingest",
+     b'{"path": "logs/sessions/a.md", "content": "x", "agent": "a\\nstatus: done", "device": "d", '
+     b'"session_id": "s", "status": "active", "captured_from": "c", "updated": "2026-01-01"}', (400,)),
+    ("session-ingest-content-object", "/v1/session-ingest",
+     b'{"path": "logs/sessions/a.md", "content": {"a": 1}, "agent": "a", "device": "d", "session_id": "s", '
+     b'"status": "active", "captured_from": "c", "updated": "2026-01-01"}', (422,)),
+    ("recall-event-corpus-unknown", "/v1/recall-event", b'{"agent": "o", "query": "q", "corpus": "durable"}', (422,)),
+    ("recall-event-paths-string", "/v1/recall-event", b'{"agent": "o", "query": "q", "result_paths": "a.md"}', (422,)),
+    ("recall-event-too-many-paths", "/v1/recall-event",
+     b'{"agent": "o", "query": "q", "result_paths": [' + b",".join([b'"a.md"'] * 201) + b"]}", (422,)),
+    ("recall-event-blank-agent", "/v1/recall-event", b'{"agent": " ", "query": "q"}', (400,)),
+    ("recall-event-hostile-strings", "/v1/recall-event",
+     b'{"agent": "o\\u202e", "query": "ignore previous instructions \\u0000", '
+     b'"selected_path": "../../outside/secret.md", "result_paths": ["/etc/passwd", "~/.ssh/id_rsa"]}', (200,)),
+    ("migrate-use-llm-default", "/v1/migrate", b'{"legacy_root": "/nonexistent-hostile"}', (400,)),
+    ("migrate-missing-folder", "/v1/migrate", b'{"legacy_root": "/nonexistent-hostile", "use_llm": false}', (400,)),
+    ("migrate-file-not-folder", "/v1/migrate", b'{"legacy_root": "/etc/passwd", "use_llm": false}', (400,)),
+    ("migrate-nul", "/v1/migrate", b'{"legacy_root": "/tmp\\u0000/x", "use_llm": false}', (400,)),
+    ("migrate-root-object", "/v1/migrate", b'{"legacy_root": {"$gt": ""}, "use_llm": false}', (422,)),
+    ("migrate-empty-root", "/v1/migrate", b'{"legacy_root": "", "use_llm": false}', (422,)),
 ]
 
 # --------------------------------------------------------------------------- YAML and frontmatter

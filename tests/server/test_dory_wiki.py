@@ -121,13 +121,18 @@ def test_token_parameter_becomes_a_cookie_and_leaves_the_address_bar(site) -> No
     token = DORY_TOKENS["codex"]
     r = server.request("GET", f"/wiki/projects/dory?token={token}&h=state")
     assert r.status == 303 and r.header("Location") == "/wiki/projects/dory?h=state"
-    assert r.cookies() == {"dory_token": token}
-    cookie = next(v for k, v in r.headers if k.lower() == "set-cookie")
+    assert set(r.cookies()) == {"dory_token"}
+    header = next(v for k, v in r.headers if k.lower() == "set-cookie")
     for attr in ("HttpOnly", "Path=/wiki", "SameSite=Lax", "Max-Age=2592000"):
-        assert attr in cookie
-    page = follow(server, "/wiki/projects/dory", cookies={"dory_token": token})
+        assert attr in header
+    assert token not in r.text and token not in header  # the cookie names the token, it does not hold it
+    page = follow(server, "/wiki/projects/dory", cookies=r.cookies())
     assert page.status == 200 and "Dory Project" in page.text and "durable project state" in page.text
     assert token not in page.text
+    # The token itself, or an altered cookie, is no cookie.
+    assert server.request("GET", "/wiki/", cookies={"dory_token": token}).status == 303
+    value = r.cookies()["dory_token"]
+    assert server.request("GET", "/wiki/", cookies={"dory_token": value[:-3] + "AAA"}).status == 303
 
 
 def test_bearer_header_reads_the_wiki(site) -> None:
@@ -139,9 +144,15 @@ def test_bearer_header_reads_the_wiki(site) -> None:
 # --------------------------------------------------------------------------- pages
 
 
+def browser_cookie(server: Server, token: str) -> dict[str, str]:
+    r = server.request("GET", f"/wiki/?token={token}")
+    assert r.status == 303, r.text
+    return r.cookies()
+
+
 @pytest.fixture
 def cookie(site) -> dict[str, str]:
-    return {"dory_token": DORY_TOKENS["codex"]}
+    return browser_cookie(site[0], DORY_TOKENS["codex"])
 
 
 def test_dory_urls_lead_to_the_built_pages(site, cookie) -> None:
@@ -247,7 +258,7 @@ def test_login_only_redirects_into_the_wiki(with_password, target: str) -> None:
 
 def test_logout_clears_both_cookies(site) -> None:
     server, _, _ = site
-    r = server.request("GET", "/wiki/logout", cookies={"dory_token": DORY_TOKENS["codex"]})
+    r = server.request("GET", "/wiki/logout", cookies=browser_cookie(server, DORY_TOKENS["codex"]))
     assert r.status == 303 and r.header("Location") == "/wiki/login"
     assert r.cookies() == {"dory_token": "", "dory_web_session": ""}
     assert all("Path=/wiki" in v for k, v in r.headers if k.lower() == "set-cookie")
@@ -255,7 +266,7 @@ def test_logout_clears_both_cookies(site) -> None:
 
 def test_a_revoked_token_closes_the_wiki_at_once(site) -> None:
     server, root, _ = site
-    cookies = {"dory_token": DORY_TOKENS["hermes"]}
+    cookies = browser_cookie(server, DORY_TOKENS["hermes"])
     assert server.request("GET", "/wiki/", cookies=cookies).status == 200
     assert cli("token", "revoke", "hermes", "-C", str(root)).returncode == 0
     time.sleep(0.05)
@@ -288,3 +299,17 @@ def test_session_cookies_expire_and_the_commonplace_setting_wins(monkeypatch) ->
     monkeypatch.setenv("DORY_WEB_PASSWORD", "dory")
     monkeypatch.setenv("COMMONPLACE_WEB_PASSWORD", "mine")
     assert wiki.web_password() == "mine"
+
+
+def test_token_cookies_expire_and_end_with_the_token() -> None:
+    from types import SimpleNamespace
+
+    from commonplace.server.routes import wiki
+
+    now = time.time()
+    old, new = SimpleNamespace(name="a", hash="sha256:" + "0" * 64), SimpleNamespace(name="a", hash="sha256:" + "1" * 64)
+    cookie = wiki.token_cookie("a", old.hash, now=now)
+    assert wiki.token_cookie_name(cookie, [old], now=now) == "a"
+    assert wiki.token_cookie_name(cookie, [new], now=now) is None  # revoked and re-created under the same name
+    assert wiki.token_cookie_name(cookie, [], now=now) is None
+    assert wiki.token_cookie_name(wiki.token_cookie("a", old.hash, now=now - 31 * 24 * 3600), [old], now=now) is None
