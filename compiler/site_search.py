@@ -31,7 +31,7 @@ from typing import Iterator
 from .model import Document, is_session_path
 
 MAX_TERM = 40
-TEXT_SHARDS = 256  # ~150 KB each at 10,000 pages; a small corpus writes only those in use
+TEXT_SHARDS = 1024  # ~30 KB each at 10,000 pages (snippets load a few); a small corpus writes only those in use
 SECTION_SEP, FIELD_SEP = "\x1e", "\x1f"  # in Document.search_text (render.search_text)
 
 _WORD = re.compile(r"[^\W_]+")

@@ -98,7 +98,10 @@
     });
   }
 
-  function offlineSearch(query) {
+  var FIRST = 8; // results described (snippet text loaded) before the list first shows
+
+  // Resolves to the first results; `more(all)` gets the whole list once its snippets are in.
+  function offlineSearch(query, more) {
     var words = tokenize(query);
     if (!words.length) return Promise.resolve([]);
     return getEngine().then(function (ms) {
@@ -108,7 +111,12 @@
         if (!hits.length) hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
         if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
         hits = hits.slice(0, MAX_RESULTS);
-        return Promise.all(hits.map(function (h) { return describe(h); }));
+        var first = Promise.all(hits.slice(0, FIRST).map(describe));
+        if (!more || hits.length <= FIRST) return first;
+        return first.then(function (head) {
+          Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { more(head.concat(tail)); });
+          return head;
+        });
       });
     });
   }
@@ -248,7 +256,8 @@
     return r.url + (words ? "?h=" + encodeURIComponent(words) : "") + (r.anchor ? "#" + encodeURIComponent(r.anchor) : "");
   }
 
-  function render(results, how) {
+  function render(results, how, keep) {
+    var was = ui.selected;
     ui.results = results;
     ui.list.textContent = "";
     results.forEach(function (r, i) {
@@ -283,7 +292,7 @@
     });
     ui.status.textContent = results.length ? results.length + (results.length === MAX_RESULTS ? "+" : "") +
       " page" + (results.length === 1 ? "" : "s") + " (" + how + ")" : "No pages match.";
-    select(results.length ? 0 : -1);
+    select(results.length ? (keep && was >= 0 && was < results.length ? was : 0) : -1);
   }
 
   function select(i) {
@@ -312,7 +321,9 @@
     var t0 = performance.now();
     C.server.then(function (served) {
       var offline = function () {
-        return offlineSearch(q).then(function (rs) { return [rs, "offline index"]; });
+        return offlineSearch(q, function (all) {
+          if (seq === ui.seq) render(all, "offline index", true);
+        }).then(function (rs) { return [rs, "offline index"]; });
       };
       var p = served
         ? dataReady().then(function () { return serverSearch(q); }).then(function (rs) { return [rs, "hybrid search"]; }, offline)
