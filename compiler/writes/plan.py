@@ -75,8 +75,9 @@ def plan(rel: str, req: Any, old: bytes | None, tomb_old: bytes | None = None) -
     if req.expected_hash is not None and req.expected_hash.lower() != current or (
             req.kind == "replace" and req.expected_hash is None):
         raise HashMismatch(
-            f"{req.kind} requires a matching expected_hash: {rel} is {current}"
-            + (f", not {req.expected_hash}" if req.expected_hash else "")
+            f"{req.kind} requires a matching expected_hash: "
+            + (f"{rel} changed since you read it ({current}, not {req.expected_hash})" if req.expected_hash
+               else f"{rel} is {current}")
             + "; get it again (get with debug=true) and retry", current_hash=current)
     if req.kind == "replace":
         return "replaced", [Change(rel, old, _replace(rel, req, old, schema))]

@@ -5,7 +5,8 @@ type aliases folded (`todo` -> capture), `status` defaulted by type and checked,
 `canonical`, `source_kind` and `temperature` defaulted, dates cut to `YYYY-MM-DD`.
 Files that already exist keep the frontmatter they have; only the fields a request sends
 are checked. `route` picks where a new file goes: `auto/<name>.md` or a bare `<name>.md`
-goes to its type's folder, an explicit path must lie under that folder, `archive/` takes no
+goes to its type's folder, an explicit path in one of Dory's folders must lie under its
+type's folder (other folders take any type), `archive/` takes no
 new files, and Dory's legacy folders (`daily/`, `weekly/`, `sessions/`, `resources/`) are
 redirected.
 """
@@ -57,6 +58,7 @@ BUCKETS = {
     "reference": "references", "report": "references/reports", "session": "logs/sessions",
     "slide": "references/slides", "source": "sources/imported", "weekly": "logs/weekly", "wiki": "wiki",
 }
+_ROOTS = frozenset(b.split("/", 1)[0] for b in BUCKETS.values()) | {"archive"}
 LEGACY_REDIRECTS = {"daily": "digests/daily", "weekly": "digests/weekly", "sessions": "logs/sessions",
                     "resources": "references/notes"}
 _NOT_CANONICAL = frozenset(("reference", "report", "briefing", "slide", "note", "daily", "digest-daily", "session",
@@ -199,7 +201,9 @@ def route(target: str, meta: dict[str, Any]) -> str:
     if parts[0] in LEGACY_REDIRECTS:
         target = LEGACY_REDIRECTS[parts[0]] + "/" + "/".join(parts[1:])
     bucket = BUCKETS[t]
-    if not target.startswith(bucket + "/"):
+    # Dory's layout check, for Dory's folders; a folder Dory does not know (commonplace's
+    # `notes/`, `docs/`) takes any type, as the corpus format allows.
+    if not target.startswith(bucket + "/") and target.split("/", 1)[0] in _ROOTS:
         raise InvalidInput(f"type={t} must write under {bucket}/, got {target}")
     return target
 

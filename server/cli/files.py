@@ -92,6 +92,8 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
             meta = json.loads(frontmatter)
         except ValueError as exc:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--frontmatter") from None
+    if kind == "create":
+        meta = _create_defaults(target, content, meta)
     if not local:
         from ..client import server_url
 
@@ -151,3 +153,26 @@ def _write_via_server(url: str, body: dict[str, Any], as_json: bool) -> None:
         click.echo(f"{data.get('path')}: {verb} ({data.get('bytes_written')} bytes, {data.get('hash')}) via {url}")
         if data.get("message"):
             click.echo(data["message"], err=True)
+
+
+def _create_defaults(target: str, content: str, meta: dict | None) -> dict | None:
+    """A new file written from the command line gets the title and type the API's schema
+    needs when neither the content nor --frontmatter names them: the first heading (else
+    the file name) and the type its folder implies (else note)."""
+    import re
+
+    from commonplace.compiler.writes import schema
+    from commonplace.compiler.writes.compose import split_content
+
+    try:
+        own, body = split_content(content)
+    except Exception:  # noqa: BLE001 - the write itself reports unusable frontmatter
+        return meta
+    have = {**(own or {}), **(meta or {})}
+    extra: dict = {}
+    if not str(have.get("title") or "").strip():
+        m = re.search(r"^#[ \t]+(.+?)[ \t#]*$", body, re.MULTILINE)
+        extra["title"] = m.group(1).strip() if m else target.rsplit("/", 1)[-1].removesuffix(".md")
+    if not str(have.get("type") or "").strip():
+        extra["type"] = schema.type_of_path(target) or "note"
+    return {**(meta or {}), **extra} if extra else meta

@@ -36,7 +36,7 @@ def test_appends_to_one_file(make_app, corpus: Path, live) -> None:
     app = make_app(no_auth=True)
     errors = _run(app, lambda t, i: {"kind": "append", "target": "logs/daily/2025-07-01.md",
                                      "content": f"- entry t{t}-i{i} marker{t}x{i}",
-                                     "frontmatter": {"tags": [f"t{t}"]}})
+                                     "frontmatter": {"title": "2025-07-01", "type": "daily", "tags": [f"t{t}"]}})
     assert errors == []
     text = (corpus / "logs/daily/2025-07-01.md").read_text()
     raw, body, _ = fm.split(text)
@@ -60,12 +60,13 @@ def test_appends_to_one_file(make_app, corpus: Path, live) -> None:
 def test_writes_to_many_files(make_app, corpus: Path, live) -> None:
     app = make_app(no_auth=True)
     errors = _run(app, lambda t, i: {"kind": "create", "target": f"notes/c{t}/n{i}.md",
-                                     "content": f"# Note {t} {i}\n\nunique{t}y{i} [[Alex]]\n"})
+                                     "content": f"# Note {t} {i}\n\nunique{t}y{i} [[Alex]]\n",
+                                     "frontmatter": {"title": f"Note {t} {i}", "type": "note"}})
     assert errors == []
     for t in range(THREADS):
         for i in range(WRITES):
             p = corpus / f"notes/c{t}/n{i}.md"
-            assert p.read_text() == f"# Note {t} {i}\n\nunique{t}y{i} [[Alex]]\n"
+            assert p.read_text().endswith(f"---\n\n# Note {t} {i}\n\nunique{t}y{i} [[Alex]]\n")
             assert f"notes/c{t}/n{i}.md" in live.docs
     assert not [p for p in corpus.rglob("*.tmp")]
     c = app.test_client()
@@ -79,7 +80,8 @@ def test_replace_races_lose_no_update(make_app, corpus: Path) -> None:
     """Compare-and-swap through expected_hash: every successful replace saw the latest bytes."""
     app = make_app(no_auth=True)
     c = app.test_client()
-    c.post("/v1/write", json={"kind": "create", "target": "notes/counter.md", "content": "0"})
+    c.post("/v1/write", json={"kind": "create", "target": "notes/counter.md", "content": "0",
+                              "frontmatter": {"title": "Counter", "type": "note"}})
     done = []
     lock = threading.Lock()
 
@@ -88,13 +90,13 @@ def test_replace_races_lose_no_update(make_app, corpus: Path) -> None:
         n_ok = 0
         while n_ok < 10:
             g = cl.get("/v1/get?path=notes/counter.md&debug=1").get_json()
-            value = int(g["content"].strip())
+            value = int(g["content"].strip().splitlines()[-1])
             r = cl.post("/v1/write", json={"kind": "replace", "target": "notes/counter.md",
                                            "content": str(value + 1), "expected_hash": g["hash"]})
             if r.status_code == 200:
                 n_ok += 1
             else:
-                assert r.status_code == 409
+                assert r.status_code == 400 and r.get_json()["error"]["code"] == "hash_mismatch"
         with lock:
             done.append(n_ok)
 
@@ -103,4 +105,4 @@ def test_replace_races_lose_no_update(make_app, corpus: Path) -> None:
         th.start()
     for th in threads:
         th.join()
-    assert int((corpus / "notes/counter.md").read_text()) == sum(done) == 40
+    assert int((corpus / "notes/counter.md").read_text().strip().splitlines()[-1]) == sum(done) == 40

