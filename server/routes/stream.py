@@ -4,7 +4,7 @@ Frames are `event: <name>\\ndata: <json, sorted keys>\\n\\n`. Events, in order: 
 (what `/v1/status` answers), then with `reindex=true` one `reindex` (the corpus re-read
 from disk and everything changed rebuilt; `force=true` also rebuilds the whole search
 index) or `error`, then `done` `{"ok": true}`. The guard authenticates it like every
-/v1 route.
+/v1 route; a reindex needs a token even where --loopback-reads opens reads.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import json
 import logging
 from typing import Any, Iterator
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, g, request
 
 from ..context import state
 from ..errors import ApiError
 from ..models import StatusRequest, StreamRequest
 from ..registry import resolve
 from ..validation import validate
+from .guard import is_local_client
 from .v1 import op_context
 
 stream = Blueprint("stream", __name__)
@@ -49,6 +50,12 @@ def reindex(live: Any, force: bool) -> dict[str, Any]:
 def events() -> Response:
     req = validate(StreamRequest, request.args)
     st = state()
+    cfg = st.config
+    if req.reindex and g.get("actor") is None and not (cfg.no_auth and cfg.loopback and is_local_client()):
+        # A rebuild is a write to derived state: like writes, it needs a token even where
+        # --loopback-reads lets reads in without one.
+        raise ApiError(401, "unauthorized", "reindex needs a bearer token",
+                       headers={"WWW-Authenticate": 'Bearer realm="commonplace"'})
     if req.reindex and not st.ready:
         raise ApiError(503, "not_ready", "the server is still starting; retry shortly", headers={"Retry-After": "2"})
     ctx = op_context(st)

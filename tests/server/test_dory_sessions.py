@@ -371,3 +371,13 @@ def test_restart_over_the_build_keeps_the_sessions_plane(env) -> None:
         again.stop()
         server.proc = None
 
+
+
+def test_stream_reindex_needs_a_token_even_with_loopback_reads(make_app, token: str) -> None:
+    client = make_app(loopback_reads=True).test_client()  # reads from this machine need no token
+    assert client.get("/v1/stream").status_code == 200
+    r = client.get("/v1/stream?reindex=true")
+    assert r.status_code == 401 and r.get_json()["error"]["code"] == "unauthorized"
+    ok = client.get("/v1/stream?reindex=true", headers={"Authorization": f"Bearer {token}"})
+    assert ok.status_code == 200 and "event: reindex" in ok.get_data(as_text=True)
+    assert make_app(no_auth=True).test_client().get("/v1/stream?reindex=true").status_code == 200
