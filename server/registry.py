@@ -226,8 +226,9 @@ ROUTES: tuple[Route, ...] = (
           kind="html", errors=(), public=True),
     Route("wiki_search", "/wiki/search", ("GET",), "Wiki search (browser)", "Search results as a page (q=).",
           kind="html", errors=(303,)),
-    Route("wiki_page", "/wiki/{page}", ("GET",), "A wiki page (browser)", "A page of the built wiki by corpus "
-          "path without .md.", kind="html", errors=(303, 400, 404)),
+    Route("wiki_page", "/wiki/{page}", ("GET",), "A wiki page (browser)", "The built site under /wiki/ "
+          "(`/wiki/people/alex/`, its assets); Dory's `/wiki/<page>` redirects to the page of wiki/<page>.md, "
+          "else <page>.md.", kind="html", errors=(303, 400, 404)),
     Route("site_home", "/", ("GET",), "The wiki's start page", "The built site's index.html.", kind="site",
           errors=(401, 404), needs_ready=False),
     Route("site_page", "/{rel}", ("GET",), "A file of the built wiki",
