@@ -7,10 +7,10 @@ character: the first keystroke loads one shard, not the whole index. Everything 
 script file (`CommonplaceData.*(...)` calls), so it loads from file:// too.
 
 - `_/search-data/meta.js`: the pages (path, title, text shard, tags), each page's field
-  lengths and the averages MiniSearch's BM25 scoring needs, the term shard names.
-- `_/search-data/t-<key>.js`: one line per page with words starting with `key`: the
-  gap to the previous such page's number, TAB, its title terms, TAB, its text terms,
-  each as `term count term count ...` (see `_index_files`).
+  lengths and the averages MiniSearch's BM25 scoring needs, the term shard names, and
+  each page's title words as `term count term count ...`.
+- `_/search-data/t-<key>.js`: one line per page with text words starting with `key`: the
+  gap to the previous such page's number, TAB, those words as `term count ...`.
 - `_/search-data/NN.js`: the text of each page by section (anchor, heading, text), for
   snippets, highlights and links to the matching section; sharded by a hash of the
   path, so an edit rewrites one text shard.
@@ -101,10 +101,10 @@ def text_terms(search_text: str) -> str:
     return "\x1e".join(out)
 
 
-# Path -> (title field, search text, {shard key: "term count ..."} for the title and for
-# the text, number of unique terms in each). A long-running server re-emits the search
+# Path -> (title field, search text, the title's "term count ...", {shard key: "term
+# count ..."} for the text, number of unique terms in each). A long-running server re-emits the search
 # data after each save: only changed documents are tokenized again.
-Entry = tuple[str, str, dict[str, str], dict[str, str], int, int]
+Entry = tuple[str, str, str, dict[str, str], int, int]
 _COUNTS: dict[str, Entry] = {}
 _PENDING: dict[str, tuple[str, str]] = {}
 
@@ -125,11 +125,8 @@ def _entry(d: Document) -> Entry:
     terms = pending[1] if pending is not None and pending[0] == d.search_text else text_terms(d.search_text)
     n_text, *groups = terms.split("\x1e")
     text = dict(g.split("\x1d", 1) for g in groups)
-    title_groups: dict[str, list[str]] = {}
     title_counts = Counter(tokens(title))
-    for t, c in title_counts.items():
-        title_groups.setdefault(term_key(t), []).extend((t, str(c)))
-    held = _COUNTS[d.path] = (title, d.search_text, {k: " ".join(v) for k, v in title_groups.items()}, text,
+    held = _COUNTS[d.path] = (title, d.search_text, " ".join(f"{t} {c}" for t, c in title_counts.items()), text,
                               len(title_counts), int(n_text))
     return held
 
@@ -160,29 +157,26 @@ def search_files(docs: list[Document], only_text: set[int] | None = None, index:
 
 
 def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
-    """Term shards hold, per page that has words starting with their key, the gap to the
-    previous such page and its terms with counts, for the title and the text field (a
-    forward index: the browser inverts the one shard it loads). Work here is per page
-    and shard, never per term occurrence: 10,000 pages hold 2.3 million postings."""
+    """The page list carries every page's title terms (a first keystroke searches titles
+    with nothing more to load); term shards hold, per page with text words starting with
+    their key, the gap to the previous such page and those words with counts (a forward
+    index: the browser inverts the one shard it loads). Work here is per page and shard,
+    never per word: 10,000 pages hold 2.3 million postings."""
     rows: dict[str, list[str]] = {}
     last: dict[str, int] = {}
     lengths: list[int] = []
+    titles: list[str] = []
     for i, d in enumerate(docs):
         _, _, title, text, n_title, n_text = _entry(d)
         lengths += (n_title, n_text)
+        titles.append(title)
         for key, terms in text.items():
-            gap = i - last.get(key, 0)
+            line = f"{i - last.get(key, 0)}\t{terms}"
             last[key] = i
-            line = f"{gap}\t{title.get(key, '')}\t{terms}"
             if key in rows:
                 rows[key].append(line)
             else:
                 rows[key] = [line]
-        for key, terms in title.items():
-            if key not in text:
-                gap = i - last.get(key, 0)
-                last[key] = i
-                rows.setdefault(key, []).append(f"{gap}\t{terms}\t")
     by_key = rows
     n = len(docs) or 1
     meta = {
@@ -192,6 +186,7 @@ def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
         "lengths": lengths,
         "avg": [sum(lengths[0::2]) / n, sum(lengths[1::2]) / n],
         "terms": sorted(by_key),
+        "titles": titles,
     }
     yield META_URL, _script("meta", meta)
     for key, lines in sorted(by_key.items()):
@@ -203,7 +198,6 @@ def search_urls(docs: list[Document]) -> set[str]:
     docs = searchable(docs)
     keys: set[str] = set()
     for d in docs:
-        entry = _entry(d)
-        keys.update(entry[2], entry[3])
+        keys.update(_entry(d)[3])
     return ({META_URL} | {term_shard_url(k) for k in keys}
             | {text_shard_url(text_shard(d.path)) for d in docs})

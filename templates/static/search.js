@@ -35,11 +35,15 @@
           ids[i] = i;
           lengths[i] = [m.lengths[2 * i], m.lengths[2 * i + 1]];
         }
-        return window.MiniSearch.loadJS({
+        var ms = window.MiniSearch.loadJS({
           documentCount: m.docs.length, nextId: m.docs.length, documentIds: ids, fieldIds: { title: 0, text: 1 },
           fieldLength: lengths, averageFieldLength: m.avg, storedFields: {}, dirtCount: 0, index: [],
           serializationVersion: 2
         }, { fields: m.fields, tokenize: tokenize, processTerm: function (t) { return t; } });
+        var titles = new Map();
+        for (var d = 0; d < m.titles.length; d++) addWords(titles, m.titles[d], d);
+        merge(ms, titles, 0);
+        return ms;
       });
     }
     return engine;
@@ -47,45 +51,73 @@
 
   // Term postings arrive per shard; they go straight into MiniSearch's term map (the
   // shape its own loadJS builds), so MiniSearch does the prefix, fuzzy and BM25 work.
+  // "term count term count ..." of page `id` into term -> page -> count.
+  function addWords(terms, text, id) {
+    if (!text) return;
+    var words = text.split(" ");
+    for (var k = 0; k < words.length; k += 2) {
+      var docs = terms.get(words[k]);
+      if (!docs) { docs = new Map(); terms.set(words[k], docs); }
+      docs.set(id, +words[k + 1]);
+    }
+  }
+
+  // Into MiniSearch's own term map (term -> field -> page -> count: the shape its loadJS
+  // builds), so MiniSearch does the prefix, fuzzy and BM25 work.
+  function merge(ms, terms, field) {
+    terms.forEach(function (docs, term) {
+      var data = ms._index.get(term);
+      if (!data) { data = new Map(); ms._index.set(term, data); }
+      data.set(field, docs);
+    });
+  }
+
   // A term shard lists, per page, the gap to the previous page's number and the page's
-  // words (with counts) for the title and the text field. Inverted here into the shape
-  // MiniSearch's own loadJS builds (term -> field -> page -> count), straight into its
-  // term map, so MiniSearch does the prefix, fuzzy and BM25 work.
+  // text words starting with the shard's letter, with counts.
   function addShard(ms, text) {
     if (!text) return;
     var terms = new Map();
     var rows = text.split("\n"), id = 0;
     for (var r = 0; r < rows.length; r++) {
-      var row = rows[r];
-      var t1 = row.indexOf("\t"), t2 = row.indexOf("\t", t1 + 1);
-      id += +row.slice(0, t1);
-      for (var f = 0; f < 2; f++) {
-        var part = f === 0 ? row.slice(t1 + 1, t2) : row.slice(t2 + 1);
-        if (!part) continue;
-        var words = part.split(" ");
-        for (var k = 0; k < words.length; k += 2) {
-          var data = terms.get(words[k]);
-          if (!data) { data = new Map(); terms.set(words[k], data); }
-          var docs = data.get(f);
-          if (!docs) { docs = new Map(); data.set(f, docs); }
-          docs.set(id, +words[k + 1]);
-        }
-      }
+      var row = rows[r], tab = row.indexOf("\t");
+      id += +row.slice(0, tab);
+      addWords(terms, row.slice(tab + 1), id);
     }
-    terms.forEach(function (data, term) { ms._index.set(term, data); });
+    merge(ms, terms, 1);
+  }
+
+  // A one-letter word as the last one typed would expand to every word with that letter
+  // (thousands at 10,000 pages: a second of scoring and a large shard to load): it
+  // matches the start of title words only, which are all loaded with the page list.
+  function shortLast(words) { return words[words.length - 1].length < 2; }
+
+  function runQuery(ms, query) {
+    var words = tokenize(query);
+    if (!shortLast(words)) return ms.search(query, OPTIONS);
+    var last = { queries: [words[words.length - 1]], fields: ["title"], prefix: true };
+    var head = words.slice(0, -1).join(" ");
+    return ms.search(head ? { queries: [head, last], combineWith: "AND" } : last, OPTIONS);
+  }
+
+  function loadKey(ms, k) {
+    if (!loadedKeys[k]) {
+      loadedKeys[k] = window.CommonplaceData.loadTerms(k).then(function (lines) { addShard(ms, lines); })
+        .catch(function (e) { delete loadedKeys[k]; throw e; });
+    }
+    return loadedKeys[k];
   }
 
   function ensureTerms(ms, words) {
-    var D = window.CommonplaceData;
+    var termKey = window.CommonplaceData.termKey;
     var keys = {};
-    words.forEach(function (w) { keys[D.termKey(w)] = true; });
-    return Promise.all(Object.keys(keys).map(function (k) {
-      if (loadedKeys[k]) return loadedKeys[k];
-      loadedKeys[k] = D.loadTerms(k).then(function (lines) { addShard(ms, lines); })
-        .catch(function (e) { delete loadedKeys[k]; throw e; });
-      return loadedKeys[k];
-    }));
+    words.forEach(function (w, i) { if (w.length > 1 || i < words.length - 1) keys[termKey(w)] = true; });
+    if (shortLast(words)) {  // not needed for this keystroke, surely for the next: load it meanwhile
+      var next = termKey(words[words.length - 1]);
+      setTimeout(function () { loadKey(ms, next).catch(function () {}); }, 0);
+    }
+    return Promise.all(Object.keys(keys).map(function (k) { return loadKey(ms, k); }));
   }
+
 
   var OPTIONS = { prefix: true, boost: { title: 3 }, combineWith: "AND" };
 
@@ -94,7 +126,7 @@
     var words = tokenize(query);
     if (!words.length) return Promise.resolve([]);
     return getEngine().then(function (ms) {
-      return ensureTerms(ms, words).then(function () { return ms.search(query, OPTIONS); });
+      return ensureTerms(ms, words).then(function () { return runQuery(ms, query); });
     });
   }
 
@@ -107,17 +139,22 @@
     return getEngine().then(function (ms) {
       return ensureTerms(ms, words).then(function () {
         var opts = OPTIONS;
-        var hits = ms.search(query, opts);
+        var hits = runQuery(ms, query);
+        if (shortLast(words)) return describeAll(hits, more);  // keep it cheap
         if (!hits.length) hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
         if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
-        hits = hits.slice(0, MAX_RESULTS);
-        var first = Promise.all(hits.slice(0, FIRST).map(describe));
-        if (!more || hits.length <= FIRST) return first;
-        return first.then(function (head) {
-          Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { more(head.concat(tail)); });
-          return head;
-        });
+        return describeAll(hits, more);
       });
+    });
+  }
+
+  function describeAll(hits, more) {
+    hits = hits.slice(0, MAX_RESULTS);
+    var first = Promise.all(hits.slice(0, FIRST).map(describe));
+    if (!more || hits.length <= FIRST) return first;
+    return first.then(function (head) {
+      Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { more(head.concat(tail)); });
+      return head;
     });
   }
 
