@@ -126,6 +126,12 @@ def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, em
         say(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")
             + ("; watching for changes" if watch else ""))
         sys.stdout.flush()
+        try:  # load the MCP SDK now rather than in the first /mcp request (about a second)
+            from .mcp.http import bridge
+
+            bridge(app)
+        except Exception as exc:  # noqa: BLE001 - /mcp will try again on its first request
+            warn(f"note: MCP over HTTP not preloaded ({type(exc).__name__}: {exc})")
 
     def on_term(signum: int, frame: Any) -> None:
         raise SystemExit(0 if not state.open_error else 1)

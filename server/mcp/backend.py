@@ -36,6 +36,7 @@ from ..validation import validate
 log = logging.getLogger("commonplace.mcp")
 
 REMOTE_TIMEOUT = 300.0  # a first search may load the model; a big refresh takes a while
+DRAIN_SECONDS = 20.0  # on a signal, how long writes under way may take to finish
 _NOT_OPEN = SimpleNamespace(ready=False)  # what `status` sees while the corpus opens
 
 
@@ -63,7 +64,7 @@ class Backend:
         except ValueError:
             return ()
 
-    def close(self) -> None:
+    def close(self, wait_open: bool = True) -> None:
         pass
 
 
@@ -147,11 +148,15 @@ class LocalCorpus:
             except Exception as exc:  # noqa: BLE001 - the next write refreshes what it touches
                 log.warning("rescanning the corpus failed: %s", exc)
 
-    def close(self) -> None:
+    def close(self, wait_open: bool = True) -> None:
+        """Close the corpus (a write in flight finishes first: closing takes the write
+        lock). With `wait_open=False` an open still under way is abandoned instead."""
         with self._lock:
             self._closed = True
             thread = self._thread
         if thread is not None:
+            if not wait_open and not self._done.is_set():
+                return
             thread.join()
         live, self._live = self._live, None
         if live is not None:
@@ -208,6 +213,8 @@ class StdioBackend(Backend):
         self._server: tuple[str, int] | None = None  # (url, pid) of a server seen healthy
         self._remote_used = False
         self._lock = threading.Lock()
+        self._writes = 0  # local writes under way (a signal lets them finish)
+        self._idle = threading.Condition()
 
     # ----- finding a server ------------------------------------------------------
     def server(self) -> str | None:
@@ -250,7 +257,16 @@ class StdioBackend(Backend):
                 if self._remote_used:  # the server stopped: see what it wrote meanwhile
                     self._remote_used = False
                     self.local.resync()
-        return run_local(route, args, lambda: self._context(route, actor))
+        if not route.writes:
+            return run_local(route, args, lambda: self._context(route, actor))
+        with self._idle:
+            self._writes += 1
+        try:
+            return run_local(route, args, lambda: self._context(route, actor))
+        finally:
+            with self._idle:
+                self._writes -= 1
+                self._idle.notify_all()
 
     def _context(self, route: Route, actor: str | None) -> OpContext:
         live = self.local.live(wait=route.needs_ready)
@@ -261,8 +277,11 @@ class StdioBackend(Backend):
         return {"version": _version(), "uptime_s": round(time.time() - self.started, 1), "transport": "mcp-stdio",
                 "error": self.local.error}
 
-    def close(self) -> None:
-        self.local.close()
+    def close(self, wait_open: bool = True, drain: float = DRAIN_SECONDS) -> None:
+        """Let local writes under way finish (up to `drain` seconds), then close."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._writes == 0, timeout=drain)
+        self.local.close(wait_open=wait_open)
 
 
 def _alive(pid: int) -> bool:

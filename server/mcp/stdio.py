@@ -7,13 +7,15 @@ set up on stderr before anything loads.
 
 `initialize` is answered at once: the corpus opens in a background thread (or not at all
 when a `commonplace serve` runs for it) and the embedding model loads on the first search
-that needs it. SIGTERM or SIGINT (a host closing the server) cancels the session: a call
-in flight finishes its write first, then the corpus is closed and the process exits 0.
+that needs it. SIGTERM or SIGINT (a host closing the server) ends it: writes under way
+finish first (up to 20 s), then the corpus is closed and the process exits 0; so does the
+end of stdin.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -36,11 +38,22 @@ def say(line: str) -> None:
         pass
 
 
-async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+async def _stop_on_signal(backend: StdioBackend) -> None:
+    """Close the corpus and leave. The SDK reads stdin in a worker thread that a
+    cancellation cannot interrupt while the host keeps the pipe open, so a clean return
+    through the event loop is not possible; `close` first lets writes under way finish
+    (up to 20 s), leaves an unfinished open alone (builds are crash safe), then the
+    process exits 0."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for _ in signals:
-            scope.cancel()
-            return
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(lambda: backend.close(wait_open=False))
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(0)
 
 
 async def _serve(backend: StdioBackend) -> None:
@@ -59,7 +72,7 @@ async def _serve(backend: StdioBackend) -> None:
 
     server = build_server(backend, on_initialized=warm)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_stop_on_signal, tg.cancel_scope)
+        tg.start_soon(_stop_on_signal, backend)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()  # the client closed stdin: stop the signal watcher too

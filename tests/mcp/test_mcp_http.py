@@ -91,6 +91,25 @@ def test_every_tool_answers_as_its_http_route(site: tuple[Serve, str, Path]) -> 
     anyio.run(run)
 
 
+def test_the_2026_protocol_revision_is_served(site: tuple[Serve, str, Path]) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    srv, token, _ = site
+
+    async def run() -> None:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as hc:
+            async with Client(streamable_http_client(srv.url + "/mcp", http_client=hc)) as c:
+                assert c.protocol_version == "2026-07-28"
+                res = await c.call_tool("dory_get", {"path": "people/alex.md"})
+                assert not res.is_error and "billing migration" in res.structured_content["content"]
+                woke = await c.get_prompt("wake", {"agent": "coder"})
+                assert "platform team" in woke.messages[0].content.text
+
+    anyio.run(run)
+
+
 def test_resources_and_prompt_match_get_and_wake(site: tuple[Serve, str, Path]) -> None:
     srv, token, _ = site
 
@@ -253,3 +272,69 @@ def test_restarted_server_answers_over_its_existing_build(tmp_path: Path) -> Non
     with Serve(root, out, "--no-embed") as srv:
         anyio.run(find, srv.url)
     assert sorted((root / ".commonplace" / "builds").iterdir()) == builds
+
+
+@pytest.mark.slow  # about 30 s here: 200 refreshes behind the write lock, 2 MCP processes
+def test_mcp_and_http_writers_at_once_lose_nothing(tmp_path: Path) -> None:
+    """4 MCP clients (two over /mcp, two `commonplace mcp` processes going through the
+    server) and 4 HTTP clients append 25 lines each to the same four documents at once:
+    every line is there exactly once, and the last of each writer is searchable."""
+    from mcpkit import child_env, stdio_session
+
+    from commonplace.server.tokens import TokenStore
+
+    root = write_corpus(tmp_path / "corpus")
+    token = TokenStore(root).create("tests")
+    targets = [f"inbox/shared-{i}.md" for i in range(4)]
+    per_writer = 25
+
+    def line(writer: str, n: int) -> str:
+        return f"entry {writer}x{n:02d} zq{writer}{n:02d}"
+
+    with Serve(root, tmp_path / "site", "--no-embed") as srv:
+        for t in targets:
+            status, body = http(srv.url, "POST", "/v1/write", {"kind": "create", "target": t, "content": "Shared log.",
+                                                              "frontmatter": {"title": t, "type": "capture"}}, token)
+            assert status == 200, body
+
+        def http_writer(w: str) -> None:
+            for n in range(per_writer):
+                status, body = http(srv.url, "POST", "/v1/write", {"kind": "append", "target": targets[n % 4],
+                                                                  "content": line(w, n)}, token)
+                assert status == 200, body
+
+        async def mcp_writer(w: str, session: Any) -> None:
+            for n in range(per_writer):
+                res = await session.call_tool("dory_write", {"kind": "append", "target": targets[n % 4],
+                                                              "content": line(w, n)})
+                assert not res.is_error, text(res)
+
+        async def run() -> None:
+            env = child_env(COMMONPLACE_TOKEN=token)
+            async with http_session(srv.url, token) as m0, http_session(srv.url, token) as m1, \
+                    stdio_session(root, tmp_path / "unused", "--no-embed", env=env) as m2, \
+                    stdio_session(root, tmp_path / "unused", "--no-embed", env=env) as m3:
+                async with anyio.create_task_group() as tg:
+                    for i, session in enumerate((m0, m1, m2, m3)):
+                        tg.start_soon(mcp_writer, f"m{i}", session)
+                    for i in range(4):
+                        tg.start_soon(anyio.to_thread.run_sync, http_writer, f"h{i}")
+
+        import time
+
+        t0 = time.perf_counter()
+        anyio.run(run)
+        elapsed = time.perf_counter() - t0
+        text_all = ""
+        for t in targets:
+            status, got = http(srv.url, "POST", "/v1/get", {"path": t}, token)
+            assert status == 200
+            text_all += got["content"]
+        for w in [f"m{i}" for i in range(4)] + [f"h{i}" for i in range(4)]:
+            for n in range(per_writer):
+                assert text_all.count(line(w, n)) == 1, (w, n)
+            status, found = http(srv.url, "POST", "/v1/search", {"query": f"zq{w}{per_writer - 1:02d}",
+                                                                "mode": "bm25"}, token)
+            assert found["count"] >= 1, w
+    assert not (tmp_path / "unused").exists()  # the stdio clients wrote through the server
+    print(f"200 writes from 8 clients in {elapsed:.1f} s")

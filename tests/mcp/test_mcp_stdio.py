@@ -293,3 +293,41 @@ def test_stdout_carries_only_protocol_while_the_model_loads(corpus: Path, tmp_pa
         msg: Any = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         assert msg.jsonrpc == "2.0"
     assert "corpus open" in errlog.read_text()
+
+
+def test_sigterm_ends_the_server_cleanly(corpus: Path, tmp_path: Path) -> None:
+    """A host closing the server with SIGTERM: exit code 0, no traceback."""
+    import signal
+
+    errlog = tmp_path / "stderr.log"
+
+    async def run() -> int:
+        with open(errlog, "w") as err:
+            cmd = [BIN, "mcp", "-C", str(corpus), "--out", str(tmp_path / "site"), "--no-embed"]
+            async with raw_stdio(cmd, child_env(), err) as (session, raw):
+                await session.initialize()
+                res = await session.call_tool("dory_get", {"path": "core/identity.md"})
+                assert not res.is_error
+                raw.proc.send_signal(signal.SIGTERM)
+                with anyio.fail_after(60):
+                    return await raw.proc.wait()
+
+    assert anyio.run(run) == 0
+    assert "Traceback" not in errlog.read_text()
+
+
+def test_the_2026_protocol_revision_is_served(corpus: Path, tmp_path: Path) -> None:
+    """A client of the 2026-07-28 revision skips `initialize` (it discovers instead)."""
+    from mcp import Client, StdioServerParameters
+
+    async def run() -> None:
+        params = StdioServerParameters(command=BIN, env=child_env(),
+                                       args=["mcp", "-C", str(corpus), "--out", str(tmp_path / "site"), "--no-embed"])
+        async with Client(params) as c:
+            assert c.protocol_version == "2026-07-28"
+            res = await c.call_tool("dory_search", {"query": "billing", "mode": "bm25"})
+            assert not res.is_error and res.structured_content["results"]
+            page = await c.read_resource("commonplace:///core/identity.md")
+            assert page.contents[0].text == CORPUS["core/identity.md"]
+
+    anyio.run(run)
