@@ -164,6 +164,8 @@ def _create_defaults(target: str, content: str, meta: dict | None) -> dict | Non
     from commonplace.compiler.writes import schema
     from commonplace.compiler.writes.compose import split_content
 
+    if meta is not None and not isinstance(meta, dict):
+        return meta  # the write refuses it with its own message
     try:
         own, body = split_content(content)
     except Exception:  # noqa: BLE001 - the write itself reports unusable frontmatter

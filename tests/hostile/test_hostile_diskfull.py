@@ -124,8 +124,10 @@ def _request(kind: str, env: Env, client: Any) -> tuple[dict[str, Any], str]:
         h = client.get("/v1/get", query_string={"path": "notes/links.md", "debug": "1"}).get_json()["hash"]
         return {"kind": "replace", "target": "notes/links.md", "content": "# Replaced\n", "expected_hash": h}, "notes/links.md"
     if kind == "create":
-        return {"kind": "create", "target": f"inbox/new-{uuid.uuid4().hex[:6]}.md", "content": "new\n"}, ""
-    return {"kind": "create", "target": f"folder-{uuid.uuid4().hex[:6]}/new.md", "content": "new\n"}, ""
+        return {"kind": "create", "target": f"inbox/new-{uuid.uuid4().hex[:6]}.md", "content": "new\n",
+                "frontmatter": {"title": "New", "type": "capture"}}, ""  # Dory: a new file needs title and type
+    return {"kind": "create", "target": f"folder-{uuid.uuid4().hex[:6]}/new.md", "content": "new\n",
+            "frontmatter": {"title": "New", "type": "note"}}, ""
 
 
 @pytest.mark.parametrize("fault,kind", CASES, ids=[f"{f.name}-{k}" for f, k in CASES])
@@ -287,7 +289,8 @@ def test_real_disk_full(tiny_fs: Path, tmp_path: Path, cli) -> None:
     data = check_response(r, env, 503, "append on a full disk")
     assert "no space" in data["error"]["message"], data
     assert target.read_bytes() == original and _tmp_files(env.corpus) == []
-    r = client.post("/v1/write", json={"kind": "create", "target": "inbox/big.md", "content": big}, headers=env.auth)
+    r = client.post("/v1/write", json={"kind": "create", "target": "inbox/big.md", "content": big,
+                                       "frontmatter": {"title": "Big", "type": "capture"}}, headers=env.auth)
     check_response(r, env, 503, "create on a full disk")
     assert not (env.corpus / "inbox" / "big.md").exists()
     r = cli("write", "notes/plain.md", "-C", env.corpus, "--content", big, "--no-build")
@@ -311,8 +314,8 @@ def test_real_read_only_corpus(tiny_fs: Path, tmp_path: Path, cli) -> None:
     original = target.read_bytes()
     subprocess.run(["mount", "-o", "remount,ro", str(tiny_fs)], check=True)
     for body in ({"kind": "append", "target": "notes/plain.md", "content": "z\n"},
-                 {"kind": "create", "target": "inbox/new.md", "content": "z\n"},
-                 {"kind": "create", "target": "newfolder/new.md", "content": "z\n"}):
+                 {"kind": "create", "target": "inbox/new.md", "content": "z\n", "frontmatter": {"title": "N", "type": "capture"}},
+                 {"kind": "create", "target": "newfolder/new.md", "content": "z\n", "frontmatter": {"title": "N", "type": "note"}}):
         r = client.post("/v1/write", json=body, headers=env.auth)
         data = check_response(r, env, 503, f"read-only {body['kind']} {body['target']}")
         assert "read-only" in data["error"]["message"], data

@@ -203,7 +203,8 @@ def test_cli_wrong_type(cid: str, args: list[str], code: int, env: Env, cli, cor
 @pytest.mark.parametrize("cid,content,status,code", hc.YAML, ids=[c[0] for c in hc.YAML])
 def test_yaml_content(cid: str, content: str, status: int, code: int, env: Env, client, cli) -> None:
     target = f"inbox/yaml-{cid}.md"
-    r = client.post("/v1/write", json={"kind": "create", "target": target, "content": content}, headers=env.auth)
+    r = client.post("/v1/write", json={"kind": "create", "target": target, "content": content, "frontmatter": FM},
+                    headers=env.auth)
     check_response(r, env, status, f"write {cid}")
     assert not (env.corpus / "PWNED").exists() and not Path("PWNED").exists()
     if status == 200:
@@ -224,7 +225,14 @@ def test_yaml_content(cid: str, content: str, status: int, code: int, env: Env, 
 def test_frontmatter_field(cid: str, fm: str, status: int | None, code: int, env: Env, client, cli) -> None:
     target = f"inbox/fm-{cid}.md"
     if status is not None:
-        r = client.post("/v1/write", data=f'{{"kind": "create", "target": "{target}", "content": "body", "frontmatter": {fm}}}',
+        raw = fm
+        try:
+            parsed = json.loads(fm)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):  # Dory: a new file needs title and type
+            raw = json.dumps({"title": "Hostile", "type": "capture", **parsed})
+        r = client.post("/v1/write", data=f'{{"kind": "create", "target": "{target}", "content": "body", "frontmatter": {raw}}}',
                         headers={**env.auth, "Content-Type": "application/json"})
         expected = (status, 400) if status == 400 else status
         check_response(r, env, expected, f"write {cid}")
@@ -239,10 +247,20 @@ def test_frontmatter_field(cid: str, fm: str, status: int | None, code: int, env
 
 
 def _refused(r: Any, env: Env, what: str) -> dict[str, Any]:
-    data = check_response(r, env, 422, what)
+    """Refused content: Dory's 400 with its structured detail; a memory-write is Dory's
+    semantic rejection (200, result rejected). Both name the findings."""
+    if "memory-write" in what:
+        data = check_response(r, env, 200, what)
+        assert data["result"] == "rejected" and data.get("findings"), data
+        return {"error": {"findings": data["findings"]}}
+    data = check_response(r, env, 400, what)
     assert data["error"]["code"] == "content_refused", data
+    assert data["detail"]["code"] == "dory_validation_error", data
     assert data["error"].get("findings"), data
     return data
+
+
+FM = {"title": "Hostile", "type": "capture"}  # Dory: a new file needs title and type
 
 
 @pytest.mark.parametrize("cid,text", hc.INJECTIONS, ids=[c[0] for c in hc.INJECTIONS])
@@ -275,7 +293,8 @@ def test_prompt_injection(cid: str, text: str, env: Env, client, cli) -> None:
 
 @pytest.mark.parametrize("cid,text", hc.BENIGN, ids=[c[0] for c in hc.BENIGN])
 def test_benign_prose_passes(cid: str, text: str, env: Env, client, cli) -> None:
-    r = client.post("/v1/write", json={"kind": "create", "target": f"inbox/benign-{cid}.md", "content": text}, headers=env.auth)
+    r = client.post("/v1/write", json={"kind": "create", "target": f"inbox/benign-{cid}.md", "content": text,
+                                       "frontmatter": FM}, headers=env.auth)
     check_response(r, env, 200, cid)
     r = cli("write", f"inbox/benign-cli-{cid}.md", "-C", env.corpus, "--kind", "create", "--content", text, "--no-build")
     assert r.exit_code == 0, r
@@ -309,7 +328,8 @@ def test_invisible_and_control_characters(cid: str, text: str, env: Env, client,
 
 @pytest.mark.parametrize("cid,text", hc.VISIBLE_OK, ids=[c[0] for c in hc.VISIBLE_OK])
 def test_legitimate_joiners_pass(cid: str, text: str, env: Env, client, cli) -> None:
-    r = client.post("/v1/write", json={"kind": "create", "target": f"inbox/ok-{cid}.md", "content": text}, headers=env.auth)
+    r = client.post("/v1/write", json={"kind": "create", "target": f"inbox/ok-{cid}.md", "content": text,
+                                       "frontmatter": FM}, headers=env.auth)
     check_response(r, env, 200, cid)
     r = cli("write", f"inbox/ok-cli-{cid}.md", "-C", env.corpus, "--kind", "create", "--content", text, "--no-build")
     assert r.exit_code == 0, r
@@ -360,7 +380,7 @@ def test_claims(case: tuple, env: Env, client, cli, corpus_files) -> None:
     r = client.post("/v1/memory-write", json=body, headers=env.auth)
     data = check_response(r, env, statuses, f"memory-write {cid}")
     if result is not None and r.status_code == 200:
-        expected = "dry_run" if result == "written" else result
+        expected = "preview" if result == "written" else result  # Dory: a dry run previews
         assert data["result"] == expected, data
     assert corpus_files() == before, "a dry run changed files"
     # Nothing a claim does may leave the corpus.
