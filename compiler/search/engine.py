@@ -61,6 +61,7 @@ class _Hit:
     needle: str | None = None
     coverage: float | None = None  # idf-weighted share of the query's terms in the chunk
     cosine: float | None = None  # similarity of the best chunk to the query (vector list)
+    background: float | None = None  # the vector list's background cosine (fusion.background)
     norm: float = 0.0  # score_normalized, 0-1 (fusion.normalized_score)
 
 
@@ -321,7 +322,7 @@ class SearchEngine:
         """Document list by cosine similarity; None when vectors are unavailable."""
         index = self._vector_index()
         if index is None:
-            warnings.append("no vectors in the index (built with --no-embed, or embedding failed); "
+            warnings.append("no vectors in the index (built without embeddings, or embedding failed); "
                             "used bm25 only")
             return None
         text = pq.semantic_text or pq.raw.strip()
@@ -370,6 +371,9 @@ class SearchEngine:
             out.append(_Hit(p, cid, sim, cosine=sim))
             if len(out) >= limit:
                 break
+        back = fusion.background([h.cosine for h in out])
+        for h in out:
+            h.background = back
         return out
 
     def _exact_list(self, needle: str, corpus: str, scope: Scope, limit: int) -> list[_Hit]:
@@ -425,7 +429,8 @@ class SearchEngine:
               params: fusion.FusionParams | None = None) -> list[_Hit]:
         """Weighted RRF of the two document lists (`fusion`), then the priors."""
         params = params or fusion.DEFAULT
-        scores = fusion.rrf({"bm25": [(h.path, fusion.lexical_factor(h.coverage, params)) for h in bm],
+        weights = fusion.lexical_weights([(h.path, h.coverage) for h in bm], params)
+        scores = fusion.rrf({"bm25": [(h.path, w) for h, w in zip(bm, weights)],
                              "vector": [(h.path, params.vector_weight) for h in vec]}, params.k)
         fused: dict[str, _Hit] = {}
         best_rank: dict[str, int] = {}
@@ -442,7 +447,7 @@ class SearchEngine:
                 if name == "bm25":
                     f.coverage = h.coverage
                 else:
-                    f.cosine = h.cosine
+                    f.cosine, f.background = h.cosine, h.background
         priors = self._priors(list(fused))
         scale = fusion.prior_scale(params)
         for f in fused.values():
@@ -526,14 +531,16 @@ class SearchEngine:
                     h.coverage = cov
             else:
                 hits = self._fuse(bm, vec, depth)
-                if req.min_score is None:  # weak neighbours by meaning alone are not answers
-                    keep = [h for h in hits if "bm25" in h.ranks
-                            or fusion.normalized_score(h.coverage, h.cosine) >= fusion.WEAK_VECTOR_ONLY]
+                if req.min_score is None and vec and fusion.normalized_score(
+                        None, vec[0].cosine, vec[0].background) < fusion.WEAK_VECTOR_ONLY:
+                    # Even the vector list's best hit is weak (a made-up word has neighbours
+                    # too): what only that list found is no answer.
+                    keep = [h for h in hits if "bm25" in h.ranks]
                     dropped = len(hits) - len(keep)
                     hits = keep
                 hits = hits[:k]
         for h in hits:
-            h.norm = fusion.normalized_score(h.coverage, h.cosine)
+            h.norm = fusion.normalized_score(h.coverage, h.cosine, h.background)
         if req.min_score is not None:
             hits = [h for h in hits if h.norm >= req.min_score]
         if mode != "exact" and (dropped or hits) and fusion.weak(h.norm for h in hits):

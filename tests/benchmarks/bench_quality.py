@@ -11,6 +11,8 @@ Corpora (all built here, with the real default model, all-MiniLM-L6-v2, from its
 - `docs`: a copy of this repository's docs/ (or `--docs DIR`, to compare two versions of
   the code on the same pages) with hand-written paraphrased questions
   (`quality/docs_questions.py`); alternate questions tune / are held out.
+- `notes`: the search tests' hand-written memory corpus (tests/search/retrieval_corpus.py:
+  keyword, identifier and lexically disjoint paraphrase questions); alternate halves.
 - `synthetic`: `corpus_gen` (300 documents) with questions derived from its text
   (`quality/synthetic.py`); alternate questions tune / are held out.
 
@@ -85,6 +87,14 @@ def make_corpora(work: Path, conversations: int, reuse: bool, docs: Path = REPO 
                 raise SystemExit(f"docs question {text!r}: {p} is not in docs/ any more; update quality/docs_questions.py")
         dq.append(dict(category=cat, text=text, relevant=rel, split="tune" if j % 2 == 0 else "test"))
     out.append({"name": "docs", "root": root, "group": "docs", "questions": dq})
+    root = work / "notes"
+    if not prepared(root):
+        shutil.rmtree(root, ignore_errors=True)
+    rc = _retrieval_corpus()
+    rc.write(root)
+    out.append({"name": "notes", "root": root, "group": "notes",
+                "questions": [dict(category=kind, text=text, relevant=rel, split="tune" if j % 2 == 0 else "test")
+                              for j, (kind, text, rel) in enumerate(rc.QUESTIONS)]})
     root = work / "synthetic"
     if not prepared(root):
         shutil.rmtree(root, ignore_errors=True)
@@ -93,6 +103,17 @@ def make_corpora(work: Path, conversations: int, reuse: bool, docs: Path = REPO 
                 "questions": [dict(category=q.category, text=q.text, relevant=q.relevant,
                                    split="tune" if j % 2 == 0 else "test") for j, q in enumerate(sq)]})
     return out
+
+
+def _retrieval_corpus() -> Any:
+    """tests/search/retrieval_corpus.py: the search tests' hand-written notes and questions."""
+    import importlib.util
+
+    path = REPO / "tests" / "search" / "retrieval_corpus.py"
+    spec = importlib.util.spec_from_file_location("retrieval_corpus", path)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
 
 
 def build(corpus: dict[str, Any]) -> float:
@@ -154,10 +175,12 @@ def fused(q: dict[str, Any], params: Any, drop: float | None = None) -> list[str
     bm = [(p, c) for p, c in q["candidates"]["bm25"]]
     vec = [(p, c) for p, c in q["candidates"]["vector"]]
     order = fusion.fuse_keys(bm, vec, params)
-    if drop is not None:
-        in_bm = {p for p, _ in bm}
-        cos = {p: c for p, c in q["candidates"]["vector"]}
-        order = [p for p in order if p in in_bm or fusion.normalized_score(None, cos.get(p)) >= drop]
+    vlist = q["candidates"]["vector"]
+    if drop is not None and vlist:  # the engine's cut: the vector list's best hit is weak
+        back = fusion.background([c for _, c in vlist])
+        if fusion.normalized_score(None, vlist[0][1], back) < drop:
+            in_bm = {p for p, _ in bm}
+            order = [p for p in order if p in in_bm]
     return order
 
 
@@ -175,12 +198,12 @@ def grid() -> list[Any]:
     from commonplace.compiler.search.fusion import LEGACY, PLAIN_RRF, FusionParams
 
     out = [LEGACY, PLAIN_RRF]
-    for k, lw, floor, full in itertools.product((20, 60), (1.0, 1.5, 2.0, 3.0), (0.0, 0.1, 0.2, 0.35, 0.5, 1.0),
-                                                (0.4, 0.6, 0.8)):
+    for k, lw, floor, full, gate in itertools.product((20, 60), (1.0, 1.5, 2.0, 3.0), (0.0, 0.1, 0.2, 0.35, 1.0),
+                                                      (0.4, 0.6, 0.8), ((0, 0), (0.2, 0.4), (0.3, 0.5), (0.3, 0.6))):
         if floor >= 1.0 and full != 0.4:
             continue
         out.append(FusionParams(k=k, lexical_weight=lw, coverage_floor=floor, coverage_start=0.0,
-                                coverage_full=1.0 if floor >= 1 else full))
+                                coverage_full=1.0 if floor >= 1 else full, gate_start=gate[0], gate_full=gate[1]))
     return out
 
 
@@ -243,7 +266,7 @@ def report(corpora: list[dict[str, Any]], chosen: Any, scored: list[tuple], drop
     for margin, r10, mrr, p in scored[:8]:
         lines.append(f"  {margin:+5.1f} {r10:5.1f} {mrr:+5.1f}  {p.label()}")
     lines.append("")
-    lines.append("the engine itself (hybrid = chosen rule + priors + weak vector-only cut), held-out half:")
+    lines.append("the engine itself (hybrid = chosen rule + priors + weak-list cut), held-out half:")
     for g in groups + ["all"]:
         qs = [q for c in corpora if g in (c["group"], "all") for q in c["questions"] if q["split"] == "test"]
         row = [fmt(mean3([metrics([p for p, _ in q["engine"][m]], q["relevant"]) for q in qs])) for m in MODES]
@@ -256,31 +279,39 @@ def report(corpora: list[dict[str, Any]], chosen: Any, scored: list[tuple], drop
 def _calibration(corpora: list[dict[str, Any]], chosen: Any, drop: float) -> str:
     from commonplace.compiler.search import fusion
 
-    lines = ["weak vector-only cut-off (normalised score of vector-only hits), tuning half:",
-             "  cut   R@10 all   dialogue  docs  synthetic   nonsense: hybrid results per query (mean)"]
+    lines = ["weak-list cut-off (vector-only hits left out when the vector list's best normalised score is "
+             "below it), tuning half:",
+             "  cut   R@10 all   dialogue  docs  notes  synthetic   nonsense: hybrid results per query (mean)"]
     tune = [q for c in corpora for q in c["questions"] if q["split"] == "tune"]
     nonsense = [n for c in corpora for n in c["nonsense"]]
     for cut in (None, 0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
         per = []
-        for g in ("dialogue", "docs", "synthetic"):
+        for g in ("dialogue", "docs", "notes", "synthetic"):
             qs = [q for c in corpora if c["group"] == g for q in c["questions"] if q["split"] == "tune"]
             per.append(evaluate(qs, chosen, cut)["hybrid"][1])
         kept = statistics.mean(min(20, len(fused(n, chosen, cut))) for n in nonsense)
         lines.append(f"  {'none' if cut is None else f'{cut:.2f}':<5} {evaluate(tune, chosen, cut)['hybrid'][1]:6.1f}"
-                     f"   {per[0]:8.1f} {per[1]:5.1f} {per[2]:9.1f}   {kept:5.1f}")
-    top_rel, top_non = [], []
+                     f"   {per[0]:8.1f} {per[1]:5.1f} {per[2]:6.1f} {per[3]:9.1f}   {kept:5.1f}")
+    top_rel, top_non, out_rel, out_non = [], [], [], []
     for c in corpora:
         for q in c["questions"]:
             cos = dict(q["candidates"]["vector"])
+            back = fusion.background([x for _, x in q["candidates"]["vector"]])
             top_rel.extend(cos[p] for p in q["relevant"] if p in cos)
+            out_rel.extend(cos[p] - back for p in q["relevant"][:1] if p in cos and back is not None)
         for n in c["nonsense"]:
             if n["candidates"]["vector"]:
                 top_non.append(n["candidates"]["vector"][0][1])
+                out_non.append(top_non[-1] - fusion.background([x for _, x in n["candidates"]["vector"]]))
     if top_rel and top_non:
         qs = statistics.quantiles(top_rel, n=10)
         lines.append(f"  cosine of relevant hits: p10 {qs[0]:.3f}, median {statistics.median(top_rel):.3f}, "
                      f"p90 {qs[-1]:.3f}; nonsense queries' best cosine: max {max(top_non):.3f}, "
                      f"median {statistics.median(top_non):.3f}")
+        qo = statistics.quantiles(out_rel, n=10)
+        lines.append(f"  standout over the 10th cosine: first relevant hit p10 {qo[0]:.3f}, median "
+                     f"{statistics.median(out_rel):.3f}; nonsense queries' best hit max {max(out_non):.3f}, "
+                     f"median {statistics.median(out_non):.3f}")
     got = [(n["text"], c["name"], n["count"], bool(n["warnings"])) for c in corpora for n in c["nonsense"]]
     lines.append(f"  engine on nonsense queries: {sum(g[2] for g in got)} results over {len(got)} queries, "
                  f"{sum(g[3] for g in got)} with a warning; docs corpus: "

@@ -146,6 +146,22 @@ def test_fusion_keeps_a_strong_lexical_list_on_long_questions() -> None:
     assert fusion.fuse_keys(bm25, vector, fusion.DEFAULT).index("right.md") < 3
 
 
+def test_a_bm25_list_that_covers_little_of_the_query_does_not_reorder_the_vector_list() -> None:
+    """A paraphrased question shares no informative word with its answer: BM25's hits are
+    chance matches on one word, and the vector order stands."""
+    bm25 = [(f"b{i}.md", 0.12) for i in range(10)]
+    vector = [(f"v{i}.md", 0.5 - i / 100) for i in range(10)]
+    assert fusion.fuse_keys(bm25, vector)[:10] == [p for p, _ in vector]
+    assert fusion.fuse_keys(bm25, vector, fusion.PLAIN_RRF)[:10] != [p for p, _ in vector]
+
+
+def test_a_standout_hit_is_not_weak_even_at_a_low_cosine() -> None:
+    flat = [0.2, 0.19, 0.19, 0.18, 0.18, 0.18, 0.17, 0.17, 0.17, 0.16]  # a made-up word
+    assert fusion.normalized_score(None, flat[0], fusion.background(flat)) < fusion.WEAK_VECTOR_ONLY
+    sharp = [0.31] + flat[1:]  # a paraphrase: low cosine, far above the rest
+    assert fusion.normalized_score(None, sharp[0], fusion.background(sharp)) >= fusion.WEAK_VECTOR_ONLY
+
+
 def test_hybrid_recall_is_at_least_the_better_list_with_the_stand_in(tmp_path, fake_embedder) -> None:
     """On the shipped labelled set (retrieval_corpus.py) with the stand-in embedder."""
     import retrieval_corpus as rc
