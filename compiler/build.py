@@ -7,7 +7,6 @@ what they report. Nothing here reads the clock into the output.
 from __future__ import annotations
 
 import gc
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -76,42 +75,20 @@ class Corpus:
     warnings: list[Warning_]
 
 
-class TerminalProgress:
-    """Progress bars on stderr, one per stage; nothing at all when not a terminal."""
-
-    def __init__(self) -> None:
-        import click
-
-        self.click = click
-
-    def __call__(self, label: str, total: int) -> Any:
-        if total < 50:
-            return lambda n: None
-        bar = self.click.progressbar(length=total, label=f"{label:<10}", file=sys.stderr)
-        bar.__enter__()
-        done = [0]
-
-        def tick(n: int) -> None:
-            bar.update(n)
-            done[0] += n
-            if done[0] >= total:
-                bar.__exit__(None, None, None)
-
-        return tick
-
-
 def make_progress(enabled: bool) -> Any:
-    return TerminalProgress() if enabled and sys.stderr.isatty() else None
+    """The parse and render workers' progress: bars on a terminal (see `progress`), else None."""
+    from . import progress
+
+    return progress.counter if enabled and progress.active() else None
 
 
 def _progress(items: list[T], label: str, enabled: bool) -> Iterator[T]:
-    if not enabled or not sys.stderr.isatty():
-        yield from items
-        return
-    import click
+    from . import progress
 
-    with click.progressbar(items, label=label, file=sys.stderr) as bar:
-        yield from bar
+    with progress.bar(label, len(items)) if enabled else progress.bar(label, 0) as bar:
+        for item in items:
+            yield item
+            bar.update(1)
 
 
 def make_corpus(root: Path, parsed: Iterable[tuple[Document | None, list[Warning_]]],

@@ -33,6 +33,9 @@ def _safe(text: Any, limit: int = 300) -> str:
 
 def _refused(exc: Exception) -> Problem:
     msg = getattr(exc, "message", str(exc))
+    path = getattr(exc, "create_path", None)
+    if path:  # the library says what is missing; the command line says how to make it
+        msg += "; add --create to make it"
     return Problem(_safe(msg, 2000))
 
 
@@ -53,13 +56,14 @@ def _statement(value: str) -> str:
     return value
 
 
-def _report(result: Any, as_json: bool, show_diff: bool) -> None:
+def _report(result: Any, as_json: bool, show_diff: bool, corpus_opt: Path | None = None) -> None:
     if as_json:
         emit_json(result.as_dict(preview=result.dry_run or show_diff))
         return
     prefix = "[dry run] " if result.dry_run else ""
-    click.echo(f"{prefix}{_safe(result.message, 500)}")
-    if result.evidence_path:
+    message = _safe(result.message, 500)
+    click.echo(f"{prefix}{message}")
+    if result.evidence_path and result.evidence_path not in message:
         click.echo(f"  {'tombstone' if result.action == 'forget' else 'evidence'}: {result.evidence_path}")
     if result.page is not None:
         click.echo(f"  {'would: ' if result.dry_run else ''}{result.page.summary()}")
@@ -69,6 +73,19 @@ def _report(result: Any, as_json: bool, show_diff: bool) -> None:
         click.echo(f"warning: {_safe(w, 1000)}", err=True)
     if (show_diff or result.dry_run) and result.page is not None and result.page.changed and result.action != "forget":
         click.echo(result.page.diff(), nl=False)
+    if not result.dry_run and result.action != "noop":
+        click.echo(f"  next: {_site_note(result.action, corpus_opt)}")
+
+
+def _site_note(action: str, corpus_opt: Path | None) -> str:
+    """How the change reaches the site and the search indexes: the markdown page is
+    already updated; the built site and indexes are not, until a build runs (a running
+    watcher runs one by itself)."""
+    import shlex
+
+    build = "commonplace build" + (f" {shlex.quote(str(corpus_opt))}" if corpus_opt is not None else "")
+    what = "purges it from" if action == "forget" else "shows it in"
+    return f"`{build}` {what} the site and search (a running `watch` or `serve --watch` does it by itself)"
 
 
 def _common(f: Callable) -> Callable:
@@ -110,7 +127,7 @@ def add_cmd(subject: str, statement: str, kind: str, confidence: str | None, val
     result = _run(lambda: store.add(subject, _statement(statement), kind, confidence=confidence, valid_from=valid_from,
                                     valid_to=valid_to, evidence=evidence, key=key, reason=reason, create=create,
                                     dry_run=dry_run))
-    _report(result, as_json, show_diff)
+    _report(result, as_json, show_diff, corpus_opt)
 
 
 @claim.command("replace")
@@ -143,7 +160,7 @@ def replace_cmd(subject: str, statement: str, old: str | None, kind: str | None,
     result = _run(lambda: store.replace(subject, _statement(statement), claim=old, kind=kind, key=key,
                                         confidence=confidence, valid_from=valid_from, valid_to=valid_to,
                                         evidence=evidence, reason=reason, dry_run=dry_run))
-    _report(result, as_json, show_diff)
+    _report(result, as_json, show_diff, corpus_opt)
 
 
 @claim.command("retire")
@@ -157,7 +174,7 @@ def retire_cmd(subject: str, claim_ref: str, reason: str, valid_to: str | None, 
     """Mark CLAIM (id, statement or unique part) of SUBJECT as no longer true; it stays in the history."""
     store = _store(corpus_opt, actor)
     result = _run(lambda: store.retire(subject, claim_ref, reason=reason, valid_to=valid_to, dry_run=dry_run))
-    _report(result, as_json, show_diff)
+    _report(result, as_json, show_diff, corpus_opt)
 
 
 @claim.command("invalidate")
@@ -170,7 +187,7 @@ def invalidate_cmd(subject: str, claim_ref: str, reason: str, corpus_opt: Path |
     """Mark CLAIM of SUBJECT as never true: it drops out of current and past views."""
     store = _store(corpus_opt, actor)
     result = _run(lambda: store.invalidate(subject, claim_ref, reason=reason, dry_run=dry_run))
-    _report(result, as_json, show_diff)
+    _report(result, as_json, show_diff, corpus_opt)
 
 
 @claim.command("forget")
@@ -184,15 +201,13 @@ def forget_cmd(subject: str, statement: str | None, reason: str, all_: bool, cor
     """Forget claims of SUBJECT: remove their text from the page, evidence, site and indexes.
 
     STATEMENT is a claim id, the statement, or a unique part of it. The log keeps the
-    events; a tombstone page records the reason. Run `commonplace build` to purge the site.
+    events; a tombstone page records the reason. A build purges it from the site and indexes.
     """
     if statement is None and not all_:
         raise click.UsageError("give the STATEMENT (or claim id) to forget, or --all for every claim of SUBJECT")
     store = _store(corpus_opt, actor)
     result = _run(lambda: store.forget(subject, statement, reason=reason, all=all_, dry_run=dry_run))
-    _report(result, as_json, False)
-    if not result.dry_run and not as_json:
-        click.echo("  next: run `commonplace build` to purge the site and search indexes")
+    _report(result, as_json, False, corpus_opt)
 
 
 @claim.command("compile")
@@ -241,7 +256,8 @@ def list_cmd(subject: str | None, as_of: str | None, known_at: str | None, histo
         raise Problem(f"no entity {eid} yet")
     if history:
         if as_of or known_at:
-            raise click.UsageError("--history shows everything; drop --as-of/--known-at")
+            raise click.UsageError("--history lists every version of every claim; --as-of and --known-at "
+                                   "show one moment: use one or the other")
         claims = _run(lambda: store.history(eid, include_forgotten=include_forgotten))
     else:
         when = as_of or store.now()

@@ -16,6 +16,7 @@ import click
 from . import __version__
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+MAX_WARNINGS = 20  # warnings a build prints; `lint` lists them all
 
 
 # Set by `entry` (the console script) only: tests that call `main` in-process keep a
@@ -99,8 +100,35 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True))
 
 
+def _set_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    from . import progress
+
+    if not ctx.resilient_parsing:
+        # The group's flag (parsed first) sets the mode; a command's may only turn it on.
+        on = value if ctx.parent is None else (value or progress.verbose())
+        progress.configure(enabled=True, verbose=on)
+    return value
+
+
+def verbose_option(f: Callable) -> Callable:
+    """-v/--verbose: let the libraries under commonplace (transformers, torch, OpenVINO,
+    NNCF, ...) print their own logs and bars, and log commonplace's steps. On the group
+    (`commonplace -v build`) and on the commands that load the model (`build -v`)."""
+    return click.option("-v", "--verbose", is_flag=True, expose_value=False, is_eager=True,
+                        callback=_set_verbose, help="Show the logs and progress bars of the libraries underneath.")(f)
+
+
+def json_output(as_json: bool) -> None:
+    """A command printing JSON draws no progress (stderr stays for errors)."""
+    from . import progress
+
+    if as_json:
+        progress.configure(enabled=False)
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="commonplace")
+@verbose_option
 def main() -> None:
     """commonplace: compile a folder of markdown memory into a wiki and search indexes."""
 
@@ -133,6 +161,7 @@ def init(directory: Path | None, corpus_opt: Path | None) -> None:
 @click.option("--no-index", is_flag=True, help="Skip the search indexes: build the site only.")
 @click.option("--clean", is_flag=True, help="Ignore what the last build left: rebuild everything.")
 @click.option("--site-url", default="", help="Absolute URL the site is published at (for sitemap and feed).")
+@verbose_option
 def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: bool, as_json: bool,
           no_embed: bool, no_index: bool, clean: bool, site_url: str) -> None:
     """Build the static wiki (and search indexes) from CORPUS.
@@ -144,29 +173,24 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
     from .output import OutputError
 
     root = pick_corpus(corpus_arg, corpus_opt)
+    json_output(as_json)
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
                         progress=not as_json, clean=clean, index=not no_index)
     try:
         result, state = build_state(opts)
     except OutputError as exc:
         raise Problem(str(exc)) from None
+    from .build_summary import json_fields, summary_lines
+
     if as_json:
-        emit_json(result.as_dict())
+        emit_json({**result.as_dict(), **json_fields(result, out)})
     else:
-        for w in result.warnings[:50]:
+        for w in result.warnings[:MAX_WARNINGS]:
             click.echo(f"warning: {w}", err=True)
-        if len(result.warnings) > 50:
-            click.echo(f"warning: ... and {len(result.warnings) - 50} more (see commonplace lint)", err=True)
-        click.echo(
-            f"Built {result.documents} documents ({result.documents_changed} changed, "
-            f"{result.documents_removed} removed) in {result.seconds:.2f}s: "
-            f"{result.pages_written} files written, {result.pages_unchanged} unchanged, "
-            f"{result.files_removed} removed."
-        )
-        click.echo(f"Warnings: {len(result.warnings)}. Broken links: {result.broken_links}.")
-        for key, value in sorted(result.extra.items()):
-            click.echo(f"{key}: {value}")
-        click.echo(f"Site: {(out / 'index.html').resolve()}")
+        if len(result.warnings) > MAX_WARNINGS:
+            click.echo(f"warning: ... and {len(result.warnings) - MAX_WARNINGS} more (see commonplace lint)", err=True)
+        for line in summary_lines(result, out, root, embed=not no_embed and not no_index):
+            click.echo(line)
     finish(1 if strict and not result.ok else 0)  # `state` is still referenced: see finish
 
 
@@ -199,6 +223,7 @@ def lint(corpus_arg: Path | None, corpus_opt: Path | None, strict: bool, as_json
 @corpus_argument
 @out_option
 @click.option("--no-embed", is_flag=True, help="Keep the BM25 index only (no embeddings).")
+@verbose_option
 def watch(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, no_embed: bool) -> None:
     """Build CORPUS, then rebuild what changed every time a file is saved (Ctrl-C stops)."""
     import signal
@@ -213,11 +238,11 @@ def watch(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, no_embed:
         result = live.open()
     except OutputError as exc:
         raise Problem(str(exc)) from None
-    click.echo(f"Built {result.documents} documents in {result.seconds:.2f}s; watching {root.resolve()} "
-               f"(site: {(out / 'index.html').resolve()}). Ctrl-C stops.")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    live.watch(echo=lambda line: click.echo(line))
+    live.watch(echo=lambda line: click.echo(line))  # before saying so: a save right after the line counts
+    click.echo(f"Built {result.documents} documents in {result.seconds:.2f}s; watching {root.resolve()} "
+               f"(site: {(out / 'index.html').resolve()}). Ctrl-C stops.")
     try:
         while not stop.wait(0.5):
             pass

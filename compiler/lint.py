@@ -1,9 +1,10 @@
 """`commonplace lint`: problems a person should fix in the corpus.
 
-Broken and ambiguous links, self-links, malformed frontmatter and unreadable files,
-missing titles, and duplicate titles or aliases that make links ambiguous.
+Broken and ambiguous links, self-links, links to a heading the page does not have,
+malformed frontmatter and unreadable files, missing titles, and duplicate titles or
+aliases that make links ambiguous.
 
-`link_problems` is the one home of the broken-link and self-link rules: lint reports
+`link_problems` is the one home of the broken-link, self-link and heading rules: lint reports
 from it, and so does the server's `link` operation (op=lint).
 """
 
@@ -36,27 +37,49 @@ class LinkProblem:
 class LinkProblems:
     broken: list[LinkProblem] = field(default_factory=list)  # no page (ambiguous ones carry candidates)
     self_links: list[LinkProblem] = field(default_factory=list)  # a named link back to its own page
+    # the page exists but has no such heading (`[[page#Nope]]`); target is `page#Nope`
+    missing_headings: list[LinkProblem] = field(default_factory=list)
 
 
 def link_problems(docs: Mapping[str, Document], path: str | None = None) -> LinkProblems:
-    """Broken and self links of `docs` (path -> resolved document), or of `docs[path]`
-    alone; documents in path order, links in source order. A same-page `[[#heading]]`
-    link is not a self link: only one that names its own page is."""
+    """Broken, self and missing-heading links of `docs` (path -> resolved document), or of
+    `docs[path]` alone; documents in path order, links in source order. A same-page
+    `[[#heading]]` link is not a self link: only one that names its own page is."""
     found = LinkProblems()
     pool = [docs[path]] if path is not None else [docs[p] for p in sorted(docs)]
+    anchors: dict[str, set[str]] = {}
     for d in pool:
         for link in d.links:
             shown = link.target or (f"#{link.heading}" if link.heading else "")
             if link.resolved is None:
                 found.broken.append(LinkProblem(d.path, shown, link.line, tuple(link.candidates)))
-            elif link.resolved == d.path and link.target:
+                continue
+            if link.resolved == d.path and link.target:
                 found.self_links.append(LinkProblem(d.path, shown, link.line))
+            target = docs.get(link.resolved)
+            if link.heading and target is not None and not _has_heading(target, link.heading, anchors):
+                found.missing_headings.append(
+                    LinkProblem(d.path, f"{link.target}#{link.heading}", link.line))
     return found
+
+
+def _has_heading(doc: Document, heading: str, cache: dict[str, set[str]]) -> bool:
+    """Whether `heading` (as written after `#`) names a heading of `doc`: by its anchor,
+    as the renderer links it (`slugify`), or as an anchor written out."""
+    from .markdown import slugify
+
+    known = cache.get(doc.path)
+    if known is None:
+        known = {a for _, _, a in doc.headings if a} | {slugify(t) for _, t, _ in doc.headings}
+        if doc.title_anchor:
+            known.add(doc.title_anchor)
+        cache[doc.path] = known
+    return slugify(heading) in known or heading in known
 
 
 @dataclass(frozen=True)
 class LintFinding:
-    code: str  # broken-link | ambiguous-link | self-link | frontmatter | skipped | missing-title | duplicate-name | ...
+    code: str  # broken-link | ambiguous-link | self-link | missing-heading | frontmatter | skipped | missing-title | ...
     path: str
     message: str
     line: int | None = None
@@ -83,6 +106,11 @@ def lint(corpus: Corpus) -> list[LintFinding]:
             findings.append(LintFinding("broken-link", p.source, f"link to {p.target!r} matches no page", p.line))
     for p in links.self_links:
         findings.append(LintFinding("self-link", p.source, f"link to {p.target!r} points at the page itself", p.line))
+    for p in links.missing_headings:
+        page, _, heading = p.target.rpartition("#")
+        findings.append(LintFinding(
+            "missing-heading", p.source,
+            f"link to {p.target!r}: {page or 'this page'} has no heading {heading!r}", p.line))
     for d in corpus.docs:
         if not d.title_from_frontmatter and not any(level == 1 for level, _, _ in d.headings):
             findings.append(LintFinding("missing-title", d.path, f"no `title` and no `# ` heading; using {d.title!r}"))

@@ -194,12 +194,17 @@ class Registry:
         near = self.near(name, pool)
         hint = f"; did you mean {', '.join(self._label(h) for h in near)}?" if near else ""
         where = f" among {family} entities" if family else ""
-        create = ""
+        # Neutral words: this reaches the command line and HTTP clients alike; each caller
+        # names its own way to create the entity (`create_path` says where its page goes).
+        create, create_path = "", None
         if family in CREATABLE:
-            create = f" (add a claim to {family}:{name} with create=True / --create to make it)"
+            create = f" (adding a claim to {family}:{name} creates it)"
         elif family:
-            create = f" (create it with --create, or write {entity_path(family, slugify(name))} first)"
-        raise UnknownSubject(f"no entity matches {s!r}{where}{hint}{create}", near)
+            create_path = entity_path(family, slugify(name))
+            create = f" ({create_path} does not exist yet)"
+        exc = UnknownSubject(f"no entity matches {s!r}{where}{hint}{create}", near)
+        exc.create_path = create_path
+        raise exc
 
     def _label(self, eid: str) -> str:
         e = self.entities[eid]

@@ -43,9 +43,12 @@ class RefusedContent(InvalidClaim):
 
 
 class UnknownSubject(ClaimError):
-    """No entity matches the subject. `candidates` holds near matches, if any."""
+    """No entity matches the subject. `candidates` holds near matches, if any;
+    `create_path` is where the page of a person or core entity would go (these are only
+    created when the caller asks: each caller says how, in its own terms)."""
 
     code = "unknown_subject"
+    create_path: str | None = None
 
 
 class AmbiguousSubject(ClaimError):

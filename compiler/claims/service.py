@@ -290,7 +290,7 @@ class ClaimStore:
         scan_texts(reason=reason)
         pattern = check_text(statement, "statement", MAX_STATEMENT, required=False)
         if pattern is None and not all:
-            raise InvalidClaim("say what to forget: a statement or claim id, or all=True / --all for every claim")
+            raise InvalidClaim("say what to forget: a statement or claim id, or all of the entity's claims")
         actor = actor_label(actor) if actor is not None else self.actor
         with claims_lock(self.root):
             entity = self._resolve_known(subject)

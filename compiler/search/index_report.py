@@ -3,7 +3,6 @@ the progress bars the index steps draw on a terminal."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,20 +50,9 @@ class IndexReport:
         return out
 
 
-def progress_bar(total: int, label: str, enabled: bool) -> Any:
-    """A click progress bar on a terminal; otherwise one that draws nothing."""
-    class _Null:
-        def update(self, n: int) -> None:
-            pass
+def progress_bar(total: int, label: str, enabled: bool, min_items: int = 200) -> Any:
+    """A bar on a terminal when the command line asked for progress (`progress.bar`);
+    otherwise one that draws nothing."""
+    from .. import progress
 
-        def __enter__(self) -> "_Null":
-            return self
-
-        def __exit__(self, *a: Any) -> None:
-            pass
-
-    if not enabled or total <= 0 or not sys.stderr.isatty():
-        return _Null()
-    import click
-
-    return click.progressbar(length=total, label=label, file=sys.stderr)
+    return progress.bar(label, total if enabled else 0, min_items)

@@ -231,7 +231,7 @@ class VectorUpdate:
         from .embedding.registry import get_embedder
 
         report = self.report
-        with progress_bar(len(self.queued), "Embedding", self.progress) as bar:
+        with progress_bar(len(self.queued), "Embedding", self.progress, min_items=64) as bar:
             if self._stream is not None:
                 self._stream.close()
                 shown = 0

@@ -53,7 +53,9 @@ def test_list_json_as_of_and_history(cli, corpus):
 def test_forget_cli_never_prints_the_text(cli, corpus):
     cli("add", "alex", "Alex hides keys under the mat")
     r = cli("forget", "alex", "keys under the mat", "--reason", "security")
-    assert "forgot 1 claim of person:alex" in r.output and "tombstone: sources/semantic/" in r.output
+    assert "forgot 1 claim of person:alex" in r.output and "tombstone sources/semantic/" in r.output
+    assert r.output.count("sources/semantic/") == 2, r.output  # the tombstone once, the redacted artifact once
+    assert "next: `commonplace build" in r.output and "purges it" in r.output
     assert "under the mat" not in r.output
     assert "under the mat" not in page(corpus, "people/alex.md")
     r = cli("forget", "alex", "--reason", "why", code=2)

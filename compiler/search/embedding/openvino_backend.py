@@ -41,6 +41,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+from ... import progress
 from .base import BF16_MIN_COSINE, PROBES, EmbeddingError, cpu_has_bf16, cpu_has_vnni, log
 
 EXPORT_FORMAT = 1
@@ -103,6 +104,12 @@ def export(location: str, model_id: str) -> Path:
     final = export_dir(location, model_id)
     if _complete(final):
         return final
+    with progress.step("Preparing the embedding model", "once, ~15 s",
+                       done="Prepared the embedding model for this machine (kept for later runs)"), progress.quiet():
+        return _export(location, final)
+
+
+def _export(location: str, final: Path) -> Path:
     try:
         import openvino as ov
         import torch
@@ -110,6 +117,7 @@ def export(location: str, model_id: str) -> Path:
     except ImportError as exc:
         raise Unsupported(f"cannot export: {exc}") from exc
 
+    progress.quiet_loaded()
     st = SentenceTransformer(location, device="cpu")
     pipeline = _pipeline_of(st)
     tok = getattr(st.tokenizer, "backend_tokenizer", None)
@@ -147,6 +155,12 @@ def quantize(export_path: Path) -> Path:
     final = quantized_dir(export_path)
     if (final / "model.xml").is_file():
         return final
+    with progress.step("Calibrating int8 embeddings", "once, ~20 s",
+                       done="Calibrated int8 embeddings for this machine (kept for later runs)"), progress.quiet():
+        return _quantize(export_path, final)
+
+
+def _quantize(export_path: Path, final: Path) -> Path:
     try:
         import nncf
         import numpy as np
@@ -293,61 +307,66 @@ class OpenVINOEmbedder:
             if self._compiled is not None:
                 return
             d = export(self.ref.location, self.model_id)
-            import openvino as ov
+            with progress.step("Loading the embedding model"):
+                self._load_export(d)
 
-            self._pipe = json.loads((d / "pipeline.json").read_text(encoding="utf-8"))
-            self._tok, self._pad_id = _tokenizer(d, self._pipe)
-            core = ov.Core()
-            model = core.read_model(str(d / "model.xml"))
+    def _load_export(self, d: Path) -> None:
+        """Compile the export for this CPU, choosing the precision by probes (~1 s)."""
+        import openvino as ov
 
-            def compile_(prec: str, model: Any = model) -> Any:
-                return core.compile_model(model, "CPU", {
-                    "INFERENCE_PRECISION_HINT": prec, "INFERENCE_NUM_THREADS": self._threads,
-                    "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1,
-                    # never pin: one worker per core, each pinning "its" thread would share core 0
-                    "ENABLE_CPU_PINNING": False,
-                })
+        self._pipe = json.loads((d / "pipeline.json").read_text(encoding="utf-8"))
+        self._tok, self._pad_id = _tokenizer(d, self._pipe)
+        core = ov.Core()
+        model = core.read_model(str(d / "model.xml"))
 
-            import numpy as np
+        def compile_(prec: str, model: Any = model) -> Any:
+            return core.compile_model(model, "CPU", {
+                "INFERENCE_PRECISION_HINT": prec, "INFERENCE_NUM_THREADS": self._threads,
+                "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1,
+                # never pin: one worker per core, each pinning "its" thread would share core 0
+                "ENABLE_CPU_PINNING": False,
+            })
 
-            fp32 = compile_("f32")
-            compiled, precision = fp32, "fp32"
-            reference: list[Any] = []  # fp32 probe vectors, computed once a candidate needs them
+        import numpy as np
 
-            def probe(candidate: Any) -> float:
-                if not reference:
-                    reference.append(self._run(fp32, PROBES))
-                return float(np.min(np.sum(reference[0] * self._run(candidate, PROBES), axis=1)))
+        fp32 = compile_("f32")
+        compiled, precision = fp32, "fp32"
+        reference: list[Any] = []  # fp32 probe vectors, computed once a candidate needs them
 
-            if self._want in ("bf16", "int8") or (self._want == "auto" and cpu_has_bf16()):
-                try:
-                    fast = compile_("bf16")
-                    cos = probe(fast)
-                except Exception as exc:  # noqa: BLE001 - no bf16 kernels here: stay fp32
-                    log.warning("bf16 embeddings unavailable (%s); using fp32", exc)
+        def probe(candidate: Any) -> float:
+            if not reference:
+                reference.append(self._run(fp32, PROBES))
+            return float(np.min(np.sum(reference[0] * self._run(candidate, PROBES), axis=1)))
+
+        if self._want in ("bf16", "int8") or (self._want == "auto" and cpu_has_bf16()):
+            try:
+                fast = compile_("bf16")
+                cos = probe(fast)
+            except Exception as exc:  # noqa: BLE001 - no bf16 kernels here: stay fp32
+                log.warning("bf16 embeddings unavailable (%s); using fp32", exc)
+            else:
+                self.probe_cosine = cos
+                if cos >= BF16_MIN_COSINE or self._want == "bf16":
+                    compiled, precision = fast, "bf16"
                 else:
-                    self.probe_cosine = cos
-                    if cos >= BF16_MIN_COSINE or self._want == "bf16":
-                        compiled, precision = fast, "bf16"
+                    log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, BF16_MIN_COSINE)
+        if self._want == "int8" or (self._want == "auto" and cpu_has_vnni()):
+            q8 = quantized_dir(d)
+            try:
+                if self._want == "int8":
+                    quantize(d)
+                if (q8 / "model.xml").is_file():
+                    fast = compile_("bf16" if precision == "bf16" else "f32", core.read_model(str(q8 / "model.xml")))
+                    cos = probe(fast)
+                    if cos >= INT8_MIN_COSINE or self._want == "int8":
+                        compiled, precision = fast, f"int8+{precision}"
+                        self.probe_cosine = cos
                     else:
-                        log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, BF16_MIN_COSINE)
-            if self._want == "int8" or (self._want == "auto" and cpu_has_vnni()):
-                q8 = quantized_dir(d)
-                try:
-                    if self._want == "int8":
-                        quantize(d)
-                    if (q8 / "model.xml").is_file():
-                        fast = compile_("bf16" if precision == "bf16" else "f32", core.read_model(str(q8 / "model.xml")))
-                        cos = probe(fast)
-                        if cos >= INT8_MIN_COSINE or self._want == "int8":
-                            compiled, precision = fast, f"int8+{precision}"
-                            self.probe_cosine = cos
-                        else:
-                            log.warning("int8 probe cosine %.4f < %.3f; using %s", cos, INT8_MIN_COSINE, precision)
-                except Exception as exc:  # noqa: BLE001 - the bf16/fp32 model still works
-                    log.warning("int8 embeddings unavailable (%s); using %s", exc, precision)
-            self._compiled, self._precision = compiled, precision
-            self._request = compiled.create_infer_request()
+                        log.warning("int8 probe cosine %.4f < %.3f; using %s", cos, INT8_MIN_COSINE, precision)
+            except Exception as exc:  # noqa: BLE001 - the bf16/fp32 model still works
+                log.warning("int8 embeddings unavailable (%s); using %s", exc, precision)
+        self._compiled, self._precision = compiled, precision
+        self._request = compiled.create_infer_request()
 
     def _run(self, compiled: Any, texts: Sequence[str], request: Any = None) -> Any:
         """Unit vectors for `texts`, in order. Texts are batched by token count, so a batch

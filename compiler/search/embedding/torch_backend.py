@@ -7,6 +7,7 @@ import os
 import threading
 from typing import Any, Sequence
 
+from ... import progress
 from .base import BF16_MIN_COSINE, ENCODE_BATCH, PROBES, EmbeddingError, ModelRef, cpu_has_bf16, log
 
 
@@ -41,15 +42,8 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
-                import torch
-                from sentence_transformers import SentenceTransformer
-
-                # One torch thread in-process: queries and small jobs are tiny matrices, where
-                # OpenMP across cores costs more than it gives (6x slower query embeddings on
-                # a busy 2-core machine). Big jobs use one worker process per core instead.
-                torch.set_num_threads(max(1, int(os.environ.get("COMMONPLACE_TORCH_THREADS", "1") or 1)))
-                model = SentenceTransformer(self.ref.location, device="cpu")
-                model.eval()
+                with progress.step("Loading the embedding model (torch)", "~10 s"), progress.quiet():
+                    model = self._load_torch()
             except Exception as exc:  # noqa: BLE001
                 raise EmbeddingError(f"cannot load embedding model {self.ref.location!r}: {exc}") from exc
             get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
@@ -61,6 +55,19 @@ class SentenceTransformerEmbedder:
             if self._dim is None:
                 self._dim = int(self._encode_raw(["probe"]).shape[1])
             return self._model
+
+    def _load_torch(self) -> Any:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        progress.quiet_loaded()
+        # One torch thread in-process: queries and small jobs are tiny matrices, where
+        # OpenMP across cores costs more than it gives (6x slower query embeddings on
+        # a busy 2-core machine). Big jobs use one worker process per core instead.
+        torch.set_num_threads(max(1, int(os.environ.get("COMMONPLACE_TORCH_THREADS", "1") or 1)))
+        model = SentenceTransformer(self.ref.location, device="cpu")
+        model.eval()
+        return model
 
     def _try_bf16(self, force: bool) -> None:
         import numpy as np
