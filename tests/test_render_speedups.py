@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -92,8 +93,9 @@ def test_cached_fragments_stay_escaped(tmp_path: Path):
     assert "#&lt;t&gt;&amp;</a></li>" in page_a
     assert '<a href="../../index.html">Home</a> / <a href="../../_/folders/notes/index.html">notes</a> / ' in page_a
     listing = (out / "_/types/note/index.html").read_text()
+    day = time.strftime("%Y-%m-%d", time.gmtime((corpus / "notes" / "a.md").stat().st_mtime))  # no frontmatter date
     assert ('<li><a href="../../../notes/a/index.html">A &lt;b&gt;&amp;&#34;x&#39;</a> '
-            '<span class="chip status status-active">active</span> <span class="path">notes/a.md</span></li>\n'
+            f'<span class="chip status status-active">active</span> <time>{day}</time> <span class="path">notes/a.md</span></li>\n'
             in listing)
     assert "<b>" not in page_a + page_b + listing
 
