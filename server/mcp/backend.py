@@ -134,10 +134,13 @@ class LocalCorpus:
             live = self._live
             return live if live is not None else _NOT_OPEN
         self.start()
+        if self._thread is None or self._closed:
+            raise ApiError(503, "shutting_down", "the MCP server is shutting down")
         self._done.wait()
-        if self._error is not None or self._live is None:
-            raise not_ready(self._error or "closed")
-        return self._live
+        live = self._live
+        if self._error is not None or live is None:
+            raise not_ready(self._error or "it was closed")
+        return live
 
     def resync(self) -> None:
         """Catch up with changes made while another process (a server) did the writing."""

@@ -80,14 +80,22 @@ class Bridge:
                                                     max_request_body_size=st.config.max_body)
         self.loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
+        self._failed: BaseException | None = None
         started = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(started,), name="commonplace-mcp-http", daemon=True)
         self.thread.start()
         started.wait()
+        if self._failed is not None:
+            raise RuntimeError(f"the MCP transport did not start: {self._failed!r}")
 
     def _run(self, started: threading.Event) -> None:
         asyncio.set_event_loop(self.loop)
-        self.loop.run_until_complete(self._main(started))
+        try:
+            self.loop.run_until_complete(self._main(started))
+        except BaseException as exc:  # noqa: BLE001 - reported to the thread that waits
+            self._failed = exc
+        finally:
+            started.set()
 
     async def _main(self, started: threading.Event) -> None:
         self._stop = asyncio.Event()

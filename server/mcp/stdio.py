@@ -91,10 +91,25 @@ def serve_stdio(root: Path, out: Path, *, embed: bool = True, watch: bool = Fals
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # noqa: BLE001 - say it in one line, not a traceback on the host's log
+        if _client_gone(exc):
+            return 0
         logging.getLogger("commonplace.mcp").debug("stdio server failed", exc_info=True)
         say(f"commonplace mcp: stopped on an error: {type(exc).__name__}: {exc}")
         code = 1
     finally:
         backend.close()
     return code
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """The error is only the client's end of a pipe closing under a write: a hang-up."""
+    leaves, todo = [], [exc]
+    while todo:
+        e = todo.pop()
+        inner = getattr(e, "exceptions", None)
+        if inner:
+            todo.extend(inner)
+        else:
+            leaves.append(e)
+    return bool(leaves) and all(isinstance(e, (BrokenPipeError, ConnectionResetError)) for e in leaves)
 
