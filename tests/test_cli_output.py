@@ -200,3 +200,17 @@ def test_third_party_bars_are_off_in_a_command_unless_verbose(tmp_path: Path) ->
     loud = subprocess.run([sys.executable, "-c", code, "v"], capture_output=True, text=True, env=env, timeout=60)
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
     assert "Loading weights" in loud.stderr
+
+
+def test_write_says_what_happened_to_the_site(cli, notes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    r = cli("write", "inbox/ideas.md", "--content", "Try a dark theme.", "-C", notes, "--out", out, "--no-embed")
+    assert r.exit_code == 0 and r.stdout.startswith("inbox/ideas.md: created (")
+    assert r.stdout.rstrip().endswith("; site and search updated"), r.stdout
+    dry = cli("write", "inbox/ideas.md", "--content", "more", "--dry-run", "-C", notes, "--out", out)
+    assert dry.output.count("\n") == 1 and "would be appended" in dry.output and "would_append" not in dry.output
+    later = cli("write", "inbox/ideas.md", "--content", "more", "--no-build", "-C", notes, "--out", out)
+    assert "`commonplace build` updates the site and search" in later.stdout
+    missing = cli("write", "inbox/none.md", "--kind", "replace", "--content", "x", "--expected-hash",
+                  "sha256:" + "0" * 64, "-C", notes, "--out", out)
+    assert missing.exit_code == 1 and "`--kind create` makes a new file" in missing.output

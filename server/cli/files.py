@@ -105,20 +105,25 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
             return
     req = WriteRequest(kind=kind, target=target, content=content, frontmatter=meta, expected_hash=expected_hash,
                        reason=reason, dry_run=dry_run, soft=soft, actor=os.environ.get("COMMONPLACE_ACTOR") or "cli")
+    from commonplace.compiler.cli import json_output
+    from commonplace.compiler.writes.errors import TargetMissing
+
+    json_output(as_json)
     try:
         res = apply_write(root, req, _excluded(root, out))
     except WriteError as exc:
         if as_json:
             emit_json({"error": {"code": exc.code, "message": exc.message, "type": exc.type}})
             sys.exit(1)
-        raise Problem(exc.message) from None
+        hint = "; `--kind create` makes a new file" if isinstance(exc, TargetMissing) and kind == "replace" else ""
+        raise Problem(exc.message + hint) from None
     data = res.as_dict()
     data.update(indexed=False, edges_added=0)
     if not dry_run and not no_build:
         from commonplace.compiler.build import BuildOptions, build
 
         try:
-            build(BuildOptions(corpus=root, out=out, embed=not no_embed))
+            build(BuildOptions(corpus=root, out=out, embed=not no_embed, progress=not as_json))
             data["indexed"] = True
         except Exception as exc:  # noqa: BLE001 - the write itself landed
             data["message"] = f"written; the rebuild failed ({type(exc).__name__}: {str(exc)[:200]}); run `commonplace build`"
@@ -126,8 +131,10 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
         emit_json(data)
     else:
         verb = "would be " + res.action if dry_run else res.action
-        click.echo(f"{res.path}: {verb} ({res.bytes_written} bytes, {res.hash})")
-        if data.get("message"):
+        after = ("; nothing was changed" if dry_run else "; site and search updated" if data["indexed"]
+                 else "; `commonplace build` updates the site and search" if no_build else "")
+        click.echo(f"{res.path}: {verb} ({res.bytes_written} bytes, {res.hash}){after}")
+        if data.get("message") and not dry_run:  # a dry run's message repeats the line above
             click.echo(data["message"], err=True)
 
 

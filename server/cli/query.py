@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from commonplace.compiler.cli import Problem, corpus_option, emit_json, pick_corpus
+from commonplace.compiler.cli import Problem, corpus_option, emit_json, json_output, pick_corpus
 
 from ..client import ServerError, call, server_url
 
@@ -100,6 +100,7 @@ def search(query: tuple[str, ...], mode: str, k: int, corpus_kind: str, types: t
            until: str | None, as_json: bool, local: bool, corpus_opt: Path | None) -> None:
     """Search the corpus's indexes for QUERY (any text is a valid query)."""
     root = pick_corpus(None, corpus_opt).resolve()
+    json_output(as_json)  # loading the model shows a spinner on a terminal, never with --json
     scope: dict[str, Any] = {}
     if types:
         scope["type"] = list(types)
