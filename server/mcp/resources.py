@@ -47,15 +47,17 @@ def _title(full: os.PathLike[str] | str, fallback: str) -> str:
             head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return fallback
-    body = head
     try:
         raw, body, _ = fm.split(head)
+    except fm.FrontmatterError:  # longer than the head read, or never closed
+        return fallback
+    try:
         meta = fm.load(raw) if raw is not None else {}
-        title = meta.get("title") if isinstance(meta, dict) else None
-        if isinstance(title, str) and title.strip():
-            return title.strip()
-    except Exception:  # noqa: BLE001 - a cut-off or broken frontmatter: fall through
-        pass
+    except Exception:  # noqa: BLE001 - broken frontmatter: the heading may still say it
+        meta = {}
+    title = meta.get("title") if isinstance(meta, dict) else None
+    if isinstance(title, str) and title.strip():
+        return title.strip()
     for line in body.splitlines():
         if line.startswith("# ") and line[2:].strip():
             return line[2:].strip()
