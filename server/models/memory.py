@@ -53,7 +53,7 @@ class SearchRequest(Request):
 
 
 class GetRequest(Request):
-    path: str = Field(..., max_length=1024, description="Corpus-relative path of the document, e.g. people/alex.md.")
+    path: str = Field(..., description="Corpus-relative path of the document, e.g. people/alex.md.")
     from_: Optional[Int] = Field(None, alias="from", description="First line to return, 1-based (default 1).")
     from_line: Optional[Int] = Field(None, description="Older name of `from`.")
     lines: Optional[Int] = Field(None, description="How many lines to return (default: to the end).")
@@ -64,7 +64,7 @@ class GetRequest(Request):
 class WriteRequest(Request):
     kind: Literal["append", "create", "replace", "forget"] = Field(..., description="append, create, replace or "
                                                                                   "forget.")
-    target: str = Field(..., max_length=1024,
+    target: str = Field(...,
                         description="Corpus-relative path, e.g. inbox/idea.md or logs/daily/2025-06-30.md.")
     content: str = Field("", description="Markdown to write.")
     soft: bool = Field(False, description="If the content is refused (prompt-injection markers, invisible or bidi "
@@ -127,7 +127,7 @@ class MemoryWriteRequest(Request):
 
 class LinkRequest(Request):
     op: Literal["neighbors", "backlinks", "lint"] = Field(..., description="neighbors, backlinks or lint.")
-    path: Optional[str] = Field(None, max_length=1024, description="Document path (needed for neighbors and "
+    path: Optional[str] = Field(None, description="Document path (needed for neighbors and "
                                                                    "backlinks; optional for lint).")
     direction: Literal["out", "in", "both"] = Field("out", description="For neighbors: out (default), in or both.")
     depth: Int = Field(1, ge=1, le=10, description="For neighbors: how many hops.")

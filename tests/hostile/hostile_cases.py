@@ -79,7 +79,7 @@ PATHS: list[PathCase] = [
     P("overlong-part", "a" * 300 + ".md"),
     P("overlong-path", "/".join(["d" * 100] * 10) + ".md"),
     P("overlong-utf8-part", "é" * 200 + ".md"),
-    P("overlong-10k", "x" * 10_000 + ".md", read=(400,)),
+    P("overlong-10k", "x" * 10_000 + ".md", read=(404,)),  # Dory: a path that is not there is 404
     # Unicode lookalike dots and separators
     P("fullwidth-dots", "\uff0e\uff0e/outside/secret.md"),
     P("one-dot-leader", "\u2024\u2024/outside/secret.md"),

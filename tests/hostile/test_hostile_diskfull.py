@@ -329,7 +329,7 @@ def test_real_read_only_corpus(tiny_fs: Path, tmp_path: Path, cli) -> None:
     # Reads keep working on a read-only corpus.
     r = client.get("/v1/get", query_string={"path": "notes/plain.md"}, headers=env.auth)
     check_response(r, env, 200, "read on a read-only corpus")
-    r = client.post("/v1/search", json={"query": "quagga", "mode": "bm25"})
+    r = client.post("/v1/search", json={"query": "quagga", "mode": "bm25"}, headers=env.auth)
     check_response(r, env, 200, "search on a read-only corpus")
     try:
         live.close()
