@@ -79,7 +79,7 @@ def make_progress(enabled: bool) -> Any:
     """The parse and render workers' progress: bars on a terminal (see `progress`), else None."""
     from . import progress
 
-    return progress.counter if enabled and progress.active() else None
+    return progress.Stages() if enabled and progress.active() else None
 
 
 def _progress(items: list[T], label: str, enabled: bool) -> Iterator[T]:
@@ -181,6 +181,9 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
             state.out_fresh = fresh
             files, scan_warnings = scan(root, out)
             stats = state.update(files, [], progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
     with _timed(result.stages, "manifest"):
         manifest.save(state, fp)
         # Files someone else left in the output folder go, as a clean build would do

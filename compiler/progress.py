@@ -219,21 +219,35 @@ def bar(label: str, total: int, min_items: int = MIN_BAR_ITEMS) -> Bar | _Null:
     return Bar(label, total)
 
 
-def counter(label: str, total: int, min_items: int = MIN_BAR_ITEMS) -> Any:
-    """`bar` as a tick function that closes itself once `total` items are done (for the
-    build's parse and render workers, which report counts)."""
-    b = bar(label, total, min_items)
-    if isinstance(b, _Null):
-        return lambda n: None
-    done = [0]
+class Stages:
+    """The build's parse and render progress: called as `(label, total) -> tick(n)` by
+    the workers. A stage's bar closes when its count is reached, when the next stage starts
+    (workers report in steps, so the last few may never be counted), or at `close()`."""
 
-    def tick(n: int) -> None:
-        b.update(n)
-        done[0] += n
-        if done[0] >= total:
-            b.close()
+    def __init__(self, min_items: int = MIN_BAR_ITEMS):
+        self.min_items = min_items
+        self._open: Bar | None = None
 
-    return tick
+    def __call__(self, label: str, total: int) -> Any:
+        self.close()
+        b = bar(label, total, self.min_items)
+        if isinstance(b, _Null):
+            return lambda n: None
+        self._open = b
+        done = [0]
+
+        def tick(n: int) -> None:
+            b.update(n)
+            done[0] += n
+            if done[0] >= total:
+                b.close()
+
+        return tick
+
+    def close(self) -> None:
+        if self._open is not None:
+            self._open.close()
+            self._open = None
 
 
 @contextmanager
