@@ -241,7 +241,7 @@ def watch(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, no_embed:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     live.watch(echo=lambda line: click.echo(line))  # before saying so: a save right after the line counts
-    click.echo(f"Built {result.documents} documents in {result.seconds:.2f}s; watching {root.resolve()} "
+    click.echo(f"Built {result.documents} documents in {result.seconds:.1f} s; watching {root.resolve()} "
                f"(site: {(out / 'index.html').resolve()}). Ctrl-C stops.")
     try:
         while not stop.wait(0.5):

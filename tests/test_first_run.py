@@ -8,6 +8,7 @@ first case, as a person at a terminal would see it, and a pipe in the second.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import struct
@@ -123,13 +124,17 @@ def test_first_build_on_a_pipe_prints_only_the_summary(corpus: Path, tmp_path: P
     assert p.stdout.startswith("Built 5 documents in ") and p.stdout.endswith("Site: site/index.html\n"), p.stdout
 
 
-def test_a_big_build_shows_its_stages_on_a_terminal(tmp_path: Path) -> None:
-    """250 documents: parse, render and index bars with counts while it runs; none left
-    on the screen after, and only the summary on stdout."""
+def _big(tmp_path: Path) -> None:
     for i in range(250):
         note = tmp_path / "big" / f"n{i:03d}.md"
         note.parent.mkdir(exist_ok=True)
         note.write_text(f"# Note {i}\n\nText about topic {i % 7}; see [[n{(i + 1) % 250:03d}]].\n", encoding="utf-8")
+
+
+def test_a_big_build_shows_its_stages_on_a_terminal(tmp_path: Path) -> None:
+    """250 documents: parse, render and index bars with counts while it runs; none left
+    on the screen after, and only the summary on stdout."""
+    _big(tmp_path)
     code, out, err = run_on_terminal([str(SCRIPT), "build", "big", "--out", "site", "--no-embed"], tmp_path,
                                      _env(tmp_path / "cache"))
     assert code == 0, err
@@ -137,3 +142,11 @@ def test_a_big_build_shows_its_stages_on_a_terminal(tmp_path: Path) -> None:
         assert re.search(stage + r".*?\d+/250", err), (stage, err[-2000:])
     assert screen(err) == [], screen(err)
     assert out.startswith("Built 250 documents in ") and "\x1b" not in out, out
+
+
+def test_json_draws_nothing_even_on_a_terminal(tmp_path: Path) -> None:
+    _big(tmp_path)
+    code, out, err = run_on_terminal([str(SCRIPT), "build", "big", "--out", "site", "--no-embed", "--json"],
+                                     tmp_path, _env(tmp_path / "cache"))
+    assert code == 0 and err == "", err
+    assert json.loads(out)["documents"] == 250
