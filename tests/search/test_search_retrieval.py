@@ -2,7 +2,8 @@
 
 MRR@10 and recall@10 per mode. The fast test checks the lexical modes and the fixture
 itself; the e2e test uses the real default model and checks that hybrid is at least as
-good as the better of bm25 and vector. Run with `-s` to see the table.
+good as the better of bm25 and vector in recall (and within 0.05 of it in MRR). Run with
+`-s` to see the table.
 """
 
 from __future__ import annotations
@@ -101,8 +102,12 @@ def test_retrieval_with_the_real_model(tmp_path, capsys, precision, request, mon
     with capsys.disabled():
         print(f"\nretrieval with {engine.meta.model} ({engine.meta.precision}), {len(rc.QUESTIONS)} questions:\n"
               + table(m))
-    best = max(m["bm25"]["mrr"], m["vector"]["mrr"])
-    assert m["hybrid"]["mrr"] >= best
     assert m["hybrid"]["recall"] >= max(m["bm25"]["recall"], m["vector"]["recall"])
+    # Hybrid weighs BM25 twice and keeps low-coverage BM25 hits (decision 2026-11-23-hybrid-
+    # fusion-weights: +2.6 R@10 on long questions over short documents). On this set's
+    # lexically disjoint paraphrases a chance one-word BM25 match can lift the vector list's
+    # second page above its first (3 of 11 at the time): MRR may trail vector's by 0.05.
+    assert m["hybrid"]["mrr"] >= m["bm25"]["mrr"]
+    assert m["hybrid"]["mrr"] >= m["vector"]["mrr"] - 0.05
     assert m["vector"]["mrr:paraphrase"] >= 0.6
     assert m["hybrid"]["mrr:ident"] >= 0.9
