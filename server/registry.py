@@ -229,6 +229,10 @@ ROUTES: tuple[Route, ...] = (
     Route("wiki_page", "/wiki/{page}", ("GET",), "A wiki page (browser)", "The built site under /wiki/ "
           "(`/wiki/people/alex/`, its assets); Dory's `/wiki/<page>` redirects to the page of wiki/<page>.md, "
           "else <page>.md.", kind="html", errors=(303, 400, 404)),
+    Route("events", "/_/events", ("GET",), "Live reload for the site's pages",
+          "Server-sent events: `rebuilt` with the site-relative pages a refresh wrote ({\"urls\": [...]}) or "
+          "{\"all\": true}; the stream ends after 30 s and the browser reconnects.",
+          kind="sse", errors=(401,), needs_ready=False),
     Route("site_home", "/", ("GET",), "The wiki's start page", "The built site's index.html.", kind="site",
           errors=(401, 404), needs_ready=False),
     Route("site_page", "/{rel}", ("GET",), "A file of the built wiki",

@@ -42,7 +42,7 @@ def resolve_readable(root: Path, path: Any, excluded: tuple[Path, ...] = ()) -> 
     if "\x00" in path or "\\" in path:
         normalize_target(path)  # raises InvalidTarget (400) with the reason
     cand = path if path.endswith(".md") else path + ".md"
-    missing = NotFound(f"no document at {reveal(path[:200])!r}")
+    missing = NotFound(f"path not found: {reveal(path[:200])}")  # Dory's words
     try:
         rel = normalize_target(cand)
         full = locate(root, rel, excluded)
@@ -61,7 +61,7 @@ def read_document(root: Path, path: Any, start: int = 1, lines: int | None = Non
     try:
         data = full.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise NotFound(f"no document at {rel!r}") from None
+        raise NotFound(f"path not found: {rel}") from None
     except OSError as exc:
         raise WriteFailed(f"cannot read {rel}: {exc.strerror or 'I/O error'}") from None
     text = data.decode("utf-8", "replace")

@@ -52,10 +52,9 @@ def not_found_page() -> Response:
     st = state()
     page = st.out / "404.html"
     if page.is_file():
-        # The page's links are relative to the site root; served at any depth, a <base>
-        # keeps its stylesheet and links working.
-        data = page.read_bytes().replace(b"<head>", b'<head>\n<base href="/">', 1)
-        resp = Response(data, status=404, mimetype="text/html")
+        # The page finds the site root itself (its links work at any depth), so no <base>:
+        # the CSP's base-uri 'none' would refuse one anyway.
+        resp = Response(page.read_bytes(), status=404, mimetype="text/html")
     else:
         resp = Response("<!doctype html><title>Not found</title><h1>Not found</h1>\n", status=404,
                         mimetype="text/html")

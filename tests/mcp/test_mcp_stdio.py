@@ -76,7 +76,7 @@ def test_tools_resources_and_prompt_on_a_local_corpus(corpus: Path, tmp_path: Pa
                 CORPUS["core/identity.md"]
             from mcp.shared.exceptions import MCPError
 
-            with pytest.raises(MCPError, match="no document at 'nowhere/missing.md'") as missing:
+            with pytest.raises(MCPError, match="path not found: nowhere/missing.md") as missing:
                 await s.read_resource("commonplace:///nowhere/missing.md")
             assert missing.value.code == -32602  # invalid params: the spec's "resource not found"
 
