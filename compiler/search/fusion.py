@@ -5,16 +5,18 @@ Weighted reciprocal rank fusion. A document scores the sum over the lists it app
 of `weight / (k + rank)`; a vector hit weighs `vector_weight`, a BM25 hit
 `lexical_weight` times a factor from its idf-weighted query coverage (the share of the
 query's informative words its chunk contains): `coverage_floor` up to `coverage_start`,
-rising linearly to 1 at `coverage_full` (`FusionParams`; `DEFAULT` is the rule in use,
-`LEGACY` the one before issue 19). The rule was chosen on one half of the labelled
-benchmark (`tests/benchmarks/bench_quality.py`) and checked on the other half; the table
-is in docs/decisions/2026-11-23-hybrid-fusion-weights.md.
+rising linearly to 1 at `coverage_full`, times the list's gate (0 while the list's best
+hit covers less than `gate_start`, 1 from `gate_full`). `FusionParams`; `DEFAULT` is the
+rule in use, `LEGACY` the one before issue 19. The rule was chosen on one half of the
+labelled benchmark (`tests/benchmarks/bench_quality.py`) and checked on the other half;
+the table is in docs/decisions/2026-11-23-hybrid-fusion-weights.md.
 
-The normalised score (`score_normalized`, 0-1) is the stronger of two pieces of
-evidence, each mapped onto 0-1: the lexical coverage, and the cosine similarity rescaled
-between `COSINE_NONE` (what unrelated text scores against this model) and `COSINE_FULL`.
-It orders like neither list exactly; it says how well a result matched, comparably across
-queries, so `min_score` and the weak-hit cut-off can use it.
+The normalised score (`score_normalized`, 0-1) is the strongest of three pieces of
+evidence, each mapped onto 0-1: the lexical coverage; the cosine similarity rescaled
+between `COSINE_NONE` (what unrelated text scores against this model) and `COSINE_FULL`;
+and how far the cosine stands above the vector list's background. It orders like neither
+list exactly; it says how well a result matched, comparably across queries, so
+`min_score` and the weak-list cut-off can use it.
 """
 
 from __future__ import annotations
