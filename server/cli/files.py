@@ -116,7 +116,8 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
             emit_json({"error": {"code": exc.code, "message": exc.message, "type": exc.type}})
             sys.exit(1)
         hint = "; `--kind create` makes a new file" if isinstance(exc, TargetMissing) and kind == "replace" else ""
-        raise Problem(exc.message + hint) from None
+        # The library speaks HTTP's fields (`soft=true`); here the same switch is a flag.
+        raise Problem(exc.message.replace("send soft=true", "use --soft") + hint) from None
     data = res.as_dict()
     data.update(indexed=False, edges_added=0)
     if not dry_run and not no_build:
