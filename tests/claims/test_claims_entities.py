@@ -69,7 +69,8 @@ def test_creating_project_concept_decision_creates_the_canonical_page(store: Cla
 def test_people_and_core_must_exist_unless_created_explicitly(store: ClaimStore, corpus):
     with pytest.raises(UnknownSubject) as exc:
         store.add("person:Jordan Doe", "Jordan likes jazz")
-    assert "--create" in exc.value.message
+    # Neutral words (the message reaches HTTP clients too); the caller says how to create it.
+    assert "--create" not in exc.value.message and exc.value.create_path == "people/jordan-doe.md"
     assert not (corpus / "people/jordan-doe.md").exists() and not (corpus / "claims").exists()
     r = store.add("person:Jordan Doe", "Jordan likes jazz", create=True)
     assert r.created and (corpus / "people/jordan-doe.md").exists()
