@@ -144,6 +144,8 @@ def _progress() -> Any:
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
             _CountColumn(), TimeElapsedColumn(), _RemainingColumn(),
             console=Console(stderr=True), transient=True, refresh_per_second=8,
+            # stdout may be a pipe or a protocol (`mcp`): never reroute it into the display
+            redirect_stdout=False, redirect_stderr=True,
         )
         _live.start()
     return _live
