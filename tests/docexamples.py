@@ -496,6 +496,14 @@ def default_problems(o: Outcome) -> list[str]:
     bad = ALARMING.search(o.stderr)
     if bad:
         problems.append(f"stderr has {bad.group(0)!r}")
+    if o.command.startswith("curl "):  # `curl -s` exits 0 on a 401 too: read the answer
+        try:
+            data = json.loads(o.stdout)
+        except ValueError:
+            problems.append("the answer is not JSON")
+        else:
+            if isinstance(data, dict) and ("error" in data or "detail" in data):
+                problems.append(f"the server refused it: {str(data)[:300]}")
     return problems
 
 

@@ -157,6 +157,11 @@ EXPECT = {
     "-H \"Authorization: Bearer $COMMONPLACE_TOKEN\" -H 'Content-Type: application/json' "
     "-d '{\"query\": \"rank fusion\", \"k\": 3}'":
         _all(json_out(lambda d: [] if d.get("count", 0) >= 1 and len(d.get("results", [])) <= 3 else [f"JSON: {d}"])),
+    "curl -s -X POST http://127.0.0.1:8766/v1/write "
+    "-H \"Authorization: Bearer $COMMONPLACE_TOKEN\" -H 'Content-Type: application/json' "
+    "-d '{\"kind\": \"append\", \"target\": \"inbox/ideas.md\", \"content\": \"Try weighted fusion.\", "
+    "\"frontmatter\": {\"title\": \"Ideas\", \"type\": \"capture\"}}'":
+        _all(file_has("docs/inbox/ideas.md", "Try weighted fusion.")),
 }
 
 
@@ -247,6 +252,16 @@ def test_an_output_promise_that_does_not_hold_fails(tmp_path: Path) -> None:
     expect = {"commonplace lint my-notes": _all(stdout_has("3 findings."))}
     failures, _, _ = check_page("promise.md", page, tmp_path, expect)
     assert len(failures) == 1 and "stdout lacks '3 findings.'" in failures[0]
+
+
+def test_an_api_call_the_server_refuses_fails(tmp_path: Path) -> None:
+    """`curl -s` exits 0 whatever the status: the answer is read. Without the token: 401."""
+    page = ("```sh\ncurl -s -X POST http://127.0.0.1:8766/v1/search -H 'Content-Type: application/json' \\\n"
+            "  -d '{\"query\": \"rank fusion\"}'\n```\n")
+    failures, _, outcomes = check_page("api.md", page, tmp_path)
+    assert len(outcomes) == 1 and outcomes[0].code == 0
+    assert len(failures) == 1 and "the server refused it" in failures[0], failures
+    assert "token" in failures[0].split("the server refused it")[1], failures
 
 
 def test_a_server_that_does_not_start_fails(tmp_path: Path) -> None:
