@@ -23,7 +23,11 @@ def real_model():
 
 
 def _expected_label() -> str:
-    return f"{'bf16' if embedding.cpu_has_bf16() else 'fp32'} (openvino)"
+    """The label builds here use: bf16 or fp32, or int8+ once a 5,000-chunk build calibrated
+    the int8 layers into the model cache (auto then uses them for every job on VNNI CPUs)."""
+    from commonplace.compiler.search.status import _machine_precision
+
+    return _machine_precision()
 
 
 def test_bf16_auto_is_within_cosine_0995_of_fp32():
@@ -86,7 +90,9 @@ def test_worker_pool_gives_the_same_vectors_as_in_process():
     pooled = np.concatenate([got[i] for i in sorted(got)])
     local = embedding.SentenceTransformerEmbedder(embedding.resolve_model(None), "auto").encode(texts)
     assert pooled.shape == local.shape
-    assert float(np.min(np.sum(pooled * local, axis=1))) >= 0.999
+    # int8 layers (once calibrated here) round a little differently from run to run
+    floor = 0.998 if _expected_label().startswith("int8") else 0.999
+    assert float(np.min(np.sum(pooled * local, axis=1))) >= floor
     assert precisions == {_expected_label()}
 
 
