@@ -65,13 +65,38 @@ def session_files(root: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
+_COUNTS: dict[Path, tuple[tuple, dict[str, Any]]] = {}  # root -> (signature of the tables, counts)
+
+
+def _signature(gen: Path) -> tuple:
+    sig: list[Any] = [str(gen)]
+    for name in ("table.sqlite", "delta.sqlite", "delta.sqlite-wal", "table.sqlite-wal"):
+        try:
+            st = os.stat(gen / name)
+            sig += [st.st_mtime_ns, st.st_size]
+        except OSError:
+            sig += [None, None]
+    return tuple(sig)
+
+
 def index_counts(root: Path) -> dict[str, Any]:
-    """Durable and session counts from the live index generation ({} without an index)."""
+    """Durable and session counts from the live index generation ({} without an index).
+    Counting 70,000 chunks takes ~50 ms: the answer is kept until the tables change."""
     from commonplace.compiler.search.store import IndexStore, open_table
 
     gen = IndexStore(root).current()
     if gen is None:
         return {}
+    sig = _signature(gen)
+    cached = _COUNTS.get(root)
+    if cached is not None and cached[0] == sig:
+        return cached[1]
+    counts = _count(gen, open_table)
+    _COUNTS[root] = (sig, counts)
+    return counts
+
+
+def _count(gen: Path, open_table: Any) -> dict[str, Any]:
     db = open_table(gen, readonly=True)
     try:
         docs = dict(db.execute("SELECT is_session, count(*) FROM docs GROUP BY is_session").fetchall())
