@@ -128,6 +128,7 @@ def server_info(st: ServerState) -> dict[str, Any]:
     cfg = st.config
     return {
         "version": _version(),
+        "ready": st.ready,  # the /healthz gate: status reads readiness from here (issue 20)
         "uptime_s": round(time.time() - st.started, 1),
         "auth": {"tokens": _token_count(st),
                  "reads_need_token": not cfg.loopback,
