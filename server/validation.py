@@ -27,7 +27,59 @@ def _query_names(model: type[Request]) -> set[str]:
     return names
 
 
+MAX_JSON_DEPTH = 64
+
+
+def _depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return True
+
+
+def _unicode_ok(value: Any) -> bool:
+    """No string (key or value) holds a lone surrogate: JSON's \\ud800 escapes decode to
+    text that cannot be encoded as UTF-8, so echoing it back would fail."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
+
+
+def check_body(body: Any) -> None:
+    """Arguments every transport refuses before validation (HTTP bodies, MCP tool calls):
+    nesting deeper than MAX_JSON_DEPTH, and lone surrogates, which cannot be written as
+    UTF-8 (a 422, as a body that is not JSON)."""
+    problem = None
+    if not _depth_ok(body):
+        problem = f"the request body is nested deeper than {MAX_JSON_DEPTH} levels"
+    elif not _unicode_ok(body):
+        problem = ("the request body holds a lone surrogate (a \\ud800-\\udfff escape without its pair), "
+                   "which is not valid Unicode text")
+    if problem:
+        raise ApiError(422, "invalid_json", problem, detail=[{"type": "json_invalid", "loc": ["body"], "msg": problem,
+                                                              "input": None}])
+
+
 def validate(model: type[M], query: Mapping[str, Any] | None = None, body: Mapping[str, Any] | None = None) -> M:
+    if body:
+        check_body(body)
     data: dict[str, Any] = {}
     where: dict[str, str] = {}
     if query:

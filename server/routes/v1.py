@@ -18,12 +18,9 @@ from ..errors import ApiError
 from ..ops import OpContext
 from ..openapi import openapi_document, tools_document
 from ..registry import ROUTES, Route
-from ..validation import validate
+from ..validation import check_body, validate
 
 api = Blueprint("api", __name__)
-
-MAX_JSON_DEPTH = 64
-
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
@@ -34,38 +31,6 @@ def _finite(text: str) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError("a number in the request body is out of range")
     return value
-
-
-def _depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if d > limit:
-            return False
-        if isinstance(v, dict):
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            stack.extend((x, d + 1) for x in v)
-    return True
-
-
-def _unicode_ok(value: Any) -> bool:
-    """No string (key or value) holds a lone surrogate: JSON's \\ud800 escapes decode to
-    text that cannot be encoded as UTF-8, so echoing it back would fail."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                return False
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return True
 
 
 def _bad_body(message: str, kind: str = "json_invalid") -> ApiError:
@@ -95,11 +60,7 @@ def json_body() -> dict[str, Any]:
         raise _bad_body(msg) from None
     if not isinstance(body, dict):
         raise _bad_body("the request body must be a JSON object", "model_attributes_type")
-    if not _depth_ok(body):
-        raise _bad_body(f"the request body is nested deeper than {MAX_JSON_DEPTH} levels")
-    if not _unicode_ok(body):
-        raise _bad_body("the request body holds a lone surrogate (a \\ud800-\\udfff escape "
-                                            "without its pair), which is not valid Unicode text")
+    check_body(body)
     return body
 
 

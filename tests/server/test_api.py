@@ -352,3 +352,19 @@ def test_site_search_box_request(client) -> None:
     assert r.status_code == 200
     results = r.get_json()["results"]
     assert results and any("[[" in res["snippet"] for res in results)
+
+
+def test_every_transport_refuses_deep_nesting_and_lone_surrogates() -> None:
+    """validate() is what HTTP and MCP share: both get the same refusals."""
+    from commonplace.server.errors import ApiError
+    from commonplace.server.models import SearchRequest
+    from commonplace.server.validation import validate
+
+    deep: Any = "x"
+    for _ in range(100):
+        deep = [deep]
+    for body in ({"query": "x", "scope": {"tags": deep}}, {"query": "x\udc80y"}):
+        with pytest.raises(ApiError) as err_info:
+            validate(SearchRequest, body=body)
+        assert err_info.value.status == 422 and err_info.value.code == "invalid_json"
+    assert validate(SearchRequest, body={"query": "fine"}).query == "fine"

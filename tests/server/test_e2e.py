@@ -190,9 +190,9 @@ def test_link_ops(server) -> None:
     status, body = http.post("/v1/link", {"op": "neighbors", "path": "people/alex.md", "depth": 2})
     assert status == 200 and body["count"] >= 2
     status, body = http.post("/v1/link", {"op": "backlinks", "path": "Alex"})
-    assert status == 200 and {"core/rules.md", "notes/links.md"} <= {e["source"] for e in body["edges"]}
+    assert status == 200 and {"core/rules.md", "notes/links.md"} <= {e["from"] for e in body["edges"]}
     status, body = http.post("/v1/link", {"op": "lint"})
-    assert status == 200 and any(b["target"] == "missing page" for b in body["broken"])
+    assert status == 200 and any(b["to"] == "missing page" for b in body["broken"])
 
 
 def test_writes_need_the_token(server) -> None:
