@@ -128,7 +128,8 @@ def test_mixed_load_on_loopback(server: dict) -> None:
                 elif op == "write":
                     target = rng.choice([f"load/client-{n}.md", "load/shared.md"])
                     line = f"L-{n:02d}-{seq:06d}"
-                    r = s.post(url + "/v1/write", json={"kind": "append", "target": target, "content": line + "\n"},
+                    r = s.post(url + "/v1/write", json={"kind": "append", "target": target, "content": line + "\n",
+                                                        "frontmatter": {"title": "Load", "type": "note"}},
                                headers=auth, timeout=60)
                     if r.status_code == 200:
                         with lock:
