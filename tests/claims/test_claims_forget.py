@@ -19,8 +19,8 @@ from commonplace.compiler.claims.log import ClaimLog
 from claimtools import ALEX as FILES_ALEX
 from claimtools import FILES, page, site_files
 
-SECRET = "Alex's door code is <4711> & **never** share [[it]]"
-SECRET_TOKEN = "4711"
+SECRET = "Alex's door code is <zq4711xv> & **never** share [[it]]"
+SECRET_TOKEN = "zq4711xv"  # letters outside hex: never found by chance in a hash or a number
 
 
 def run_build(corpus: Path, out: Path, **kw):

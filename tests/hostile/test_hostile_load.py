@@ -39,7 +39,7 @@ EMBED = os.environ.get("LOAD_EMBED") == "1"
 FIGURES = Path("/tmp/commonplace-hostile-load-embed.json" if EMBED else "/tmp/commonplace-hostile-load.json")
 MIX = [("search", 40), ("get", 30), ("write", 20), ("memory_write", 10)]
 QUERIES = ["billing migration", "who owns the rollout?", "deploy AND rollback", "\"incident review\"", "cache*",
-           "C++ foo/bar", "", "title:atlas", "postgres replica lag", "\U0001f600 emoji"]
+           "C++ foo/bar", " ", "title:atlas", "postgres replica lag", "\U0001f600 emoji"]
 
 
 def percentile(values: list[float], q: float) -> float:
