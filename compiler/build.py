@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
@@ -36,6 +36,8 @@ class BuildOptions:
     progress: bool = False  # show a progress bar (only on a terminal)
     clean: bool = False  # ignore the manifest: rebuild everything
     index: bool = True  # write the search indexes (False: the site only)
+    engine: str = "local"  # where parsing, rendering and embedding run: local | ray (engines/)
+    address: str | None = None  # the Ray cluster (--engine ray); None: RAY_ADDRESS, else a local Ray
 
 
 @dataclass
@@ -140,10 +142,26 @@ def build(opts: BuildOptions) -> BuildResult:
 def build_state(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     """Build, and also return the in-memory state (the server keeps it for live updates)."""
     with gc_paused():
-        return _build(opts)
+        engine = _open_engine(opts)
+        try:
+            return _build(opts, engine)
+        finally:
+            if engine is not None:
+                engine.close()
 
 
-def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
+def _open_engine(opts: BuildOptions) -> Any:
+    """None for the local engine (this module's own workers); another engine is connected
+    here, before the build writes anything, so an unreachable cluster changes nothing."""
+    if opts.engine == "local" and not opts.address:
+        return None
+    from .engines import open_engine
+
+    return open_engine(opts.engine, opts.address, opts.corpus.resolve(), embed=opts.embed and opts.index,
+                       progress=opts.progress)
+
+
+def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteState]:
     t0 = time.perf_counter()
     result = BuildResult()
     root = opts.corpus.resolve()
@@ -172,15 +190,16 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
             state.out_fresh = fresh
         upserts, deletes = _changes(state, files)
     progress = make_progress(opts.progress)
+    runner = {"runner_factory": engine.runner_factory} if engine is not None else {}
     with _timed(result.stages, "update"):
         try:
-            stats = state.update(upserts, deletes, progress=progress)
+            stats = state.update(upserts, deletes, progress=progress, **runner)
         except StaleState:
             # A file changed under us; start over from a clean state (rare).
             state = SiteState(root, out, name, site_url)
             state.out_fresh = fresh
             files, scan_warnings = scan(root, out)
-            stats = state.update(files, [], progress=progress)
+            stats = state.update(files, [], progress=progress, **runner)
         finally:
             if progress is not None:
                 progress.close()
@@ -196,9 +215,10 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
         with _timed(result.stages, "index"):
             from .search.index_stage import run_index_stage
 
-            result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
-                                                progress=opts.progress, stages=result.stages,
-                                                purge=bool(result.extra.get("claims_forgotten"))))
+            with engine.index_hooks() if engine is not None else nullcontext():
+                result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
+                                                    progress=opts.progress, stages=result.stages,
+                                                    purge=bool(result.extra.get("claims_forgotten"))))
         claims.commit()
 
     result.documents = len(state.docs)
@@ -210,6 +230,8 @@ def _build(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     result.broken_links = state.broken_links
     result.warnings = claims.warnings + scan_warnings + state.warnings
     result.extra["workers"] = stats.workers
+    if engine is not None:
+        engine.finish(result.extra)
     result.stages.update({f"update.{k}": v for k, v in stats.stages.items()})
     result.seconds = time.perf_counter() - t0
     return result, state

@@ -161,24 +161,31 @@ def init(directory: Path | None, corpus_opt: Path | None) -> None:
 @click.option("--no-index", is_flag=True, help="Skip the search indexes: build the site only.")
 @click.option("--clean", is_flag=True, help="Ignore what the last build left: rebuild everything.")
 @click.option("--site-url", default="", help="Absolute URL the site is published at (for sitemap and feed).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where parsing, rendering and embedding run: this machine, or a Ray cluster ('commonplace[ray]').")
+@click.option("--address", default=None, metavar="HOST:PORT",
+              help="The Ray cluster for --engine ray (default: RAY_ADDRESS, else a Ray started for this build).")
 @verbose_option
 def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: bool, as_json: bool,
-          no_embed: bool, no_index: bool, clean: bool, site_url: str) -> None:
+          no_embed: bool, no_index: bool, clean: bool, site_url: str, engine: str, address: str | None) -> None:
     """Build the static wiki (and search indexes) from CORPUS.
 
     Incremental by default: only documents whose bytes changed since the last build,
     and the pages that show them, are redone. The result equals a clean build.
     """
     from .build import BuildOptions, build_state
+    from .engines import EngineError
     from .output import OutputError
 
     root = pick_corpus(corpus_arg, corpus_opt)
+    if address and engine != "ray":
+        raise click.UsageError("--address needs --engine ray")
     json_output(as_json)
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
-                        progress=not as_json, clean=clean, index=not no_index)
+                        progress=not as_json, clean=clean, index=not no_index, engine=engine, address=address)
     try:
         result, state = build_state(opts)
-    except OutputError as exc:
+    except (OutputError, EngineError) as exc:
         raise Problem(str(exc)) from None
     from .build_summary import json_fields, summary_lines
 

@@ -52,12 +52,20 @@ _ENV: jinja2.Environment | None = None
 
 def render_page(ctx: PageContext, d: Document) -> Rendered:
     """Render one document's body and page, and write the page if its bytes changed."""
+    rendered, data = page_bytes(ctx.site, d)
+    rendered.written = write_file(ctx.out / rendered.url, data)
+    return rendered
+
+
+def page_bytes(site: SiteContext, d: Document) -> tuple[Rendered, bytes]:
+    """`render_page` without the write: what the build keeps (`written` still False) and
+    the page's bytes. A Ray build renders on other machines and writes here."""
     global _ENV
     if _ENV is None:
         _ENV = emit.make_env()
-    d.html = render_document(d, ctx.site.resolver, ctx.site.titles)  # also frees its parse tree
+    d.html = render_document(d, site.resolver, site.titles)  # also frees its parse tree
     d.excerpt = plain_text(d.html, 600)
     d.search_text = search_text(d.html)
-    url, data = emit.document_page(ctx.site, _ENV, d)
-    return Rendered(d.path, url, write_file(ctx.out / url, data), d.excerpt, d.search_text,
-                    site_search.text_terms(d.search_text) if not d.is_session else "")
+    url, data = emit.document_page(site, _ENV, d)
+    return Rendered(d.path, url, False, d.excerpt, d.search_text,
+                    site_search.text_terms(d.search_text) if not d.is_session else ""), data

@@ -14,6 +14,11 @@ from .index_report import IndexReport, progress_bar
 from .index_rows import bm25_doc, doc_row
 from .index_vectors import VectorUpdate
 
+# Set by another build engine for the length of a build (`engines.ray_build`): chunks its
+# workers already made, `(path, document hash, chunker identity) -> chunks or None`, so
+# this process does not chunk those documents again. None: chunk everything here.
+chunks_made: Any = None
+
 
 def add_documents(root: Path, db: Any, writer: Any, vectors: VectorUpdate, changed: list[Document], counter: Any,
                   cfg: ChunkConfig, next_id: int, report: IndexReport, progress: bool) -> tuple[int, float]:
@@ -22,7 +27,7 @@ def add_documents(root: Path, db: Any, writer: Any, vectors: VectorUpdate, chang
     pending_rows: list[tuple[int, str, str, str]] = []
     t_bm25 = 0.0
     with progress_bar(len(changed), "Indexing", progress) as bar:
-        for d, chunks in chunk_documents(changed, counter, cfg):
+        for d, chunks in _chunked(changed, counter, cfg):
             db.execute("INSERT INTO docs VALUES (" + ",".join("?" * 17) + ")", doc_row(root, d))
             rows = []
             bm25_docs = []
@@ -44,3 +49,17 @@ def add_documents(root: Path, db: Any, writer: Any, vectors: VectorUpdate, chang
             bar.update(1)
     vectors.add(pending_rows)
     return next_id, t_bm25
+
+
+def _chunked(docs: list[Document], counter: Any, cfg: ChunkConfig) -> Any:
+    """`chunk_documents(docs)`, in the same order, taking what `chunks_made` has."""
+    made = chunks_made
+    if made is None:
+        yield from chunk_documents(docs, counter, cfg)
+        return
+    identity = cfg.identity(counter)
+    known = {d.path: made(d.path, d.hash, identity) for d in docs}
+    rest = chunk_documents([d for d in docs if known[d.path] is None], counter, cfg)
+    for d in docs:
+        got = known[d.path]
+        yield (d, got) if got is not None else next(rest)

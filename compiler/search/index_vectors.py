@@ -21,6 +21,12 @@ from .store import Meta, cache_path
 
 log = logging.getLogger("commonplace.search")
 
+# Set by another build engine for the length of a build (`engines.ray_build`): makes the
+# pool that embeds big jobs, `(model, expected texts) -> EmbeddingPool-like`, instead of
+# the local worker processes; its `precision` says how that engine already embedded this
+# build's new chunks into the cache. None: the local engine.
+embedding_pool: Any = None
+
 EMBED_GROUP = 256  # chunks per encode call (cache is written after each)
 EARLY_MAX = 64  # chunks: a job this small starts embedding as soon as it is queued
 
@@ -100,11 +106,12 @@ class VectorUpdate:
         from .embedding.pool import EmbeddingPool, pool_allowed
 
         expected = max(self.expected, len(self.queued))
-        if self._pool_tried or len(self.queued) < 200 or not pool_allowed(expected):
+        remote = embedding_pool
+        if self._pool_tried or len(self.queued) < 200 or (remote is None and not pool_allowed(expected)):
             return
         self._pool_tried = True
         try:
-            self._pool = EmbeddingPool(self.model, expected=expected)
+            self._pool = remote(self.model, expected) if remote is not None else EmbeddingPool(self.model, expected=expected)
             self._stream = self._pool.stream(self._on_result)
         except Exception as exc:  # noqa: BLE001 - no processes here: embed in-process instead
             log.warning("embedding workers unavailable (%s); embedding in-process", exc)
@@ -224,6 +231,9 @@ class VectorUpdate:
             if self.cache is not None:
                 self.cache.close()
                 self.cache = None
+        remote = getattr(embedding_pool, "precision", None)
+        if remote and not self.done:  # embedded before this stage, by another engine
+            self.meta.precision = self.report.precision = remote
         self._write_index()
 
     def _embed_rest(self) -> None:
