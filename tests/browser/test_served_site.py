@@ -116,5 +116,7 @@ def test_search_box_uses_the_servers_search(served, page):
     page.goto(served["url"] + "/")
     page.keyboard.press("/")
     page.keyboard.type("billing")
-    page.wait_for_selector("text=Alex", timeout=10000)
+    # (the start page itself links to Alex: wait inside the result list, not the page)
+    page.wait_for_selector(".search-results >> text=Alex", timeout=10000)
     assert seen, "the box did not ask /v1/search"
+    assert "hybrid search" in page.locator(".search-status").inner_text()
