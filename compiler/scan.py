@@ -71,3 +71,34 @@ def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], lis
             files.append(SourceFile(rel, full))
     files.sort(key=lambda f: f.path)
     return files, warnings
+
+
+def session_files(root: Path) -> dict[str, tuple[int, int]]:
+    """Session files on disk under logs/sessions/: corpus path -> (mtime_ns, size).
+    Hidden names and symlinks are skipped, as the build skips them; unreadable folders
+    are passed over (a status or wake read must not fail on one)."""
+    found: dict[str, tuple[int, int]] = {}
+    base = Path(root) / "logs" / "sessions"
+
+    def walk(folder: str, rel: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir():
+                    walk(e.path, f"{rel}{e.name}/")
+                elif e.name.endswith(".md") and e.is_file():
+                    st = e.stat()
+                    found[f"{rel}{e.name}"] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                continue
+
+    if base.is_dir() and not base.is_symlink():
+        walk(str(base), "logs/sessions/")
+    return found

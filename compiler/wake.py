@@ -43,13 +43,13 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from .markdown import slugify
+from .scan import session_files
 from .model import Document
 
 PROFILES = ("default", "casual", "coding", "writing", "privacy")
@@ -350,29 +350,7 @@ def recent_sessions(docs: dict[str, Document], root: Path | None, limit: int) ->
         sessions = sorted((d for d in docs.values() if d.is_session), key=lambda d: (d.sort_date or "", d.path),
                           reverse=True)
         return [d.path for d in sessions[:limit]]
-    base = Path(root) / "logs" / "sessions"
-    found: list[tuple[int, str]] = []
-
-    def walk(folder: Path, rel: str) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for e in entries:
-            if e.name.startswith("."):
-                continue
-            try:
-                if e.is_symlink():
-                    continue
-                if e.is_dir():
-                    walk(Path(e.path), f"{rel}{e.name}/")
-                elif e.name.endswith(".md") and e.is_file():
-                    found.append((e.stat().st_mtime_ns, f"{rel}{e.name}"))
-            except OSError:
-                continue
-
-    if base.is_dir() and not base.is_symlink():
-        walk(base, "logs/sessions/")
+    found = [(mtime, rel) for rel, (mtime, _size) in session_files(Path(root)).items()]
     return [p for _, p in heapq.nlargest(limit, found)]
 
 

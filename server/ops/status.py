@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ...compiler.scan import session_files
 from ..models import StatusRequest
 from . import OpContext
 
@@ -33,36 +34,6 @@ API_VERSION = "v1"
 COMPAT_ROUTES = {"wake": "wake", "search": "search", "get": "get", "memory-write": "memory_write",
                  "recall-event": "recall_event", "public-artifacts": "public_artifacts", "status": "status",
                  "reindex": "stream"}
-
-
-def session_files(root: Path) -> dict[str, tuple[int, int]]:
-    """Session files on disk: corpus path -> (mtime_ns, size). Hidden names and symlinks
-    are skipped, as the build skips them."""
-    found: dict[str, tuple[int, int]] = {}
-    base = Path(root) / "logs" / "sessions"
-
-    def walk(folder: str, rel: str) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for e in entries:
-            if e.name.startswith("."):
-                continue
-            try:
-                if e.is_symlink():
-                    continue
-                if e.is_dir():
-                    walk(e.path, f"{rel}{e.name}/")
-                elif e.name.endswith(".md") and e.is_file():
-                    st = e.stat()
-                    found[f"{rel}{e.name}"] = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                continue
-
-    if base.is_dir() and not base.is_symlink():
-        walk(str(base), "logs/sessions/")
-    return found
 
 
 _COUNTS: dict[Path, tuple[tuple, dict[str, Any]]] = {}  # root -> (signature of the tables, counts)
