@@ -128,10 +128,13 @@ class RayEngine:
         """`ray.wait` for at least one of `refs`; the cluster's failures as `EngineError`."""
         import ray
 
+        t0 = time.perf_counter()
         try:
             return ray.wait(refs, num_returns=1, timeout=None)
         except ray.exceptions.RayError as exc:
             raise _lost(exc, what) from None
+        finally:
+            self.timings["task_wait"] = self.timings.get("task_wait", 0.0) + time.perf_counter() - t0
 
     def fetch(self, refs: list[Any], what: str) -> None:
         """Bring `refs` into this node's object store (not into this process)."""
