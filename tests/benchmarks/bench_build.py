@@ -1,7 +1,7 @@
 """Build benchmark: `commonplace build` on synthetic corpora, compared with `mkdocs build`.
 
-    python -m tests.benchmarks.bench_build [--n 10000] [--compare-n 2000] [--no-mkdocs]
-                                           [--workdir DIR] [--seed 0] [--repeat 1] [--json]
+    python -m tests.benchmarks.bench_build [--n 10000] [--compare-n 2000] [--no-mkdocs] [--no-hugo]
+                                           [--hugo-disk] [--workdir DIR] [--seed 0] [--repeat 1] [--json]
 
 Generates two corpora with `corpus_gen` (in a temporary directory unless --workdir is
 given, in which case everything is kept there), then times, as subprocesses and in wall
@@ -14,7 +14,15 @@ clock seconds including interpreter start-up:
   dropped once and the report says embeddings were on;
 * `python -m mkdocs build -q` on a copy of the compare-size corpus (default theme, default
   search plugin only), unless --no-mkdocs or mkdocs is not installed
-  (`pip install .[bench]`).
+  (`pip install .[bench]`);
+* `hugo --renderToMemory` (or to disk with --hugo-disk) on a copy of each corpus with a
+  minimal layout (section navigation, table of contents, list pages), when `hugo` is on
+  PATH, unless --no-hugo.
+
+Every build also reports its peak memory: the largest sum of PSS (proportional set
+size, so pages a forked worker shares with its parent count once) over the build's
+process tree, sampled every 0.1 s from /proc, and `ru_maxrss` of the largest single
+process (from wait4).
 
 Nothing is deleted while timing. A build writes into a directory that never held
 files: what an earlier run left is renamed into `.trash/` and deleted after the last
@@ -36,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -76,6 +85,98 @@ def mkdocs_version() -> str | None:
         return "unknown"
 
 
+def hugo_version() -> str | None:
+    exe = shutil.which("hugo")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.split()[1] if out.startswith("hugo ") and len(out.split()) > 1 else (out.strip() or "unknown")
+
+
+# ----- peak memory of a process tree -------------------------------------------------------
+def _children(pids: set[int]) -> set[int]:
+    """`pids` and every process whose parent is in the set (one /proc scan: ~2 ms)."""
+    parent_of: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = open(f"/proc/{name}/stat", "rb").read()
+            except OSError:
+                continue
+            parent_of[int(name)] = int(stat.rsplit(b")", 1)[1].split()[1])
+    tree, grew = set(pids), True
+    while grew:
+        more = {p for p, pp in parent_of.items() if pp in tree and p not in tree}
+        tree |= more
+        grew = bool(more)
+    return tree
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+@dataclass
+class Measured:
+    seconds: float
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_pss_mb: float | None  # largest sampled sum over the tree; None without /proc
+    maxrss_mb: float | None  # ru_maxrss of the largest single process of the tree
+
+
+def run_measured(cmd: list[str], timeout: float | None) -> Measured:
+    """Run `cmd` to the end, timing it and sampling its tree's memory every 0.1 s."""
+    out_f, err_f = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL)
+    peak = [0]
+    done = threading.Event()
+    sampling = os.path.exists("/proc/self/smaps_rollup")
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            peak[0] = max(peak[0], sum(_pss_kb(p) for p in _children({proc.pid})))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    if sampling:
+        sampler.start()
+    deadline = None if timeout is None else t0 + timeout
+    rusage = None
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            proc.kill()
+            proc.wait()
+            done.set()
+            raise BenchError(f"`{' '.join(cmd)}` did not finish within {timeout}s")
+        time.sleep(0.005)
+    secs = time.perf_counter() - t0
+    done.set()
+    if sampling:
+        sampler.join()
+    out_f.seek(0)
+    err_f.seek(0)
+    return Measured(secs, proc.returncode, out_f.read().decode("utf-8", "replace"),
+                    err_f.read().decode("utf-8", "replace"),
+                    round(peak[0] / 1024, 1) if sampling and peak[0] else None,
+                    round(rusage.ru_maxrss / 1024, 1) if rusage is not None else None)
+
+
 @dataclass
 class Row:
     label: str
@@ -85,9 +186,16 @@ class Row:
     docs_per_second: float | None = None
     build_exit_code: int | None = None
     build_report: dict = field(default_factory=dict)
+    commonplace_peak_mb: float | None = None  # tree PSS (see run_measured)
+    commonplace_maxrss_mb: float | None = None
     mkdocs_seconds: float | None = None
     mkdocs_docs_per_second: float | None = None
+    mkdocs_peak_mb: float | None = None
     speedup: float | None = None
+    hugo_seconds: float | None = None
+    hugo_peak_mb: float | None = None
+    hugo_maxrss_mb: float | None = None
+    hugo_ratio: float | None = None  # hugo seconds / commonplace seconds (> 1: commonplace ahead)
 
 
 TRASH = ".trash"  # see the module docstring
@@ -122,20 +230,14 @@ class Commonplace:
             cmd.append("--no-index")
         return cmd + ["--json"]
 
-    def build(self, corpus: Path, out: Path) -> tuple[float, int, dict]:
-        """One clean build; returns (wall seconds, exit code, scalar fields of the JSON report)."""
+    def build(self, corpus: Path, out: Path) -> tuple[Measured, dict]:
+        """One clean build; returns its measurement and the scalar fields of its JSON report."""
         while True:
             trash = out.parent / TRASH
             set_aside(out, trash)
             set_aside(corpus / ".commonplace", trash)
             cmd = self.cmd(corpus, out)
-            t0 = time.perf_counter()
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout,
-                                      stdin=subprocess.DEVNULL)
-            except subprocess.TimeoutExpired:
-                raise BenchError(f"`{' '.join(cmd)}` did not finish within {self.timeout}s") from None
-            secs = time.perf_counter() - t0
+            proc = run_measured(cmd, self.timeout)
             err = proc.stderr or ""
             if (self.no_embed and proc.returncode == 2 and "no such option" in err.lower()
                     and "--no-embed" in err):
@@ -148,7 +250,7 @@ class Commonplace:
             if proc.returncode != 0 and not (proc.returncode == 1 and report is not None):
                 tail = "\n".join(err.strip().splitlines()[-15:])
                 raise BenchError(f"`{' '.join(cmd)}` failed with exit code {proc.returncode}:\n{tail}")
-            return secs, proc.returncode, _summary(report)
+            return proc, _summary(report)
 
 
 def _is_scalar(v: object) -> bool:
@@ -190,7 +292,7 @@ def _ignore_hidden(_dir: str, names: list[str]) -> list[str]:
     return [n for n in names if n.startswith(".")]
 
 
-def mkdocs_build(corpus: Path, base: Path, timeout: float | None) -> float:
+def mkdocs_build(corpus: Path, base: Path, timeout: float | None) -> Measured:
     """Copy the corpus into a minimal MkDocs project and time `mkdocs build -q`."""
     proj = base / "mkdocs-project"
     docs = proj / "docs"
@@ -208,16 +310,84 @@ def mkdocs_build(corpus: Path, base: Path, timeout: float | None) -> float:
         encoding="utf-8",
     )
     cmd = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg)]
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise BenchError(f"mkdocs build did not finish within {timeout}s") from None
-    secs = time.perf_counter() - t0
+    proc = run_measured(cmd, timeout)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or "").strip().splitlines()[-15:])
         raise BenchError(f"mkdocs build failed with exit code {proc.returncode}:\n{tail}")
-    return secs
+    return proc
+
+
+# Front matter keys Hugo gives a meaning of its own (`url` would move the page, `aliases`
+# writes redirect pages): renamed in Hugo's copy of the corpus, the rest kept as written.
+_HUGO_RESERVED = ("url", "aliases", "slug", "layout", "draft", "outputs", "cascade", "headless", "build",
+                  "weight", "expiryDate", "publishDate", "lastmod", "linkTitle", "markup", "sitemap")
+
+_HUGO_CONFIG = """baseURL = "http://localhost/"
+title = "commonplace benchmark corpus"
+[markup.tableOfContents]
+startLevel = 2
+endLevel = 4
+"""
+_HUGO_LAYOUTS = {
+    "baseof.html": (
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{{ .Title }} · {{ .Site.Title }}</title></head><body>\n"
+        "<nav><ul>{{ range .Site.Sections }}<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul></nav>\n"
+        "<main>{{ block \"main\" . }}{{ end }}</main></body></html>\n"),
+    "single.html": "{{ define \"main\" }}<h1>{{ .Title }}</h1>\n{{ .TableOfContents }}\n{{ .Content }}{{ end }}\n",
+    "list.html": ("{{ define \"main\" }}<h1>{{ .Title }}</h1>\n{{ .Content }}\n<ul>{{ range .Pages }}"
+                  "<li><a href=\"{{ .RelPermalink }}\">{{ .Title }}</a></li>{{ end }}</ul>{{ end }}\n"),
+}
+
+
+def _hugo_text(text: str) -> str:
+    """One document as Hugo's copy holds it: reserved front matter keys renamed `cp_<key>`."""
+    if not text.startswith("---\n"):
+        return text
+    end = text.find("\n---", 3)
+    if end < 0:
+        return text
+    lines = text[4:end].split("\n")
+    for i, line in enumerate(lines):
+        key = line.split(":", 1)[0]
+        if key in _HUGO_RESERVED and line.startswith(key + ":"):
+            lines[i] = "cp_" + line
+    return "---\n" + "\n".join(lines) + text[end:]
+
+
+def hugo_project(corpus: Path, base: Path) -> Path:
+    """A Hugo site whose content is a copy of `corpus` (the root `index.md` becomes the
+    home page's `_index.md`) with a minimal layout: section navigation on every page, a
+    table of contents on each document, list pages for sections and tags."""
+    proj = base / f"hugo-project-{corpus.name}"
+    set_aside(proj, base / TRASH)
+    content = proj / "content"
+    for src in sorted(corpus.rglob("*.md")):
+        rel = src.relative_to(corpus)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        dst = content / ("_index.md" if rel.as_posix() == "index.md" else rel)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(_hugo_text(src.read_text(encoding="utf-8")), encoding="utf-8")
+    (proj / "hugo.toml").write_text(_HUGO_CONFIG, encoding="utf-8")
+    layouts = proj / "layouts" / "_default"
+    layouts.mkdir(parents=True)
+    for name, text in _HUGO_LAYOUTS.items():
+        (layouts / name).write_text(text, encoding="utf-8")
+    return proj
+
+
+def hugo_build(proj: Path, base: Path, timeout: float | None, to_disk: bool = False) -> Measured:
+    """Time `hugo` on a project made by `hugo_project` (in memory unless `to_disk`)."""
+    site = base / f"hugo-site-{proj.name}"
+    set_aside(site, base / TRASH)
+    set_aside(proj / "resources", base / TRASH)  # Hugo's own cache: every build starts clean
+    cmd = ["hugo", "--quiet", "--source", str(proj)]
+    cmd += ["--destination", str(site)] if to_disk else ["--renderToMemory"]
+    proc = run_measured(cmd, timeout)
+    if proc.returncode != 0:
+        tail = "\n".join(((proc.stderr or "") + (proc.stdout or "")).strip().splitlines()[-15:])
+        raise BenchError(f"hugo failed with exit code {proc.returncode}:\n{tail}")
+    return proc
 
 
 def _fmt(v: float | None, spec: str, suffix: str = "") -> str:
@@ -226,10 +396,12 @@ def _fmt(v: float | None, spec: str, suffix: str = "") -> str:
 
 def render_table(result: dict) -> str:
     rows: list[Row] = [Row(**{k: v for k, v in r.items()}) for r in result["rows"]]
-    head = ("corpus", "docs", "commonplace s", "docs/s", "mkdocs s", "mkdocs docs/s", "speed-up")
+    head = ("corpus", "docs", "commonplace s", "peak MB", "hugo s", "peak MB", "hugo/cp",
+            "mkdocs s", "peak MB", "mkdocs/cp")
     body = [
-        (r.label, f"{r.n:,}", _fmt(r.commonplace_seconds, ".2f"), _fmt(r.docs_per_second, ",.0f"),
-         _fmt(r.mkdocs_seconds, ".2f"), _fmt(r.mkdocs_docs_per_second, ",.0f"), _fmt(r.speedup, ".1f", "x"))
+        (r.label, f"{r.n:,}", _fmt(r.commonplace_seconds, ".2f"), _fmt(r.commonplace_peak_mb, ",.0f"),
+         _fmt(r.hugo_seconds, ".2f"), _fmt(r.hugo_peak_mb, ",.0f"), _fmt(r.hugo_ratio, ".2f", "x"),
+         _fmt(r.mkdocs_seconds, ".2f"), _fmt(r.mkdocs_peak_mb, ",.0f"), _fmt(r.speedup, ".1f", "x"))
         for r in rows
     ]
     widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(len(head))]
@@ -241,8 +413,11 @@ def render_table(result: dict) -> str:
         f"commonplace: {result['commonplace']}",
         f"command:     commonplace build CORPUS --out OUT{' --no-embed' if result['no_embed'] else ''}{'' if result.get('with_index') else ' --no-index'} --json"
         + ("" if result["no_embed"] else "   (this commonplace has no --no-embed: the time may include embedding)"),
+        f"hugo:        {result.get('hugo', {}).get('status', '-')}",
         f"mkdocs:      {result['mkdocs']['status']}",
         f"timing:      wall clock incl. process start, best of {result['repeat']}, clean builds, seed {result['seed']}",
+        "memory:      peak MB = largest sum of PSS over the build's processes (sampled every 0.1 s)",
+        f"load:        {result.get('load', '-')}",
         "",
         line(head),
         line(["-" * w for w in widths]),
@@ -251,6 +426,9 @@ def render_table(result: dict) -> str:
     full = next((r for r in rows if r.label == "full"), None)
     if full is not None and full.commonplace_seconds is not None:
         out += ["", f"{full.n:,}-document build: {full.commonplace_seconds:.2f} s ({full.docs_per_second:,.0f} docs/s)"]
+    out += ["", "largest single process (ru_maxrss), MB: " + "; ".join(
+        f"{r.label} commonplace {_fmt(r.commonplace_maxrss_mb, ',.0f')}, hugo {_fmt(r.hugo_maxrss_mb, ',.0f')}"
+        for r in rows)]
     stage_lines = []
     for r in rows:
         stages = r.build_report.get("stages") if isinstance(r.build_report, dict) else None
@@ -260,6 +438,21 @@ def render_table(result: dict) -> str:
     if stage_lines:
         out += ["", "build stages reported by commonplace (seconds):", *stage_lines]
     return "\n".join(out)
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def _min(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -279,6 +472,16 @@ def run(args: argparse.Namespace) -> dict:
     use_mkdocs = not args.no_mkdocs and mk_ver is not None and args.compare_n > 0
     if mk_ver is not None and not args.no_mkdocs and args.compare_n == 0:
         mk_status = "not run (--compare-n 0)"
+    hugo_ver = None if args.no_hugo else hugo_version()
+    use_hugo = hugo_ver is not None
+    if args.no_hugo:
+        hugo_status = "skipped (--no-hugo)"
+    elif hugo_ver is None:
+        hugo_status = "not on PATH: hugo column skipped (e.g. apt-get install hugo)"
+        log("hugo is not on PATH; skipping the hugo comparison")
+    else:
+        hugo_status = (f"hugo {hugo_ver}, {'to disk' if args.hugo_disk else '--renderToMemory'}, minimal layout "
+                       "(section nav, table of contents, list pages)")
 
     if args.workdir:
         base = Path(args.workdir).resolve()
@@ -295,6 +498,7 @@ def run(args: argparse.Namespace) -> dict:
         plan.append(("full", args.n))
 
     rows: list[Row] = []
+    load_before = _load()
     try:
         for label, n in plan:
             row = Row(label, n)
@@ -305,21 +509,36 @@ def run(args: argparse.Namespace) -> dict:
             paths = generate(corpus, n, seed=args.seed)
             row.generate_seconds = round(time.perf_counter() - t0, 3)
             row.n = len(paths)
+            project = hugo_project(corpus, base) if use_hugo else None
             times = []
             for i in range(args.repeat):
+                # commonplace and hugo alternate, so a change in the machine's load hits both
                 log(f"[{label}] commonplace build ({i + 1}/{args.repeat}) ...")
-                secs, code, report = cp.build(corpus, base / f"site-commonplace-{n}")
-                times.append(secs)
-                row.build_exit_code, row.build_report = code, report
-                log(f"[{label}]   {secs:.2f} s (exit {code})")
+                m, report = cp.build(corpus, base / f"site-commonplace-{n}")
+                times.append(m.seconds)
+                row.build_exit_code, row.build_report = m.returncode, report
+                row.commonplace_peak_mb = _max(row.commonplace_peak_mb, m.peak_pss_mb)
+                row.commonplace_maxrss_mb = _max(row.commonplace_maxrss_mb, m.maxrss_mb)
+                log(f"[{label}]   {m.seconds:.2f} s (exit {m.returncode}), peak {m.peak_pss_mb} MB")
+                if project is not None:
+                    log(f"[{label}] hugo build ({i + 1}/{args.repeat}) ...")
+                    h = hugo_build(project, base, args.timeout, args.hugo_disk)
+                    row.hugo_seconds = _min(row.hugo_seconds, round(h.seconds, 3))
+                    row.hugo_peak_mb = _max(row.hugo_peak_mb, h.peak_pss_mb)
+                    row.hugo_maxrss_mb = _max(row.hugo_maxrss_mb, h.maxrss_mb)
+                    log(f"[{label}]   {h.seconds:.2f} s, peak {h.peak_pss_mb} MB")
             row.commonplace_seconds = round(min(times), 3)
             row.docs_per_second = round(row.n / min(times), 1)
+            if row.hugo_seconds is not None:
+                row.hugo_ratio = round(row.hugo_seconds / min(times), 2)
             if use_mkdocs and label == "compare":
                 mtimes = []
                 for i in range(args.repeat):
                     log(f"[{label}] mkdocs build ({i + 1}/{args.repeat}) ...")
-                    mtimes.append(mkdocs_build(corpus, base, args.timeout))
-                    log(f"[{label}]   {mtimes[-1]:.2f} s")
+                    mk = mkdocs_build(corpus, base, args.timeout)
+                    mtimes.append(mk.seconds)
+                    row.mkdocs_peak_mb = _max(row.mkdocs_peak_mb, mk.peak_pss_mb)
+                    log(f"[{label}]   {mk.seconds:.2f} s, peak {mk.peak_pss_mb} MB")
                 row.mkdocs_seconds = round(min(mtimes), 3)
                 row.mkdocs_docs_per_second = round(row.n / min(mtimes), 1)
                 row.speedup = round(min(mtimes) / min(times), 2)
@@ -338,6 +557,9 @@ def run(args: argparse.Namespace) -> dict:
         "no_embed": cp.no_embed,
         "with_index": cp.with_index,
         "mkdocs": {"available": mk_ver is not None, "used": use_mkdocs, "version": mk_ver, "status": mk_status},
+        "hugo": {"available": hugo_ver is not None, "used": use_hugo, "version": hugo_ver, "status": hugo_status,
+                 "to_disk": bool(args.hugo_disk)},
+        "load": load_before + " before, " + _load() + " after",
         "seed": args.seed,
         "repeat": args.repeat,
         "workdir": str(base) if args.workdir else None,
@@ -356,6 +578,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-n", type=int, default=2_000,
                     help="corpus size also built with mkdocs (default 2000; 0 skips)")
     ap.add_argument("--no-mkdocs", action="store_true", help="do not run mkdocs")
+    ap.add_argument("--no-hugo", action="store_true", help="do not run hugo (run by default when on PATH)")
+    ap.add_argument("--hugo-disk", action="store_true",
+                    help="hugo writes its site to disk like commonplace (default: --renderToMemory)")
     ap.add_argument("--with-index", action="store_true",
                     help="also build the BM25 index (default: rendering only, --no-index)")
     ap.add_argument("--workdir", type=Path, help="keep corpora and sites here instead of a temp dir")
