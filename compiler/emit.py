@@ -327,7 +327,7 @@ def search_shard(path: str) -> int:
 
 def search_data(site: Site, only: set[int] | None = None) -> Iterator[Output]:
     """Offline search data (see `site_search`): the index, and the text shards in `only`."""
-    yield from site_search.search_files(site.docs, only)
+    yield from site_search.search_files(site.docs, only, owner=site.resolver)  # one model per site state
 
 
 def graph_data(site: Site) -> Output:
@@ -467,7 +467,7 @@ def site_urls(site: Site) -> set[str]:
             "graph.json", "_/graph-data.js", "_/graph/index.html", "feed.xml", "_/tags/index.html"}
     if site.site_url:
         urls.add("sitemap.xml")
-    urls |= site_search.search_urls(site.docs)
+    urls |= site_search.search_urls(site.docs, owner=site.resolver)
     urls |= {type_url(t) for t in site.by_type}
     urls |= {tag_url(t) for t in site.by_tag}
     urls |= {folder_url(f) for f in site.all_folders()}

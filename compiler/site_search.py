@@ -2,43 +2,40 @@
 
 The browser searches with MiniSearch (vendored in templates/static/vendor/). Indexing a
 10,000-page corpus in a browser takes seconds (measured: 7.7 s), so the build does the
-tokenizing and hands MiniSearch ready term postings, split by the term's first
-character: the first keystroke loads one shard, not the whole index. Everything is a
-script file (`CommonplaceData.*(...)` calls), so it loads from file:// too.
+tokenizing (`site_search_terms`, in the workers) and hands MiniSearch ready term
+postings, split by the term's first character: a keystroke loads one letter's files,
+not the whole index. Everything is a script file (`CommonplaceData.*(...)` calls), so
+it loads from file:// too.
 
-- `_/search-data/meta.js`: the pages (path, title, text shard, tags), each page's field
-  lengths and the averages MiniSearch's BM25 scoring needs, the term shard names, and
-  each page's title words as `term count term count ...`.
-- `_/search-data/t-<key>.js`: one line per page with text words starting with `key`: the
-  gap to the previous such page's number, TAB, those words as `term count ...`.
+Pages fall into 16 blocks by a hash of their path (`site_search_model`); each block has
+its own page list and term files, numbering its pages locally, so a change to one page
+rewrites its block's files that the change reaches, its text shard and the small meta.
+
+- `_/search-data/meta.js`: pages per block, the average field lengths MiniSearch's BM25
+  needs, and which blocks have words for each term shard.
+- `_/search-data/p-<block>.js`: the block's pages (path, title, text shard, tags), field
+  lengths, and each page's title words as `term count term count ...`.
+- `_/search-data/t-<key>-<block>.js`: one line per page of the block with text words
+  starting with `key`: the gap to the previous such page's number in the block, TAB,
+  the words, TAB, their counts.
 - `_/search-data/NN.js`: the text of each page by section (anchor, heading, text), for
-  snippets, highlights and links to the matching section; sharded by a hash of the
-  path, so an edit rewrites one text shard.
-
-The tokenizer here and the one in search.js must agree: lower-cased runs of letters and
-digits (Unicode), at most MAX_TERM characters.
+  snippets, highlights and links to the matching section; sharded by a hash of the path.
 """
 
 from __future__ import annotations
 
-import bisect
-import hashlib
 import json
-import re
-from collections import Counter
-from typing import Iterator
+import weakref
+from typing import Any, Iterator
 
 from .model import Document, is_session_path
+from .site_search_model import PENDING, SearchModel, text_shard
+from .site_search_terms import FIELD_SEP, MAX_TERM, SECTION_SEP, term_key, text_terms, tokens
 
-MAX_TERM = 40
-TEXT_SHARDS = 1024  # ~30 KB each at 10,000 pages (snippets load a few); a small corpus writes only those in use
-SECTION_SEP, FIELD_SEP = "\x1e", "\x1f"  # in Document.search_text (render.search_text)
+__all__ = ["MAX_TERM", "META_URL", "remember", "search_files", "search_urls", "sections", "term_key",
+           "text_shard", "text_terms", "tokens"]
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def tokens(text: str) -> list[str]:
-    return [t for t in _WORD.findall(text.lower()) if len(t) <= MAX_TERM]
+META_URL = "_/search-data/meta.js"
 
 
 def sections(search_text: str) -> list[list[str]]:
@@ -46,89 +43,48 @@ def sections(search_text: str) -> list[list[str]]:
     return [s.split(FIELD_SEP, 2) for s in search_text.split(SECTION_SEP)] if search_text else []
 
 
-def text_shard(path: str) -> int:
-    return int(hashlib.sha1(path.encode("utf-8")).hexdigest()[:8], 16) % TEXT_SHARDS
-
-
 def text_shard_url(k: int) -> str:
     return f"_/search-data/{k:02d}.js"
 
 
-def term_key(term: str) -> str:
-    c = term[0]
-    return c if c.isascii() and c.isalnum() else f"u{ord(c):04x}"
+def page_list_url(b: int) -> str:
+    return f"_/search-data/p-{b}.js"
 
 
-def term_shard_url(key: str) -> str:
-    return f"_/search-data/t-{key}.js"
-
-
-META_URL = "_/search-data/meta.js"
+def term_shard_url(key: str, b: int) -> str:
+    return f"_/search-data/t-{key}-{b}.js"
 
 
 def searchable(docs: list[Document]) -> list[Document]:
-    """The documents the offline search covers (raw session logs stay out), path order."""
-    return sorted((d for d in docs if not d.is_session), key=lambda d: d.path)
-
-
-# Per document: (title text, search text) -> (title counts, text counts). A long-running
-# server re-emits the search data after each save: only changed documents are tokenized.
-def text_terms(search_text: str) -> str:
-    """The text field's terms and counts, grouped by term shard, as one string: what a
-    build worker sends with a rendered page (cheap to pickle; the parent then neither
-    tokenizes nor touches single terms). Anchors are not text; headings and text are.
-
-    Form: `<unique terms>` then per shard `U+001E key U+001D term count term count ...`."""
-    text = " ".join([s.partition(FIELD_SEP)[2] for s in search_text.split(SECTION_SEP)])  # not the anchors
-    counts = Counter(_WORD.findall(text.lower()))
-    if not counts:
-        return "0"
-    items = sorted(counts.items())  # terms by shard: each shard's terms are one run
-    terms, ns = zip(*items)
-    if max(map(len, terms)) > MAX_TERM:
-        items = [(t, n) for t, n in items if len(t) <= MAX_TERM]
-        if not items:
-            return "0"
-        terms, ns = zip(*items)
-    pairs = list(map(" ".join, zip(terms, map(str, ns))))  # C-level: no Python per term
-    out = [str(len(terms))]
-    start = 0
-    while start < len(terms):
-        first = terms[start][0]
-        end = bisect.bisect_left(terms, chr(ord(first) + 1), start)
-        out.append(f"{term_key(first)}\x1d{' '.join(pairs[start:end])}")
-        start = end
-    return "\x1e".join(out)
-
-
-# Path -> (title field, search text, the title's "term count ...", {shard key: "term
-# count ..."} for the text, number of unique terms in each). A long-running server re-emits the search
-# data after each save: only changed documents are tokenized again.
-Entry = tuple[str, str, str, dict[str, str], int, int]
-_COUNTS: dict[str, Entry] = {}
-_PENDING: dict[str, tuple[str, str]] = {}
+    """The documents the offline search covers (raw session logs stay out)."""
+    return [d for d in docs if not d.is_session]
 
 
 def remember(path: str, search_text: str, terms: str) -> None:
     """Take a worker's `text_terms` for a page, so the parent never tokenizes it."""
-    _COUNTS.pop(path, None)
-    if not is_session_path(path):
-        _PENDING[path] = (search_text, terms)
+    if is_session_path(path):
+        PENDING.pop(path, None)
+    else:
+        PENDING[path] = (search_text, terms)
 
 
-def _entry(d: Document) -> Entry:
-    title = " ".join([d.title, *d.tags])
-    held = _COUNTS.get(d.path)
-    if held is not None and held[0] == title and held[1] == d.search_text:
-        return held
-    pending = _PENDING.pop(d.path, None)
-    terms = pending[1] if pending is not None and pending[0] == d.search_text else text_terms(d.search_text)
-    n_text, *groups = terms.split("\x1e")
-    text = dict(g.split("\x1d", 1) for g in groups)
-    title_counts = Counter(tokens(title))
-    held = _COUNTS[d.path] = (title, d.search_text, " ".join(f"{t} {c}" for t, c in title_counts.items()), text,
-                              len(title_counts), int(n_text))
-    return held
+# One model per site state, found through an object that lives as long as the state (its
+# resolver): a long-running server updates its model page by page; a new state (a build
+# in a fresh process) starts from nothing and emits every file.
+_MODELS: "weakref.WeakKeyDictionary[Any, SearchModel]" = weakref.WeakKeyDictionary()
+_LOOSE: dict[int, SearchModel] = {}  # owners that take no weak reference
+
+
+def _model(owner: Any) -> SearchModel:
+    if owner is None:
+        return SearchModel()
+    try:
+        model = _MODELS.get(owner)
+        if model is None:
+            model = _MODELS[owner] = SearchModel()
+    except TypeError:
+        model = _LOOSE.setdefault(id(owner), SearchModel())
+    return model
 
 
 def _script(call: str, value: object) -> bytes:
@@ -141,63 +97,37 @@ def _script(call: str, value: object) -> bytes:
     return f"CommonplaceData.{call}({payload});\n".encode("utf-8")
 
 
-def search_files(docs: list[Document], only_text: set[int] | None = None, index: bool = True) -> Iterator[tuple[str, bytes]]:
-    """The offline search files. `only_text` limits the text shards written; `index`
-    False skips the meta and term files (nothing they show changed)."""
-    docs = searchable(docs)
-    if index:
-        yield from _index_files(docs)
-    shards: dict[int, list] = {}
-    for d in docs:
-        k = text_shard(d.path)
-        if only_text is None or k in only_text:
-            shards.setdefault(k, []).append([d.path, sections(d.search_text)])
-    for k, items in sorted(shards.items()):
-        yield text_shard_url(k), _script("text", {"shard": k, "pages": items})
+def search_files(docs: list[Document], only_text: set[int] | None = None, owner: Any = None
+                 ) -> Iterator[tuple[str, bytes]]:
+    """The offline search files: all of them when `only_text` is None (a full emit), else
+    those the pages changed since the last call for this `owner` reach (`only_text` is
+    then only a hint: the model knows what changed)."""
+    model = _model(owner)
+    model.sync(docs)
+    dirty = model.take_dirty()
+    if only_text is None:
+        dirty = model.all_dirty()
+    if not dirty.any():
+        return
+    yield META_URL, _script("meta", model.meta())
+    for b in sorted(dirty.blocks):
+        if model.blocks[b]:
+            yield page_list_url(b), _script("meta", model.page_list(b))
+    for key, b in sorted(dirty.terms):
+        if (key, b) in model.key_count:
+            yield term_shard_url(key, b), _script("terms", {"key": key, "block": b, "rows": model.term_rows(key, b)})
+    entries = model.entries
+    for k in sorted(dirty.texts):
+        paths = model.text_pages(k)
+        if paths:
+            yield text_shard_url(k), _script("text", {"shard": k, "pages": [
+                [p, sections(entries[p].search_text)] for p in paths]})
 
 
-def _index_files(docs: list[Document]) -> Iterator[tuple[str, bytes]]:
-    """The page list carries every page's title terms (a first keystroke searches titles
-    with nothing more to load); term shards hold, per page with text words starting with
-    their key, the gap to the previous such page and those words with counts (a forward
-    index: the browser inverts the one shard it loads). Work here is per page and shard,
-    never per word: 10,000 pages hold 2.3 million postings."""
-    rows: dict[str, list[str]] = {}
-    last: dict[str, int] = {}
-    lengths: list[int] = []
-    titles: list[str] = []
-    for i, d in enumerate(docs):
-        _, _, title, text, n_title, n_text = _entry(d)
-        lengths += (n_title, n_text)
-        titles.append(title)
-        for key, terms in text.items():
-            line = f"{i - last.get(key, 0)}\t{terms}"
-            last[key] = i
-            if key in rows:
-                rows[key].append(line)
-            else:
-                rows[key] = [line]
-    by_key = rows
-    n = len(docs) or 1
-    meta = {
-        "version": 1,
-        "fields": ["title", "text"],
-        "docs": [[d.path, d.title, text_shard(d.path), d.tags] for d in docs],
-        "lengths": lengths,
-        "avg": [sum(lengths[0::2]) / n, sum(lengths[1::2]) / n],
-        "terms": sorted(by_key),
-        "titles": titles,
-    }
-    yield META_URL, _script("meta", meta)
-    for key, lines in sorted(by_key.items()):
-        yield term_shard_url(key), _script("terms", {"key": key, "rows": "\n".join(lines)})
-
-
-def search_urls(docs: list[Document]) -> set[str]:
-    """Every search file's path, without tokenizing anything but what the cache lacks."""
-    docs = searchable(docs)
-    keys: set[str] = set()
-    for d in docs:
-        keys.update(_entry(d)[3])
-    return ({META_URL} | {term_shard_url(k) for k in keys}
-            | {text_shard_url(text_shard(d.path)) for d in docs})
+def search_urls(docs: list[Document], owner: Any = None) -> set[str]:
+    """Every search file's path (tokenizing only what the model lacks)."""
+    model = _model(owner)
+    model.sync(docs)
+    blocks, terms, texts = model.used()
+    return ({META_URL} | {page_list_url(b) for b in blocks} | {term_shard_url(k, b) for k, b in terms}
+            | {text_shard_url(k) for k in texts})

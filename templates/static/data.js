@@ -1,11 +1,13 @@
 // The offline search data (written by the build, see compiler/site_search.py), loaded on
-// demand as <script> files so it works from file:// too: the page list, one term shard
-// per first character of a word, and the text of pages by section.
+// demand as <script> files so it works from file:// too: the page list (meta.js and one
+// file per block of pages), term files per first character of a word and block, and the
+// text of pages by section.
 (function () {
   "use strict";
   if (window.CommonplaceData) return;
   var C = window.Commonplace;
   var meta = null, metaWaiters = [];
+  var head = null, blocks = {}, blocksDue = 0; // meta.js and the page lists (p-<block>.js)
   var terms = {}, termWaiters = {};
   var texts = {}, textWaiters = {};
   var byPath = null, byUrl = null;
@@ -27,16 +29,49 @@
     return path.replace(/\.md$/, "").split("/").map(encodeURIComponent).join("/") + "/index.html";
   }
 
+  function fail(e) {
+    var w = metaWaiters;
+    metaWaiters = [];
+    w.forEach(function (fn) { fn[1](e); });
+  }
+
+  function assemble() {
+    var m = { version: head.version, fields: head.fields, avg: head.avg, terms: head.terms, offsets: [],
+              docs: [], lengths: [], titles: [] };
+    head.blocks.forEach(function (n, b) {
+      m.offsets.push(m.docs.length);
+      if (!n) return;
+      var p = blocks[b];
+      m.docs = m.docs.concat(p.docs);
+      m.lengths = m.lengths.concat(p.lengths);
+      m.titles = m.titles.concat(p.titles);
+    });
+    meta = m;
+    byPath = {}; byUrl = {};
+    m.docs.forEach(function (d, i) { byPath[d[0]] = i; byUrl[decodeURIComponent(pageUrl(d[0]))] = i; });
+    var w = metaWaiters;
+    metaWaiters = [];
+    w.forEach(function (fn) { fn[0](m); });
+  }
+
   var D = {
-    // Called by the data files.
+    // Called by the data files. meta.js says how many pages each block holds; each
+    // block's page list (same call, with a block number) follows. Once all are in, they
+    // become one list: page number = the pages of the blocks before + number in block.
     meta: function (m) {
-      meta = m;
-      byPath = {}; byUrl = {};
-      m.docs.forEach(function (d, i) { byPath[d[0]] = i; byUrl[decodeURIComponent(pageUrl(d[0]))] = i; });
-      metaWaiters.forEach(function (fn) { fn(m); });
-      metaWaiters = [];
+      if (m.block === undefined) {
+        head = m;
+        blocksDue = 0;
+        m.blocks.forEach(function (n, b) {
+          if (n && !blocks[b]) { blocksDue++; C.load("_/search-data/p-" + b + ".js").catch(fail); }
+        });
+      } else {
+        if (!blocks[m.block]) blocksDue--;
+        blocks[m.block] = m;
+      }
+      if (head && blocksDue === 0) assemble();
     },
-    terms: function (t) { settle(terms, termWaiters, t.key, t.rows); },
+    terms: function (t) { settle(terms, termWaiters, t.key + "-" + t.block, t.rows); },
     text: function (t) {
       var map = {};
       t.pages.forEach(function (it) { map[it[0]] = it[1]; });
@@ -48,8 +83,8 @@
     loadMeta: function () {
       if (meta) return Promise.resolve(meta);
       return new Promise(function (resolve, reject) {
-        metaWaiters.push(resolve);
-        C.load("_/search-data/meta.js").catch(reject);
+        metaWaiters.push([resolve, reject]);
+        if (metaWaiters.length === 1) C.load("_/search-data/meta.js").catch(fail);
       });
     },
     termKey: function (term) {
@@ -58,9 +93,14 @@
       var code = term.codePointAt(0);
       return "u" + ("000" + code.toString(16)).slice(-Math.max(4, code.toString(16).length));
     },
+    // [[first page number of the block, rows], ...] for the words starting with `key`.
     loadTerms: function (key) {
-      if (meta && meta.terms.indexOf(key) < 0) return Promise.resolve("");
-      return waitFor(terms, termWaiters, key, "_/search-data/t-" + key + ".js");
+      return D.loadMeta().then(function (m) {
+        return Promise.all((m.terms[key] || []).map(function (b) {
+          return waitFor(terms, termWaiters, key + "-" + b, "_/search-data/t-" + key + "-" + b + ".js")
+            .then(function (rows) { return [m.offsets[b], rows]; });
+        }));
+      });
     },
     // [[anchor, heading, text], ...] of one page.
     sections: function (docId) {

@@ -72,17 +72,25 @@
     });
   }
 
-  // A term shard lists, per page, the gap to the previous page's number and the page's
-  // text words starting with the shard's letter, with counts.
-  function addShard(ms, text) {
-    if (!text) return;
+  // A term file lists, per page of its block, the gap to the previous page's number in
+  // the block, the page's text words starting with the file's letter, and their counts.
+  // `blocks` is [[first page number of the block, rows], ...].
+  function addShard(ms, blocks) {
     var terms = new Map();
-    var rows = text.split("\n"), id = 0;
-    for (var r = 0; r < rows.length; r++) {
-      var row = rows[r], tab = row.indexOf("\t");
-      id += +row.slice(0, tab);
-      addWords(terms, row.slice(tab + 1), id);
-    }
+    blocks.forEach(function (blk) {
+      if (!blk[1]) return;
+      var rows = blk[1].split("\n"), id = blk[0];
+      for (var r = 0; r < rows.length; r++) {
+        var parts = rows[r].split("\t");
+        id += +parts[0];
+        var words = parts[1].split(" "), counts = parts[2].split(" ");
+        for (var k = 0; k < words.length; k++) {
+          var docs = terms.get(words[k]);
+          if (!docs) { docs = new Map(); terms.set(words[k], docs); }
+          docs.set(id, +counts[k]);
+        }
+      }
+    });
     merge(ms, terms, 1);
   }
 

@@ -48,7 +48,7 @@ from pathlib import Path
 if sys.argv[3] == "off":
     from commonplace.compiler import emit, site_search, stages
     emit.search_data = lambda site, only=None: iter(())
-    site_search.search_urls = lambda docs: set()
+    site_search.search_urls = lambda docs, owner=None: set()
     stages.search_text = lambda html: ""
 from commonplace.compiler.build import BuildOptions, build
 t0 = time.perf_counter()

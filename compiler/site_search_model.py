@@ -1,0 +1,203 @@
+"""What the site's search data holds now, kept up to date page by page, so that a refresh
+re-emits only the files a change reaches (see `site_search` for the files).
+
+Pages fall into BLOCKS blocks by a hash of their path. A block's page list and its term
+shards number its pages locally (path order within the block), so a page added, edited
+or deleted changes its own block's files and the small `meta.js` (counts and averages),
+never another block's. The bytes depend only on the current pages: an incremental
+update writes what a clean build writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_left, insort
+from dataclasses import dataclass
+from typing import Iterable
+
+from .model import Document
+from .site_search_terms import parse_terms, text_terms, title_terms
+
+BLOCKS = 16
+TEXT_SHARDS = 1024  # ~30 KB each at 10,000 pages (snippets load a few)
+
+
+def text_shard(path: str) -> int:
+    return int(hashlib.sha1(path.encode("utf-8")).hexdigest()[:8], 16) % TEXT_SHARDS
+
+
+@dataclass
+class Entry:
+    doc: Document
+    title: str  # the document's title, and its tags, as last seen
+    tags: list[str]
+    search_text: str
+    shard: int
+    block: int
+    n_title: int
+    title_terms: str  # "term count ..."
+    n_text: int
+    text: dict[str, str]  # shard key -> "terms TAB counts"
+
+
+# Path -> (search text, `text_terms`) from the workers, taken when the page is next seen.
+PENDING: dict[str, tuple[str, str]] = {}
+
+
+def make_entry(d: Document, old: Entry | None) -> Entry:
+    if old is not None and old.search_text == d.search_text:
+        n_text, text = old.n_text, old.text
+    else:
+        pending = PENDING.pop(d.path, None)
+        terms = pending[1] if pending is not None and pending[0] == d.search_text else text_terms(d.search_text)
+        n_text, text = parse_terms(terms)
+    if old is not None and old.title == d.title and old.tags == d.tags:
+        n_title, tt = old.n_title, old.title_terms
+    else:
+        n_title, tt = title_terms(" ".join([d.title, *d.tags]))
+    shard = old.shard if old is not None else text_shard(d.path)
+    return Entry(d, d.title, list(d.tags), d.search_text, shard, shard % BLOCKS, n_title, tt, n_text, text)
+
+
+@dataclass
+class Dirty:
+    meta: bool = False
+    blocks: set[int] | None = None  # page lists
+    terms: set[tuple[str, int]] | None = None  # (shard key, block)
+    texts: set[int] | None = None  # text shards
+
+    def any(self) -> bool:
+        return self.meta or bool(self.blocks or self.terms or self.texts)
+
+
+class SearchModel:
+    """The search data of one site (one SiteState), as entries per page."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Entry] = {}
+        self.blocks: list[list[str]] = [[] for _ in range(BLOCKS)]  # paths, sorted
+        self.key_count: dict[tuple[str, int], int] = {}  # (key, block) -> pages with such words
+        self.shard_paths: dict[int, set[str]] = {}
+        self.sums = [0, 0]  # title and text lengths over all pages
+        self.synced: list[Document] | None = None  # the docs list last synced with
+        self.dirty = Dirty(False, set(), set(), set())  # what changed since `take_dirty`
+
+    def take_dirty(self) -> Dirty:
+        dirty, self.dirty = self.dirty, Dirty(False, set(), set(), set())
+        return dirty
+
+    def sync(self, docs: list[Document]) -> None:
+        """Bring the entries up to date with `docs` (raw session logs stay out) and note
+        what changed in `dirty`. Unchanged pages cost an identity check each; changed ones
+        their own work."""
+        if docs is self.synced:
+            return
+        dirty = self.dirty
+        get, seen = self.entries.get, 0
+        for d in docs:
+            e = get(d.path)
+            # A changed page is a new Document, or the same one with a new search text.
+            if e is not None and e.doc is d and e.search_text is d.search_text:
+                seen += 1
+                continue
+            if d.is_session:
+                continue
+            seen += 1
+            self._put(make_entry(d, e), e, dirty)
+        if seen != len(self.entries):  # some pages are gone
+            paths = {d.path for d in docs}
+            for path in [p for p in self.entries if p not in paths]:
+                self._drop(path, dirty)
+        self.synced = docs
+
+    def _put(self, new: Entry, old: Entry | None, dirty: Dirty) -> None:
+        path, b = new.doc.path, new.block
+        self.entries[path] = new
+        if old is None:
+            insort(self.blocks[b], path)
+            self.shard_paths.setdefault(new.shard, set()).add(path)
+            self._count(new.text, b, +1)
+            self._block_changed(b, dirty)  # the later pages' local numbers moved
+        else:
+            self.sums[0] -= old.n_title
+            self.sums[1] -= old.n_text
+            if old.text is not new.text:
+                self._count(old.text, b, -1)
+                self._count(new.text, b, +1)
+                for key in old.text.keys() | new.text.keys():
+                    if old.text.get(key) != new.text.get(key):
+                        dirty.terms.add((key, b))
+        self.sums[0] += new.n_title
+        self.sums[1] += new.n_text
+        dirty.meta = True
+        dirty.blocks.add(b)
+        if old is None or old.search_text != new.search_text:
+            dirty.texts.add(new.shard)
+
+    def _drop(self, path: str, dirty: Dirty) -> None:
+        e = self.entries.pop(path)
+        b = e.block
+        self._block_changed(b, dirty)
+        del self.blocks[b][bisect_left(self.blocks[b], path)]
+        self._count(e.text, b, -1)
+        paths = self.shard_paths[e.shard]
+        paths.discard(path)
+        if not paths:
+            del self.shard_paths[e.shard]
+        self.sums[0] -= e.n_title
+        self.sums[1] -= e.n_text
+        dirty.meta = True
+        dirty.blocks.add(b)
+        dirty.texts.add(e.shard)
+
+    def _block_changed(self, b: int, dirty: Dirty) -> None:
+        dirty.terms.update((k, bb) for k, bb in self.key_count if bb == b)
+
+    def _count(self, text: dict[str, str], b: int, step: int) -> None:
+        for key in text:
+            n = self.key_count.get((key, b), 0) + step
+            if n:
+                self.key_count[(key, b)] = n
+            else:
+                del self.key_count[(key, b)]
+
+    # ----- the files' contents ---------------------------------------------------------
+    def meta(self) -> dict:
+        n = len(self.entries) or 1
+        keys: dict[str, list[int]] = {}
+        for key, b in sorted(self.key_count):
+            keys.setdefault(key, []).append(b)
+        return {"version": 2, "fields": ["title", "text"], "blocks": [len(p) for p in self.blocks],
+                "avg": [self.sums[0] / n, self.sums[1] / n], "terms": keys}
+
+    def page_list(self, b: int) -> dict:
+        docs, lengths, titles = [], [], []
+        for path in self.blocks[b]:
+            e = self.entries[path]
+            docs.append([path, e.title, e.shard, e.tags])
+            lengths += (e.n_title, e.n_text)
+            titles.append(e.title_terms)
+        return {"block": b, "docs": docs, "lengths": lengths, "titles": titles}
+
+    def term_rows(self, key: str, b: int) -> str:
+        """Per page of block `b` with words starting with `key`: the gap to the previous
+        such page's local number, TAB, the words, TAB, their counts."""
+        rows, last = [], 0
+        entries = self.entries
+        for i, path in enumerate(self.blocks[b]):
+            terms = entries[path].text.get(key)
+            if terms is not None:
+                rows.append(f"{i - last}\t{terms}")
+                last = i
+        return "\n".join(rows)
+
+    def text_pages(self, shard: int) -> list[str]:
+        return sorted(self.shard_paths.get(shard, ()))
+
+    def all_dirty(self) -> Dirty:
+        return Dirty(True, {b for b in range(BLOCKS) if self.blocks[b]}, set(self.key_count),
+                     set(self.shard_paths))
+
+    def used(self) -> tuple[Iterable[int], Iterable[tuple[str, int]], Iterable[int]]:
+        """(blocks with pages, (key, block) pairs with rows, text shards with pages)."""
+        return ((b for b in range(BLOCKS) if self.blocks[b]), self.key_count.keys(), self.shard_paths.keys())

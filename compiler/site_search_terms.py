@@ -1,0 +1,83 @@
+"""The site search's tokenizer: what a page's words are, and each page's terms grouped by
+term shard. Runs in the build workers, once per rendered page (`text_terms`).
+
+The tokenizer here and the one in templates/static/search.js must agree: lower-cased runs
+of letters and digits (Unicode), at most MAX_TERM characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+
+MAX_TERM = 40
+SECTION_SEP, FIELD_SEP = "\x1e", "\x1f"  # in Document.search_text (render.search_text)
+
+_WORD = re.compile(r"[^\W_]+")  # letters and digits: str.isalnum, as \p{L}\p{N} in search.js
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# ASCII text: everything but letters and digits becomes a space and A-Z lower case, so
+# str.split finds the words (measured: 5x faster than the regex, which builds each match).
+_ASCII_FOLD = {i: (chr(i).lower() if chr(i).isalnum() else " ") for i in range(128) if not chr(i).islower()
+               and not chr(i).isdigit()}
+
+
+def words(text: str) -> list[str]:
+    """The words of `text`, lower case, in order (not yet cut at MAX_TERM)."""
+    if not text.isascii():
+        odd = set(_NON_ASCII.findall(text))
+        if any(c.isalnum() for c in odd):
+            return _WORD.findall(text.lower())
+        # Only punctuation (typographic quotes, dashes, arrows) outside ASCII: blank it
+        # (str.replace: translate has a fast path for ASCII text only).
+        for c in odd:
+            text = text.replace(c, " ")
+    return text.translate(_ASCII_FOLD).split()
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in words(text) if len(t) <= MAX_TERM]
+
+
+def term_key(term: str) -> str:
+    """A term's shard: its first character (`u` and the code point outside a-z, 0-9)."""
+    c = term[0]
+    return c if c.isascii() and c.isalnum() else f"u{ord(c):04x}"
+
+
+def text_terms(search_text: str) -> str:
+    """The text field's terms and counts, grouped by term shard, as one string: what a
+    build worker sends with a rendered page (cheap to pickle; the parent then neither
+    tokenizes nor touches single terms). Anchors are not text; headings and text are.
+
+    Form: `<unique terms>`, then per shard `U+001E key U+001D terms TAB counts`, terms
+    and counts space-separated and in the same order. Work here is C-level per word
+    and per term: no Python statement runs per term."""
+    text = " ".join([s.partition(FIELD_SEP)[2] for s in search_text.split(SECTION_SEP)])  # not the anchors
+    counts = Counter(words(text))
+    terms = sorted(counts)  # the terms of one shard are one run
+    if terms and len(max(terms, key=len)) > MAX_TERM:
+        terms = [t for t in terms if len(t) <= MAX_TERM]
+    if not terms:
+        return "0"
+    ns = list(map(str, map(counts.__getitem__, terms)))
+    out = [str(len(terms))]
+    start, n = 0, len(terms)
+    while start < n:
+        first = terms[start][0]
+        end = bisect.bisect_left(terms, chr(ord(first) + 1), start)
+        out.append(f"{term_key(first)}\x1d{' '.join(terms[start:end])}\t{' '.join(ns[start:end])}")
+        start = end
+    return "\x1e".join(out)
+
+
+def parse_terms(terms: str) -> tuple[int, dict[str, str]]:
+    """`text_terms` -> (unique terms, {shard key: "terms TAB counts"})."""
+    n, *groups = terms.split("\x1e")
+    return int(n), dict(g.split("\x1d", 1) for g in groups)
+
+
+def title_terms(title: str) -> tuple[int, str]:
+    """(unique terms, "term count term count ...") of the title field."""
+    counts = Counter(tokens(title))
+    return len(counts), " ".join(f"{t} {c}" for t, c in counts.items())
