@@ -14,6 +14,10 @@
   var SNIPPET = 180;
   var WORD = /[\p{L}\p{N}]+/gu;
   var MAX_TERM = 40;
+  // Under serve, results whose normalised score (0-1) is below this are weak: the
+  // server's own cut-off for "nothing matched well" (compiler/search/fusion.py,
+  // WEAK_VECTOR_ONLY). The server also says so in `warnings`; either is enough.
+  var WEAK = 0.35;
 
   function tokenize(text) {
     return (text.toLowerCase().match(WORD) || []).filter(function (t) { return t.length <= MAX_TERM; });
@@ -141,6 +145,8 @@
   var FIRST = 8; // results described (snippet text loaded) before the list first shows
 
   // Resolves to the first results; `more(all)` gets the whole list once its snippets are in.
+  // When no page holds every word typed (as a word or the start of one), the list is
+  // what a fuzzy or any-word search finds, marked `weak`: the box says nothing matched well.
   function offlineSearch(query, more) {
     var words = tokenize(query);
     if (!words.length) return Promise.resolve([]);
@@ -148,20 +154,22 @@
       return ensureTerms(ms, words).then(function () {
         var opts = OPTIONS;
         var hits = runQuery(ms, query);
-        if (shortLast(words)) return describeAll(hits, more);  // keep it cheap
+        if (shortLast(words)) return describeAll(hits, more, !hits.length);  // keep it cheap
+        var weak = !hits.length;
         if (!hits.length) hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
         if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
-        return describeAll(hits, more);
+        return describeAll(hits, more, weak);
       });
     });
   }
 
-  function describeAll(hits, more) {
+  function describeAll(hits, more, weak) {
     hits = hits.slice(0, MAX_RESULTS);
-    var first = Promise.all(hits.slice(0, FIRST).map(describe));
+    var flag = function (list) { list.weak = !!weak; return list; };
+    var first = Promise.all(hits.slice(0, FIRST).map(describe)).then(flag);
     if (!more || hits.length <= FIRST) return first;
     return first.then(function (head) {
-      Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { more(head.concat(tail)); });
+      Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { more(flag(head.concat(tail))); });
       return head;
     });
   }
@@ -232,13 +240,18 @@
       return r.json();
     }).then(function (j) {
       var words = tokenize(query);
-      return (j.results || []).map(function (r) {
+      var results = (j.results || []).map(function (r) {
         return {
           path: r.path, title: r.title || r.path,
           url: C.root + window.CommonplaceData.pageUrl(r.path), anchor: r.anchor || "",
-          heading: r.heading || "", snippet: r.snippet || "", words: words, prefix: true
+          heading: r.heading || "", snippet: r.snippet || "", words: words, prefix: true,
+          score: typeof r.score_normalized === "number" ? r.score_normalized : null
         };
       });
+      var scored = results.filter(function (r) { return r.score !== null; });
+      results.weak = !results.length || (scored.length === results.length && scored.every(function (r) { return r.score < WEAK; })) ||
+        (j.warnings || []).some(function (w) { return /^nothing matched/i.test(String(w)); });
+      return results;
     });
   }
 
@@ -305,10 +318,12 @@
     var was = ui.selected;
     ui.results = results;
     ui.list.textContent = "";
+    ui.list.classList.toggle("search-weak", !!results.weak);
     results.forEach(function (r, i) {
       var li = document.createElement("li");
       li.id = "search-result-" + i;
       li.setAttribute("role", "option");
+      if (results.weak) li.style.opacity = "0.6";  // shown, but as a guess
       var a = document.createElement("a");
       a.href = href(r);
       var t = document.createElement("div");
@@ -335,8 +350,10 @@
       li.addEventListener("mousemove", function () { select(i); });
       ui.list.appendChild(li);
     });
-    ui.status.textContent = results.length ? results.length + (results.length === MAX_RESULTS ? "+" : "") +
-      " page" + (results.length === 1 ? "" : "s") + " (" + how + ")" : "No pages match.";
+    var count = results.length + (results.length === MAX_RESULTS ? "+" : "") + " page" + (results.length === 1 ? "" : "s");
+    ui.status.textContent = !results.weak ? count + " (" + how + ")"
+      : results.length ? "Nothing matched well. Weak matches, dimmed: " + count + " (" + how + ")"
+      : "Nothing matched well (" + how + ").";
     select(results.length ? (keep && was >= 0 && was < results.length ? was : 0) : -1);
   }
 

@@ -1,0 +1,110 @@
+"""The search box says when nothing matches well (issue 19), in a real browser: under
+`commonplace serve` from /v1/search's normalised scores and warnings, and offline (file://)
+when no page holds the words typed. Weak results are shown dimmed, as a guess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from browserkit import DESKTOP, build_site, launch, why_no_browser
+from test_served_site import page, served  # noqa: F401 - fixtures: a real `commonplace serve`
+
+REASON = why_no_browser()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
+
+
+def status(p) -> str:
+    return p.locator(".search-status").inner_text()
+
+
+def type_and_wait(p, text: str, done: str) -> None:
+    p.keyboard.press("/")
+    p.locator(".search-box input").wait_for()
+    p.keyboard.type(text)
+    p.wait_for_function(f"document.querySelector('.search-status').textContent.includes({json.dumps(done)})",
+                        timeout=15000)
+
+
+def test_served_nonsense_query_says_nothing_matched_well(served, page):  # noqa: F811
+    page.goto(served["url"] + "/")
+    type_and_wait(page, "xyzzy", "Nothing matched well")
+    assert "hybrid search" in status(page)
+    assert page.locator(".search-results li").count() == 0
+
+
+def test_served_good_match_is_not_called_weak(served, page):  # noqa: F811
+    page.goto(served["url"] + "/")
+    type_and_wait(page, "billing", "hybrid search")
+    page.wait_for_selector(".search-results >> text=Alex", timeout=10000)
+    assert "Nothing matched" not in status(page)
+    assert page.locator(".search-results li").first.evaluate("e => getComputedStyle(e).opacity") == "1"
+
+
+def test_served_weak_scores_are_shown_dimmed(served, page):  # noqa: F811
+    """The server's own answer with every normalised score lowered below its cut-off
+    (a weak meaning-only neighbour looks like this with embeddings on)."""
+    def weaken(route):
+        resp = route.fetch()
+        body = resp.json()  # (one request per keystroke: "b" may find nothing yet)
+        assert all("score_normalized" in r for r in body["results"])
+        for r in body["results"]:
+            r["score_normalized"] = 0.12
+        route.fulfill(response=resp, body=json.dumps(body))
+
+    page.route("**/v1/search", weaken)
+    page.goto(served["url"] + "/")
+    type_and_wait(page, "billing", "Nothing matched well")
+    first = page.locator(".search-results li").first
+    first.wait_for()
+    assert "Alex" in first.inner_text()
+    assert float(first.evaluate("e => getComputedStyle(e).opacity")) < 1
+
+
+@pytest.fixture(scope="module")
+def offline_site(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("weak")
+    corpus = tmp / "corpus"
+    corpus.mkdir()
+    (corpus / "index.md").write_text("# Home\n\nThe start page.\n", encoding="utf-8")
+    (corpus / "builds.md").write_text("# Builds\n\nAn incremental build redoes what changed.\n", encoding="utf-8")
+    (corpus / "garden.md").write_text("# Garden\n\nTomatoes and beans.\n", encoding="utf-8")
+    return build_site(corpus, tmp / "site")
+
+
+@pytest.fixture
+def offline_page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        context = browser.new_context(viewport=DESKTOP)
+        p = context.new_page()
+        errors: list[str] = []
+        p.on("pageerror", lambda e: errors.append(str(e)))
+        yield p
+        context.close()
+        browser.close()
+        assert errors == [], errors
+
+
+def test_offline_nonsense_query_says_nothing_matched_well(offline_site: Path, offline_page):
+    offline_page.goto((offline_site / "index.html").as_uri())
+    type_and_wait(offline_page, "xyzzy", "Nothing matched well")
+    assert "offline index" in status(offline_page)
+    assert offline_page.locator(".search-results li").count() == 0
+
+
+def test_offline_near_miss_is_shown_dimmed_and_a_hit_is_not(offline_site: Path, offline_page):
+    offline_page.goto((offline_site / "index.html").as_uri())
+    type_and_wait(offline_page, "incrementl", "Nothing matched well")  # no page holds it; fuzzy finds Builds
+    first = offline_page.locator(".search-results li").first
+    assert "Builds" in first.inner_text()
+    assert float(first.evaluate("e => getComputedStyle(e).opacity")) < 1
+    offline_page.keyboard.press("Control+A")
+    offline_page.keyboard.type("incremental")
+    offline_page.wait_for_function("document.querySelector('.search-status').textContent.startsWith('1 page')",
+                                   timeout=15000)
+    assert offline_page.locator(".search-results li").first.evaluate("e => getComputedStyle(e).opacity") == "1"
