@@ -7,7 +7,7 @@ postings, split by the term's first character: a keystroke loads one letter's fi
 not the whole index. Everything is a script file (`CommonplaceData.*(...)` calls), so
 it loads from file:// too.
 
-Pages fall into 16 blocks by a hash of their path (`site_search_model`); each block has
+Pages fall into 8 blocks by a hash of their path (`site_search_model`); each block has
 its own page list and term files, numbering its pages locally, so a change to one page
 rewrites its block's files that the change reaches, its text shard and the small meta.
 
@@ -113,9 +113,8 @@ def search_files(docs: list[Document], only_text: set[int] | None = None, owner:
     for b in sorted(dirty.blocks):
         if model.blocks[b]:
             yield page_list_url(b), _script("meta", model.page_list(b))
-    for key, b in sorted(dirty.terms):
-        if (key, b) in model.key_count:
-            yield term_shard_url(key, b), _script("terms", {"key": key, "block": b, "rows": model.term_rows(key, b)})
+    for key, b in dirty.term_files(model.key_count):
+        yield term_shard_url(key, b), _script("terms", {"key": key, "block": b, "rows": model.term_rows(key, b)})
     entries = model.entries
     for k in sorted(dirty.texts):
         paths = model.text_pages(k)

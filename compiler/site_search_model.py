@@ -18,7 +18,7 @@ from typing import Iterable
 from .model import Document
 from .site_search_terms import parse_terms, text_terms, title_terms
 
-BLOCKS = 16
+BLOCKS = 8  # files per letter the browser loads; a clean build writes 36 x BLOCKS term files
 TEXT_SHARDS = 1024  # ~30 KB each at 10,000 pages (snippets load a few)
 
 
@@ -65,9 +65,17 @@ class Dirty:
     blocks: set[int] | None = None  # page lists
     terms: set[tuple[str, int]] | None = None  # (shard key, block)
     texts: set[int] | None = None  # text shards
+    term_blocks: set[int] | None = None  # blocks whose term files all change (pages came or went)
 
     def any(self) -> bool:
-        return self.meta or bool(self.blocks or self.terms or self.texts)
+        return self.meta or bool(self.blocks or self.terms or self.texts or self.term_blocks)
+
+    def term_files(self, key_count: dict[tuple[str, int], int]) -> list[tuple[str, int]]:
+        """The (key, block) term files to write now, in a fixed order."""
+        out = set(self.terms or ())
+        if self.term_blocks:
+            out.update(kb for kb in key_count if kb[1] in self.term_blocks)
+        return sorted(kb for kb in out if kb in key_count)
 
 
 class SearchModel:
@@ -80,10 +88,10 @@ class SearchModel:
         self.shard_paths: dict[int, set[str]] = {}
         self.sums = [0, 0]  # title and text lengths over all pages
         self.synced: list[Document] | None = None  # the docs list last synced with
-        self.dirty = Dirty(False, set(), set(), set())  # what changed since `take_dirty`
+        self.dirty = Dirty(False, set(), set(), set(), set())  # what changed since `take_dirty`
 
     def take_dirty(self) -> Dirty:
-        dirty, self.dirty = self.dirty, Dirty(False, set(), set(), set())
+        dirty, self.dirty = self.dirty, Dirty(False, set(), set(), set(), set())
         return dirty
 
     def sync(self, docs: list[Document]) -> None:
@@ -117,7 +125,7 @@ class SearchModel:
             insort(self.blocks[b], path)
             self.shard_paths.setdefault(new.shard, set()).add(path)
             self._count(new.text, b, +1)
-            self._block_changed(b, dirty)  # the later pages' local numbers moved
+            self._block_changed(b, dirty)
         else:
             self.sums[0] -= old.n_title
             self.sums[1] -= old.n_text
@@ -151,7 +159,7 @@ class SearchModel:
         dirty.texts.add(e.shard)
 
     def _block_changed(self, b: int, dirty: Dirty) -> None:
-        dirty.terms.update((k, bb) for k, bb in self.key_count if bb == b)
+        dirty.term_blocks.add(b)  # the later pages' local numbers moved
 
     def _count(self, text: dict[str, str], b: int, step: int) -> None:
         for key in text:
@@ -196,7 +204,7 @@ class SearchModel:
 
     def all_dirty(self) -> Dirty:
         return Dirty(True, {b for b in range(BLOCKS) if self.blocks[b]}, set(self.key_count),
-                     set(self.shard_paths))
+                     set(self.shard_paths), set())
 
     def used(self) -> tuple[Iterable[int], Iterable[tuple[str, int]], Iterable[int]]:
         """(blocks with pages, (key, block) pairs with rows, text shards with pages)."""

@@ -80,4 +80,4 @@ def parse_terms(terms: str) -> tuple[int, dict[str, str]]:
 def title_terms(title: str) -> tuple[int, str]:
     """(unique terms, "term count term count ...") of the title field."""
     counts = Counter(tokens(title))
-    return len(counts), " ".join(f"{t} {c}" for t, c in counts.items())
+    return len(counts), " ".join(map(" ".join, zip(counts, map(str, counts.values()))))

@@ -5,6 +5,7 @@ when no page holds the words typed. Weak results are shown dimmed, as a guess.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,8 @@ def type_and_wait(p, text: str, done: str) -> None:
     p.keyboard.press("/")
     p.locator(".search-box input").wait_for()
     p.keyboard.type(text)
-    p.wait_for_function(f"document.querySelector('.search-status').textContent.includes({json.dumps(done)})",
-                        timeout=15000)
+    # (a locator, not wait_for_function: the server's CSP refuses eval)
+    p.locator(".search-status", has_text=done).wait_for(timeout=15000)
 
 
 def test_served_nonsense_query_says_nothing_matched_well(served, page):  # noqa: F811
@@ -46,20 +47,28 @@ def test_served_good_match_is_not_called_weak(served, page):  # noqa: F811
 def test_served_weak_scores_are_shown_dimmed(served, page):  # noqa: F811
     """The server's own answer with every normalised score lowered below its cut-off
     (a weak meaning-only neighbour looks like this with embeddings on)."""
+    seen: list[dict] = []
+
     def weaken(route):
-        resp = route.fetch()
-        body = resp.json()  # (one request per keystroke: "b" may find nothing yet)
-        assert all("score_normalized" in r for r in body["results"])
-        for r in body["results"]:
-            r["score_normalized"] = 0.12
-        route.fulfill(response=resp, body=json.dumps(body))
+        try:
+            resp = route.fetch()
+            body = resp.json()
+            for r in body["results"]:
+                r["score_normalized"] = 0.12
+            route.fulfill(response=resp, body=json.dumps(body))
+            seen.append(body)
+        except Exception:  # noqa: BLE001 - the box dropped this request for a newer one
+            pass
 
     page.route("**/v1/search", weaken)
     page.goto(served["url"] + "/")
-    type_and_wait(page, "billing", "Nothing matched well")
+    page.keyboard.press("/")
+    page.fill(".search-box input", "billing")  # one input event: one request
+    page.locator(".search-status", has_text="Nothing matched well").wait_for(timeout=15000)
     first = page.locator(".search-results li").first
     first.wait_for()
     assert "Alex" in first.inner_text()
+    assert any(r.get("path") == "people/alex.md" for body in seen for r in body["results"])
     assert float(first.evaluate("e => getComputedStyle(e).opacity")) < 1
 
 
@@ -105,6 +114,5 @@ def test_offline_near_miss_is_shown_dimmed_and_a_hit_is_not(offline_site: Path, 
     assert float(first.evaluate("e => getComputedStyle(e).opacity")) < 1
     offline_page.keyboard.press("Control+A")
     offline_page.keyboard.type("incremental")
-    offline_page.wait_for_function("document.querySelector('.search-status').textContent.startsWith('1 page')",
-                                   timeout=15000)
+    offline_page.locator(".search-status", has_text=re.compile(r"^1 page")).wait_for(timeout=15000)
     assert offline_page.locator(".search-results li").first.evaluate("e => getComputedStyle(e).opacity") == "1"
