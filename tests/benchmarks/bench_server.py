@@ -2,7 +2,7 @@
 
     python -m tests.benchmarks.bench_server [--n 10000] [--workdir DIR] [--clients 8]
                                             [--seconds 20] [--no-embed] [--json]
-                                            [--phases bm25,hybrid,active-memory,mixed]
+                                            [--phases bm25,hybrid,active-memory,reads,mixed]
                                             [--am-clients 1]
 
 Generates a corpus with `corpus_gen` (kept in --workdir, default a temporary folder; an
@@ -18,10 +18,13 @@ HTTP connection each):
    timeout 1200 ms) with --am-clients clients (default 1, as an agent calls it once per
    turn); the prompt is a corpus query put as a question, and one in four asks about
    yesterday, which adds the session search;
-4. mixed 90/10: 90% reads (search hybrid or bm25 3 in 4, get 1 in 4), 10% writes (an
-   append of one unique line to the client's own `inbox/bench-<client>.md`).
+4. reads: the mixed phase's reads alone (search hybrid or bm25 3 in 4, get 1 in 4), the
+   read-only baseline the mixed phase's reads are compared with;
+5. mixed 90/10: 90% reads (as in `reads`), 10% writes (an append of one unique line to the
+   client's own `inbox/bench-<client>.md`). Besides each operation, a `reads` row pools
+   every read of the phase.
 
-`--phases` runs a subset (names: bm25, hybrid, active-memory, mixed).
+`--phases` runs a subset (names: bm25, hybrid, active-memory, reads, mixed).
 
 Queries are drawn (seeded) from the corpus itself: a title, a heading or a few words of a
 document, so most have answers. Every answer is checked (status 200, JSON shape); after
@@ -84,7 +87,12 @@ class Phase:
         self.by_op.setdefault(op, []).append(ms)
 
     def row(self, op: str | None = None) -> dict[str, Any]:
-        lat = [x for v in self.by_op.values() for x in v] if op is None else self.by_op.get(op, [])
+        if op is None:
+            lat = [x for v in self.by_op.values() for x in v]
+        elif op == "reads":  # every operation but writes
+            lat = [x for k, v in self.by_op.items() if k != "write" for x in v]
+        else:
+            lat = self.by_op.get(op, [])
         return {
             "phase": self.name, "op": op or "all", "clients": self.clients, "requests": len(lat),
             "rps": round(len(lat) / self.seconds, 1) if self.seconds else 0.0,
@@ -133,7 +141,7 @@ def queries_from(corpus: Path, n: int, seed: int) -> list[str]:
 
 
 def run_phase(name: str, host: str, port: int, clients: int, seconds: float,
-              pick: Any, root: Path, appended: dict[int, list[str]] | None = None) -> Phase:
+              pick: Any, root: Path, appended: dict[int, list[str]] | None = None, seed: int = 0) -> Phase:
     phase = Phase(name, clients)
     lock = threading.Lock()
     stop = time.perf_counter() + seconds
@@ -141,7 +149,7 @@ def run_phase(name: str, host: str, port: int, clients: int, seconds: float,
 
     def worker(cid: int) -> None:
         c = Client(host, port)
-        rng = random.Random(1000 + cid)
+        rng = random.Random(1000 + cid + 7919 * seed)  # each phase its own draws
         seq = 0
         start.wait()
         while time.perf_counter() < stop:
@@ -232,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--no-embed", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--phases", default="bm25,hybrid,active-memory,mixed",
-                    help="comma-separated subset of bm25, hybrid, active-memory, mixed")
+    ap.add_argument("--phases", default="bm25,hybrid,active-memory,reads,mixed",
+                    help="comma-separated subset of bm25, hybrid, active-memory, reads, mixed")
     ap.add_argument("--am-clients", type=int, default=1, help="clients in the active-memory phase")
     args = ap.parse_args(argv)
     wanted = {p.strip() for p in args.phases.split(",") if p.strip()}
@@ -279,20 +287,37 @@ def main(argv: list[str] | None = None) -> int:
             phases.append(run_phase("active memory", host, port, args.am_clients, args.seconds, active_memory,
                                     corpus))
 
-        def mixed(rng: random.Random, cid: int, seq: int) -> Any:
+        def mixed(rng: random.Random, cid: int, seq: int, writes: float = 0.10) -> Any:
+            # The same draws with or without writes: the reads phase asks what mixed's reads ask.
             r = rng.random()
             if r < 0.10:
-                line = f"- bench c{cid} s{seq} {rng.getrandbits(48):012x}"
-                return ("write", "POST", "/v1/write", {"kind": "append", "target": f"inbox/bench-{cid}.md",
-                                                       "content": line})
+                if writes:
+                    line = f"- bench c{cid} s{seq} {rng.getrandbits(48):012x}"
+                    # Title and type as Dory's clients send them: the first append creates the file.
+                    return ("write", "POST", "/v1/write", {"kind": "append", "target": f"inbox/bench-{cid}.md",
+                                                           "content": line, "frontmatter": {
+                                                               "title": f"Bench {cid}", "type": "capture"}})
+                r = 0.10 + rng.random() * 0.90
             if r < 0.325:
                 return ("get", "GET", f"/v1/get?path={urllib.request.quote(rng.choice(get_paths))}", None)
             mode = "hybrid" if embed and rng.random() < 0.5 else "bm25"
             return (f"search_{mode}", "POST", "/v1/search", {"query": rng.choice(queries), "k": 10, "mode": mode})
 
+        if {"reads", "mixed"} & wanted:
+            # Every query's vector once, so neither of the two compared phases pays for
+            # embedding queries the other found cached (the engine keeps 1,024 of them).
+            log(f"warming {len(queries)} queries")
+            warm = Client(host, port)
+            for q in queries:
+                warm.call("POST", "/v1/search", {"query": q, "k": 10, "mode": "hybrid" if embed else "bm25"})
+        if "reads" in wanted:
+            log("phase: reads (the mixed phase without its writes)")
+            phases.append(run_phase("reads", host, port, args.clients, args.seconds,
+                                    lambda rng, cid, seq: mixed(rng, cid, seq, writes=0.0), corpus, seed=1))
         if "mixed" in wanted:
             log("phase: mixed 90/10")
-            phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended))
+            phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended,
+                                    seed=2))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -313,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(ph.by_op) > 1:
             for op in sorted(ph.by_op):
                 rows.append(ph.row(op))
+            if "write" in ph.by_op:
+                rows.append(ph.row("reads"))
     report = {
         "n_documents": len(docs), "embed": embed, "clients": args.clients, "server_threads": args.threads,
         "seconds_per_phase": args.seconds, "startup_seconds": round(ready, 1),

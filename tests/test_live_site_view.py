@@ -1,0 +1,77 @@
+"""A live corpus patches its whole-corpus site view on each refresh instead of rebuilding
+it (80 ms a save at 10,000 documents): the patched view must be the view a rebuild makes,
+and the pages it writes the pages a clean build writes."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.live import LiveCorpus
+from commonplace.compiler.site import Site
+
+FOLDERS = ["", "notes/", "people/", "projects/eta/", "inbox/"]
+TAGS = ["red", "blue", "green", "Blue"]
+
+
+def page(rng: random.Random, names: list[str]) -> str:
+    tags = rng.sample(TAGS, rng.randint(0, 2))
+    fm = [f"title: {rng.choice(['Alpha', 'Beta', 'Shared', 'Gamma'])} {rng.randint(0, 3)}", "type: note"]
+    if tags:
+        fm.append("tags: [" + ", ".join(tags) + "]")
+    if rng.random() < 0.5:
+        fm.append(f"updated: 2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}")
+    links = " ".join(f"[[{n.rsplit('/', 1)[-1]}]]" for n in rng.sample(names, min(2, len(names))))
+    return "---\n" + "\n".join(fm) + f"\n---\n# Heading\n\nText {rng.random()}.\n\n{links}\n"
+
+
+def shape(site: Site) -> dict:
+    """Everything the generated pages read from a view, by path (order included)."""
+    paths = lambda docs: [d.path for d in docs]  # noqa: E731
+    return {
+        "docs": paths(site.docs), "by_path": sorted(site.by_path), "titles": dict(sorted(site.titles.items())),
+        "types": list(site.types),
+        "by_type": [(k, paths(v)) for k, v in site.by_type.items()],
+        "by_tag": [(k, paths(v)) for k, v in site.by_tag.items()],
+        "by_folder": [(k, paths(v)) for k, v in site.by_folder.items()],
+        "same_objects": all(site.by_path[d.path] is d for d in site.docs),
+    }
+
+
+def site_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_patched_site_view_equals_a_rebuild_and_pages_equal_a_clean_build(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    corpus, out = tmp_path / "corpus", tmp_path / "site"
+    names = [f"{rng.choice(FOLDERS)}doc{i}" for i in range(12)]
+    for n in names[:8]:
+        (corpus / f"{n}.md").parent.mkdir(parents=True, exist_ok=True)
+        (corpus / f"{n}.md").write_text(page(rng, names), encoding="utf-8")
+    live = LiveCorpus(corpus, out, embed=False, index=False)
+    live.open()
+    try:
+        patched = 0
+        for step in range(40):
+            n = rng.choice(names)
+            f = corpus / f"{n}.md"
+            if f.exists() and rng.random() < 0.25:
+                f.unlink()
+            else:
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text(page(rng, names), encoding="utf-8")
+            before = live.state.site
+            live.refresh([f"{n}.md"])
+            state = live.state
+            patched += state.site is before
+            want = Site.build(list(state.docs.values()), state.resolver, state.graph, state.name, state.site_url)
+            assert shape(state.site) == shape(want), f"step {step}: {n}"
+            assert state.doc_urls == {d.url for d in state.docs.values()}
+        assert patched >= 20  # most refreshes patched the view rather than rebuilding it
+    finally:
+        live.close()
+    clean = tmp_path / "clean"
+    build(BuildOptions(corpus=corpus, out=clean, clean=True, embed=False, index=False))
+    assert site_bytes(out) == site_bytes(clean)
