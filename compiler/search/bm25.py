@@ -168,6 +168,24 @@ class BM25Hit:
     coverage: float | None = None  # with `search_terms(coverage=...)`
 
 
+# Decoded postings and field lengths per Whoosh segment, shared by every searcher in the
+# process. Segments never change once written and a small update adds a segment beside the
+# old ones, so after a write a new generation's searcher finds the big segment's arrays
+# here instead of decoding them again (each write used to leave every reader cold).
+_SEGMENT_CACHE: dict[tuple, Any] = {}
+_SEGMENT_CACHE_MAX = 16384  # entries (terms x segments); cleared whole when full
+
+
+def _segment_cached(key: tuple, make: Callable[[], Any]) -> Any:
+    got = _SEGMENT_CACHE.get(key)
+    if got is None:
+        got = make()
+        if len(_SEGMENT_CACHE) >= _SEGMENT_CACHE_MAX:
+            _SEGMENT_CACHE.clear()
+        _SEGMENT_CACHE[key] = got
+    return got
+
+
 class _FastScorer:
     """BM25F over Whoosh's postings, term at a time, in numpy.
 
@@ -205,10 +223,14 @@ class _FastScorer:
         for sub, offset in searcher.leaf_searchers():
             r = sub.reader()
             n = r.doc_count_all()
-            col = r._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)  # W3PerDocReader
-            if col is not None and n:
-                raw = col._dbfile.get(col._basepos, min(col._count, n))
-                lengths[offset : offset + len(raw)] = table[np.frombuffer(raw, dtype=np.uint8)]
+            def seg_lengths(r: Any = r, n: int = n) -> Any:
+                col = r._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)  # W3PerDocReader
+                if col is None or not n:
+                    return np.zeros(0, dtype=np.float32)
+                return table[np.frombuffer(col._dbfile.get(col._basepos, min(col._count, n)), dtype=np.uint8)]
+
+            raw = _segment_cached((r._segment.segid, n, "len", field), seg_lengths)
+            lengths[offset : offset + len(raw)] = raw
             for d in (r.deleted_docs_set or ()):
                 deleted[offset + d] = True
             self.leaves.append((r, offset))
@@ -227,16 +249,11 @@ class _FastScorer:
         ids_parts, w_parts = [], []
         btext = term.encode("utf-8")
         for r, offset in self.leaves:
-            if (self.field, btext) not in r._terms:
-                continue
-            m = r._terms.matcher(self.field, btext, r.schema[self.field].format)
-            while m.is_active():
-                m._read_ids()
-                m._read_weights()
-                ids = np.asarray(m._ids, dtype=np.int64)
-                ids_parts.append(ids + offset)
-                w_parts.append(np.asarray(m._weights, dtype=np.float32))
-                m._next_block()
+            seg = _segment_cached((r._segment.segid, r.doc_count_all(), "post", self.field, term),
+                                  lambda r=r: self._decode(r, btext))
+            if seg:
+                ids_parts.append(seg[0] + offset)
+                w_parts.append(seg[1])
         if ids_parts:
             ids, ws = np.concatenate(ids_parts), np.concatenate(w_parts)
             if self.deleted is not None:
@@ -249,6 +266,23 @@ class _FastScorer:
             self._cache.clear()
         self._cache[term] = got
         return got
+
+    def _decode(self, r: Any, btext: bytes) -> tuple[Any, ...]:
+        """One segment's postings of a term (segment-local ids, weights); () if absent."""
+        np = self.np
+        if (self.field, btext) not in r._terms:
+            return ()
+        ids_parts, w_parts = [], []
+        m = r._terms.matcher(self.field, btext, r.schema[self.field].format)
+        while m.is_active():
+            m._read_ids()
+            m._read_weights()
+            ids_parts.append(np.asarray(m._ids, dtype=np.int64))
+            w_parts.append(np.asarray(m._weights, dtype=np.float32))
+            m._next_block()
+        if not ids_parts:
+            return ()
+        return np.concatenate(ids_parts), np.concatenate(w_parts)
 
     def df(self, term: str) -> int:
         return int(len(self.postings(term)[0]))

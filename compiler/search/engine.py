@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..model import is_session_path
-from . import fusion
+from . import engine_carry, fusion
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
 from .store import IndexStore, Meta, open_table
@@ -109,6 +109,7 @@ class SearchEngine:
                 return
             if self._vectors is not None:  # a small update only adds a delta to its HNSW file
                 self._prev_vectors = self._vectors
+            carry = engine_carry.before_switch(self) if attempt == 0 else None  # tables a write leaves
             self._close()
             from .bm25 import BM25Searcher
 
@@ -119,10 +120,12 @@ class SearchEngine:
                 self._bm25 = BM25Searcher(gen / "whoosh")
             except Exception:  # noqa: BLE001 - collected between reading CURRENT and opening it
                 self._close()
+                carry = engine_carry.drop(carry)
                 if attempt == 2:
                     raise
                 continue
             self._gen = name
+            engine_carry.after_switch(self, carry)
             return
 
     @property

@@ -1,0 +1,67 @@
+"""An engine that switches to the next index generation after a small update carries its
+document table and scope-free filters over (patched for the changed paths) instead of
+rebuilding them: it must answer exactly like an engine opened fresh on that generation."""
+
+from __future__ import annotations
+
+import random
+
+from commonplace.compiler.search.engine import SearchEngine
+from commonplace.compiler.search.query import Scope
+
+from searchkit import doc, reindex
+
+QUERIES = ["billing invoices", "meeting notes", "alpha release", "session about billing"]
+
+
+def _tables(engine: SearchEngine) -> tuple:
+    empty = Scope().key()
+    return ({p: tuple(r) for p, r in engine._doc_table().items()},
+            engine._allowed_paths("durable", Scope()), engine._vector_filter("durable", Scope()),
+            engine._allowed_paths("sessions", Scope()), engine._vector_filter("sessions", Scope()), empty)
+
+
+def _answers(engine: SearchEngine) -> list:
+    out = []
+    for q in QUERIES:
+        for corpus in ("durable", "sessions", "all"):
+            for mode in ("hybrid", "bm25"):
+                res = engine.search({"query": q, "mode": mode, "corpus": corpus, "k": 10})
+                out.append([(r["path"], r["lines"], round(r["score"], 6)) for r in res["results"]])
+    return out
+
+
+def test_carried_tables_and_answers_equal_a_fresh_engine(indexed, fake_embedder, monkeypatch):
+    from commonplace.compiler.search import engine_carry
+
+    patched = []
+    real = engine_carry._patched
+    monkeypatch.setattr(engine_carry, "_patched", lambda *a: patched.append(real(*a)) or patched[-1])
+    files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"Body {i} about billing and invoices.\n\n## Part\n\nMeeting {i}.\n")
+             for i in range(20)}
+    files |= {f"logs/sessions/s{i}.md": doc(f"Session {i}", f"A session about billing {i}.\n") for i in range(4)}
+    root, engine = indexed(files)
+    _answers(engine)  # the filters are cached now
+    rng = random.Random(3)
+    for step in range(10):
+        kind = rng.choice(["edit", "edit", "delete", "add", "session"])
+        if kind == "edit":
+            f = root / f"notes/n{rng.randrange(20):02d}.md"
+            f.write_text(doc(f"Note edited {step}", f"Alpha release {step} billing.\n"), encoding="utf-8")
+        elif kind == "delete":
+            for f in sorted((root / "notes").glob("*.md"))[:1]:
+                f.unlink()
+        elif kind == "add":
+            (root / f"notes/new{step}.md").write_text(doc(f"New {step}", "Meeting notes, alpha.\n"), encoding="utf-8")
+        else:
+            (root / f"logs/sessions/new{step}.md").write_text(doc(f"S {step}", "Session about billing.\n"),
+                                                              encoding="utf-8")
+        reindex(root)
+        answers = _answers(engine)  # switches generation, carrying its tables
+        fresh = SearchEngine(root, embedder=fake_embedder)
+        try:
+            assert answers == _answers(fresh), f"step {step} ({kind})"
+            assert _tables(engine) == _tables(fresh), f"step {step} ({kind})"
+        finally:
+            fresh.close()
+    assert len(patched) == 10 and all(p is not None for p in patched)  # carried, not rebuilt
