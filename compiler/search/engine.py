@@ -38,7 +38,7 @@ from ..model import is_session_path
 from . import engine_carry, fusion
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
-from .store import IndexStore, Meta, open_table
+from .store import IndexStore, Meta, open_table, pin, unpin
 from .text import unique_terms
 
 log = logging.getLogger("commonplace.search")
@@ -95,6 +95,8 @@ class SearchEngine:
             self._db.close()
         self._bm25 = self._db = self._vectors = None
         self._vectors_loaded = False
+        if self._gen is not None:
+            unpin(self.store.dir / self._gen)
         self._gen = None
         self._cache.clear()
         self._docs = None
@@ -125,6 +127,7 @@ class SearchEngine:
                     raise
                 continue
             self._gen = name
+            pin(gen)  # not collected while this searcher may still open its files
             engine_carry.after_switch(self, carry)
             return
 

@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -253,6 +254,41 @@ class Meta:
             (gen_dir / "meta.json").write_bytes(data)
 
 
+# Generations a searcher in this process has open. Whoosh opens a segment's files lazily
+# (the stored fields on the first result), so removing a generation under an open searcher
+# failed its next query (`'NoneType' object is not subscriptable`, seen under writes every
+# second: the reader's generation had become older than the previous one). `gc` leaves
+# pinned generations for a later collection.
+_PINNED: dict[str, int] = {}
+_PINNED_LOCK = threading.Lock()
+
+
+def _key(gen: Path) -> str:
+    return os.path.realpath(gen)
+
+
+def pin(gen: Path) -> None:
+    with _PINNED_LOCK:
+        key = _key(gen)
+        _PINNED[key] = _PINNED.get(key, 0) + 1
+
+
+def unpin(gen: Path) -> None:
+    with _PINNED_LOCK:
+        key = _key(gen)
+        n = _PINNED.get(key, 0) - 1
+        if n > 0:
+            _PINNED[key] = n
+        else:
+            _PINNED.pop(key, None)
+
+
+def pinned(gen: Path) -> bool:
+    key = _key(gen)
+    with _PINNED_LOCK:
+        return key in _PINNED
+
+
 class IndexStore:
     def __init__(self, root: Path):
         self.corpus = Path(root)
@@ -375,7 +411,7 @@ class IndexStore:
                 keep.add(older[-1])
         removed = []
         for g in gens:
-            if g in keep or (older_only and (cur is None or g > cur)):
+            if g in keep or (older_only and (cur is None or g > cur)) or pinned(self.dir / g):
                 continue
             shutil.rmtree(self.dir / g, ignore_errors=True)
             removed.append(g)

@@ -65,3 +65,23 @@ def test_carried_tables_and_answers_equal_a_fresh_engine(indexed, fake_embedder,
         finally:
             fresh.close()
     assert len(patched) == 10 and all(p is not None for p in patched)  # carried, not rebuilt
+
+
+def test_a_generation_an_engine_has_open_outlives_later_writes(indexed):
+    """Writes every second used to collect the generation a reader was still searching
+    (Whoosh opens stored fields lazily): its next result failed with a TypeError."""
+    from commonplace.compiler.search.store import IndexStore
+
+    files = {f"notes/n{i}.md": doc(f"Note {i}", f"Body {i} about billing.\n") for i in range(5)}
+    root, engine = indexed(files)
+    engine.search({"query": "billing", "mode": "bm25"})
+    held = engine.generation
+    store = IndexStore(root)
+    for step in range(3):  # each commit collects all but the current and previous generation
+        (root / "notes/n0.md").write_text(doc("Note 0", f"Body {step} about billing.\n"), encoding="utf-8")
+        reindex(root)
+    assert held in store.generations() and store.current_name() != held
+    assert engine._bm25.searcher.stored_fields(0)  # files of the held generation still readable
+    engine.search({"query": "billing", "mode": "bm25"})  # switches: the old one is released
+    store.gc()
+    assert held not in store.generations()
