@@ -411,7 +411,8 @@ class IndexStore:
                 keep.add(older[-1])
         removed = []
         for g in gens:
-            if g in keep or (older_only and (cur is None or g > cur)) or pinned(self.dir / g):
+            # A purge (keep_previous=False) removes pinned ones too: forgotten text must go.
+            if g in keep or (older_only and (cur is None or g > cur)) or (keep_previous and pinned(self.dir / g)):
                 continue
             shutil.rmtree(self.dir / g, ignore_errors=True)
             removed.append(g)
