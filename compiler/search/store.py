@@ -190,9 +190,12 @@ def fsync_paths(paths: list[str]) -> None:
         list(pool.map(_fsync_file, paths))
 
 
-def fsync_tree(path: Path, new_only: bool = False) -> None:
-    """fsync every file and folder under `path`. `new_only`: skip files with other hard
-    links (shared with a generation that was fsynced when it was committed)."""
+def fsync_tree(path: Path, new_only: bool = False, also: tuple[Path, ...] = ()) -> None:
+    """fsync every file and folder under `path` (and the folders in `also`), all in one
+    concurrent round: each must be durable before anything names them, and none depends on
+    another (files, then folders, then the parent were three rounds, each a thread pool
+    whose threads queue for the GIL behind a refresh's Python work). `new_only`: skip files with other hard links
+    (shared with a generation that was fsynced when it was committed)."""
     files: list[str] = []
     dirs: list[str] = []
     for dirpath, _dirs, names in os.walk(path):
@@ -206,8 +209,7 @@ def fsync_tree(path: Path, new_only: bool = False) -> None:
                     continue
             files.append(fp)
         dirs.append(dirpath)
-    fsync_paths(files)
-    fsync_paths(dirs)
+    fsync_paths(files + dirs + [str(p) for p in also])
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -389,8 +391,7 @@ class IndexStore:
 
     def commit(self, gen: Path, keep_previous: bool = True, collect: bool = True) -> None:
         """Make `gen` the live generation; then (`collect`) remove older ones (`gc`)."""
-        fsync_tree(gen, new_only=True)
-        _fsync_dir(self.dir)
+        fsync_tree(gen, new_only=True, also=(self.dir,))
         write_atomic(self.dir / "CURRENT", (gen.name + "\n").encode("ascii"))
         if collect:
             self.gc(keep_previous=keep_previous)
