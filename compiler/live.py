@@ -24,6 +24,7 @@ from .state import SiteState, StaleState
 from .workers import InProcess
 
 SAVE_DELAY_SECONDS = 2.0
+SAVE_MAX_DELAY_SECONDS = 30.0  # under steady writes the save still runs this often
 MERGE_DELAY_SECONDS = 1.0  # quiet time before small BM25 segments are merged
 
 
@@ -133,6 +134,7 @@ class LiveCorpus:
         self._save_timer: threading.Timer | None = None
         self._merge_timer: threading.Timer | None = None
         self._save_io_lock = threading.Lock()  # one manifest write at a time
+        self._save_pending_since: float | None = None
         self._watcher: Any = None
 
     # ----- lifecycle ---------------------------------------------------------------
@@ -338,12 +340,20 @@ class LiveCorpus:
 
     # ----- the manifest ----------------------------------------------------------
     def _schedule_save(self) -> None:
+        # Each refresh restarts the timer (a burst saves once), unless a save has waited
+        # long enough: writes every second would otherwise postpone it for ever.
+        now = time.monotonic()
+        if self._save_pending_since is None:
+            self._save_pending_since = now
+        elif now - self._save_pending_since > SAVE_MAX_DELAY_SECONDS and self._save_timer is not None:
+            return
         self._save_timer = self._restart_timer(self._save_timer, SAVE_DELAY_SECONDS, self._save_locked)
 
     def _save_locked(self) -> None:
-        # Take the snapshot under the lock, serialize and write it outside: a 10k-document
-        # manifest takes seconds to encode, and writers must not queue behind that.
+        # Take the snapshot under the lock (only documents changed since the last one are
+        # encoded), write it outside: writers must not queue behind 58 MB of I/O at 10k.
         with self.write_lock:
+            self._save_pending_since = None
             snap = self._snapshot()
         if snap is not None:
             with self._save_io_lock:

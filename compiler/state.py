@@ -82,6 +82,8 @@ class SiteState:
         self.types: list[str] = []
         self.outputs: set[str] = set()
         self.doc_urls: set[str] = set()  # every document page's URL (kept with `docs`)
+        # Paths whose documents changed since the manifest last encoded them (None: all).
+        self.manifest_dirty: set[str] | None = None
         self.site: Site | None = None  # the whole-corpus view, patched by each update
         # Set by the caller when the output folder held no file at all (but our marker)
         # before this state's first update: a clean build then has nothing to sweep.
@@ -115,6 +117,7 @@ class SiteState:
             return self._update(upserts, deletes, runner_factory, progress)
         except BaseException:
             self.site = None  # maybe not patched to match `docs`: the next update rebuilds it
+            self.manifest_dirty = None  # ... and the manifest encodes every document again
             raise
 
     def _update(self, upserts: list[SourceFile], deletes: list[str], runner_factory: RunnerFactory,
@@ -198,6 +201,9 @@ class SiteState:
                 stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
             self.outputs = new_outputs
         self.out_fresh = False
+        if self.manifest_dirty is not None:
+            # Every document this update replaced, removed, relinked or rendered.
+            self.manifest_dirty |= changed | removed | render
         clock("write")
         return stats
 

@@ -75,3 +75,71 @@ def test_patched_site_view_equals_a_rebuild_and_pages_equal_a_clean_build(tmp_pa
     clean = tmp_path / "clean"
     build(BuildOptions(corpus=corpus, out=clean, clean=True, embed=False, index=False))
     assert site_bytes(out) == site_bytes(clean)
+
+
+def test_manifest_after_refreshes_equals_a_fresh_encoding(tmp_path: Path) -> None:
+    """The manifest re-encodes only the documents updates touched (the rest come from a
+    cache): what it stores must equal encoding every document anew, and load back."""
+    import json
+
+    from commonplace.compiler import manifest
+
+    rng = random.Random(11)
+    corpus, out = tmp_path / "corpus", tmp_path / "site"
+    names = [f"{rng.choice(FOLDERS)}doc{i}" for i in range(10)]
+    for n in names[:7]:
+        (corpus / f"{n}.md").parent.mkdir(parents=True, exist_ok=True)
+        (corpus / f"{n}.md").write_text(page(rng, names), encoding="utf-8")
+    live = LiveCorpus(corpus, out, embed=False, index=False)
+    live.open()
+    try:
+        for step in range(12):
+            n = rng.choice(names)
+            f = corpus / f"{n}.md"
+            if f.exists() and rng.random() < 0.25:
+                f.unlink()
+            else:
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text(page(rng, names), encoding="utf-8")
+            live.refresh([f"{n}.md"])
+            live._save()
+            path = manifest.manifest_path(live.root, live.out)
+            stored = json.loads(path.read_text("utf-8"))
+            want = [json.loads(manifest._encode(manifest._doc_to_json(live.state.docs[p])))
+                    for p in sorted(live.state.docs)]
+            assert stored["docs"] == want, f"step {step}"
+            assert stored["outputs"] == sorted(live.state.outputs)
+        fp = manifest.fingerprint(live.state.name, live.state.site_url, live.out)
+        loaded = manifest.load(live.root, live.out, live.state.name, live.state.site_url, fp)
+        assert loaded is not None and sorted(loaded.docs) == sorted(live.state.docs)
+    finally:
+        live.close()
+
+
+def test_steady_refreshes_still_save_the_manifest(tmp_path: Path, monkeypatch) -> None:
+    """Each refresh restarts the save timer; writes arriving faster than its delay used to
+    postpone the manifest save until the process stopped."""
+    import time
+
+    from commonplace.compiler import live as live_mod, manifest
+
+    monkeypatch.setattr(live_mod, "SAVE_DELAY_SECONDS", 0.3)
+    monkeypatch.setattr(live_mod, "SAVE_MAX_DELAY_SECONDS", 0.6)
+    corpus, out = tmp_path / "corpus", tmp_path / "site"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    live = LiveCorpus(corpus, out, embed=False, index=False)
+    live.open()
+    path = manifest.manifest_path(live.root, live.out)
+    try:
+        path.unlink(missing_ok=True)
+        t0 = time.monotonic()
+        i = 0
+        while time.monotonic() - t0 < 2.0 and not path.exists():
+            (corpus / "a.md").write_text(f"# A\n\nText {i}.\n", encoding="utf-8")
+            live.refresh(["a.md"])
+            i += 1
+            time.sleep(0.1)
+        assert path.exists(), "no manifest saved during 2 s of refreshes every 0.1 s"
+    finally:
+        live.close()
