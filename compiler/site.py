@@ -7,6 +7,7 @@ Generated pages live under `_/` so they can never collide with a document's page
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 import tomllib
 from collections import defaultdict
@@ -147,6 +148,8 @@ class Site(SiteContext):
     by_type: dict[str, list[Document]] = field(default_factory=dict)
     by_tag: dict[str, list[Document]] = field(default_factory=dict)
     by_folder: dict[str, list[Document]] = field(default_factory=dict)
+    # The newest documents, computed once per view (an incremental update's patch clears it).
+    recent_memo: list[Document] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, docs: list[Document], resolver: Resolver, graph: LinkGraph, name: str, site_url: str = "") -> "Site":
@@ -180,9 +183,16 @@ class Site(SiteContext):
         return sorted(out)
 
     def recent(self, limit: int) -> list[Document]:
-        dated = [d for d in self.docs if d.sort_date]
-        dated.sort(key=lambda d: (d.sort_date or "", d.path), reverse=True)
-        return dated[:limit]
+        """The `limit` newest dated documents (sort date, then path, descending). The
+        recent page, the home page and the feed each ask, after every save: one O(n)
+        selection serves them all instead of three sorts of the corpus."""
+        memo = self.recent_memo
+        if memo is None or (len(memo) < limit and len(memo) == self._recent_asked):
+            want = max(limit, 200)
+            memo = heapq.nlargest(want, (d for d in self.docs if d.sort_date),
+                                  key=lambda d: (d.sort_date or "", d.path))
+            self.recent_memo, self._recent_asked = memo, want
+        return memo[:limit]
 
     def broken_links(self) -> list[dict]:
         out = []

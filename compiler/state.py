@@ -377,6 +377,7 @@ def patch_site(site: Site, old_docs: dict[str, Document | None], docs: dict[str,
     # A new list object: consumers remember the list they last saw and skip an identical
     # one (`site_search`'s model: `docs is synced`). Copying pointers is microseconds.
     site.docs = list(site.docs)
+    site.recent_memo = None
     for path, old in old_docs.items():
         new = docs.get(path)
         if old is new:

@@ -68,6 +68,11 @@ def test_patched_site_view_equals_a_rebuild_and_pages_equal_a_clean_build(tmp_pa
             patched += state.site is before
             want = Site.build(list(state.docs.values()), state.resolver, state.graph, state.name, state.site_url)
             assert shape(state.site) == shape(want), f"step {step}: {n}"
+            for limit in (10, 200, 50, 300):
+                assert [d.path for d in state.site.recent(limit)] == [d.path for d in want.recent(limit)]
+                newest = sorted((d for d in state.docs.values() if d.sort_date),
+                                key=lambda d: (d.sort_date, d.path), reverse=True)[:limit]
+                assert [d.path for d in want.recent(limit)] == [d.path for d in newest]
             assert state.doc_urls == {d.url for d in state.docs.values()}
         assert patched >= 20  # most refreshes patched the view rather than rebuilding it
     finally:
