@@ -15,9 +15,8 @@ rewrites its block's files that the change reaches, its text shard and the small
   needs, and which blocks have words for each term shard.
 - `_/search-data/p-<block>.js`: the block's pages (path, title, text shard, tags), field
   lengths, and each page's title words as `term count term count ...`.
-- `_/search-data/t-<key>-<block>.js`: one line per page of the block with text words
-  starting with `key`: the gap to the previous such page's number in the block, TAB,
-  the words, TAB, their counts.
+- `_/search-data/t-<key>-<block>.js`: one line per page of the block, in order: its text
+  words starting with `key`, TAB, their counts (empty when it has none).
 - `_/search-data/NN.js`: the text of each page by section (anchor, heading, text), for
   snippets, highlights and links to the matching section; sharded by a hash of the path.
 """
@@ -72,18 +71,19 @@ def remember(path: str, search_text: str, terms: str) -> None:
 # resolver): a long-running server updates its model page by page; a new state (a build
 # in a fresh process) starts from nothing and emits every file.
 _MODELS: "weakref.WeakKeyDictionary[Any, SearchModel]" = weakref.WeakKeyDictionary()
-_LOOSE: dict[int, SearchModel] = {}  # owners that take no weak reference
 
 
 def _model(owner: Any) -> SearchModel:
-    if owner is None:
-        return SearchModel()
+    """The owner's model; without an owner (or one that takes no weak reference) a new
+    one, so every call emits every file: slower, never stale."""
     try:
-        model = _MODELS.get(owner)
+        model = _MODELS.get(owner) if owner is not None else None
         if model is None:
-            model = _MODELS[owner] = SearchModel()
+            model = SearchModel()
+            if owner is not None:
+                _MODELS[owner] = model
     except TypeError:
-        model = _LOOSE.setdefault(id(owner), SearchModel())
+        model = SearchModel()
     return model
 
 
@@ -113,8 +113,11 @@ def search_files(docs: list[Document], only_text: set[int] | None = None, owner:
     for b in sorted(dirty.blocks):
         if model.blocks[b]:
             yield page_list_url(b), _script("meta", model.page_list(b))
-    for key, b in dirty.term_files(model.key_count):
-        yield term_shard_url(key, b), _script("terms", {"key": key, "block": b, "rows": model.term_rows(key, b)})
+    texts: dict[int, list] = {}
+    for key, b in dirty.term_files(model):
+        if b not in texts:
+            texts[b] = model.block_texts(b)
+        yield term_shard_url(key, b), _script("terms", {"key": key, "block": b, "rows": model.term_rows(key, texts[b])})
     entries = model.entries
     for k in sorted(dirty.texts):
         paths = model.text_pages(k)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, insort
+from collections import Counter
+from collections import _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -70,12 +72,12 @@ class Dirty:
     def any(self) -> bool:
         return self.meta or bool(self.blocks or self.terms or self.texts or self.term_blocks)
 
-    def term_files(self, key_count: dict[tuple[str, int], int]) -> list[tuple[str, int]]:
+    def term_files(self, model: "SearchModel") -> list[tuple[str, int]]:
         """The (key, block) term files to write now, in a fixed order."""
         out = set(self.terms or ())
-        if self.term_blocks:
-            out.update(kb for kb in key_count if kb[1] in self.term_blocks)
-        return sorted(kb for kb in out if kb in key_count)
+        for b in self.term_blocks or ():
+            out.update((k, b) for k in model.block_keys[b])
+        return sorted(kb for kb in out if model.has(*kb))
 
 
 class SearchModel:
@@ -84,7 +86,7 @@ class SearchModel:
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
         self.blocks: list[list[str]] = [[] for _ in range(BLOCKS)]  # paths, sorted
-        self.key_count: dict[tuple[str, int], int] = {}  # (key, block) -> pages with such words
+        self.block_keys: list[Counter] = [Counter() for _ in range(BLOCKS)]  # key -> pages with such words
         self.shard_paths: dict[int, set[str]] = {}
         self.sums = [0, 0]  # title and text lengths over all pages
         self.synced: list[Document] | None = None  # the docs list last synced with
@@ -162,18 +164,27 @@ class SearchModel:
         dirty.term_blocks.add(b)  # the later pages' local numbers moved
 
     def _count(self, text: dict[str, str], b: int, step: int) -> None:
-        for key in text:
-            n = self.key_count.get((key, b), 0) + step
-            if n:
-                self.key_count[(key, b)] = n
-            else:
-                del self.key_count[(key, b)]
+        keys = self.block_keys[b]
+        if step > 0:
+            _count_elements(keys, text)  # C: +1 per key
+        else:
+            for key in text:
+                if keys[key] > 1:
+                    keys[key] -= 1
+                else:
+                    del keys[key]
+
+    def has(self, key: str, b: int) -> bool:
+        return key in self.block_keys[b]
+
+    def key_blocks(self) -> list[tuple[str, int]]:
+        return [(k, b) for b, keys in enumerate(self.block_keys) for k in keys]
 
     # ----- the files' contents ---------------------------------------------------------
     def meta(self) -> dict:
         n = len(self.entries) or 1
         keys: dict[str, list[int]] = {}
-        for key, b in sorted(self.key_count):
+        for key, b in sorted(self.key_blocks()):
             keys.setdefault(key, []).append(b)
         return {"version": 2, "fields": ["title", "text"], "blocks": [len(p) for p in self.blocks],
                 "avg": [self.sums[0] / n, self.sums[1] / n], "terms": keys}
@@ -187,25 +198,25 @@ class SearchModel:
             titles.append(e.title_terms)
         return {"block": b, "docs": docs, "lengths": lengths, "titles": titles}
 
-    def term_rows(self, key: str, b: int) -> str:
-        """Per page of block `b` with words starting with `key`: the gap to the previous
-        such page's local number, TAB, the words, TAB, their counts."""
-        rows, last = [], 0
+    def block_texts(self, b: int) -> list[dict[str, str]]:
         entries = self.entries
-        for i, path in enumerate(self.blocks[b]):
-            terms = entries[path].text.get(key)
-            if terms is not None:
-                rows.append(f"{i - last}\t{terms}")
-                last = i
-        return "\n".join(rows)
+        return [entries[p].text for p in self.blocks[b]]
+
+    @staticmethod
+    def term_rows(key: str, texts: list[dict[str, str]]) -> str:
+        """One line per page of the block (`block_texts`), in order: its words starting
+        with `key`, TAB, their counts; empty for a page without such words. (No page
+        numbers: a line per page costs a byte where there are none, and the parent
+        joins ready strings instead of formatting a row per page and letter.)"""
+        return "\n".join([t.get(key, "") for t in texts]).rstrip("\n")
 
     def text_pages(self, shard: int) -> list[str]:
         return sorted(self.shard_paths.get(shard, ()))
 
     def all_dirty(self) -> Dirty:
-        return Dirty(True, {b for b in range(BLOCKS) if self.blocks[b]}, set(self.key_count),
-                     set(self.shard_paths), set())
+        return Dirty(True, {b for b in range(BLOCKS) if self.blocks[b]}, set(),
+                     set(self.shard_paths), set(range(BLOCKS)))
 
     def used(self) -> tuple[Iterable[int], Iterable[tuple[str, int]], Iterable[int]]:
         """(blocks with pages, (key, block) pairs with rows, text shards with pages)."""
-        return ((b for b in range(BLOCKS) if self.blocks[b]), self.key_count.keys(), self.shard_paths.keys())
+        return ((b for b in range(BLOCKS) if self.blocks[b]), self.key_blocks(), self.shard_paths.keys())

@@ -56,10 +56,10 @@ def decoded_postings(out: Path) -> dict[str, Counter]:
     for key, blocks in meta["terms"].items():
         for b in blocks:
             shard = payload((out / DATA / f"t-{key}-{b}.js").read_bytes())
-            i = 0
-            for row in shard["rows"].split("\n"):
-                gap, terms, counts = row.split("\t")
-                i += int(gap)
+            for i, row in enumerate(shard["rows"].split("\n")):
+                if not row:
+                    continue
+                terms, counts = row.split("\t")
                 for t, c in zip(terms.split(" "), counts.split(" ")):
                     assert t[0] == key or key.startswith("u")
                     got[paths[b][i]][t] += int(c)

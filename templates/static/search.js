@@ -76,18 +76,18 @@
     });
   }
 
-  // A term file lists, per page of its block, the gap to the previous page's number in
-  // the block, the page's text words starting with the file's letter, and their counts.
-  // `blocks` is [[first page number of the block, rows], ...].
+  // A term file has a line per page of its block, in order: the page's text words
+  // starting with the file's letter, TAB, their counts (empty if it has none).
+  // `blocks` is [[first page number of the block, lines], ...].
   function addShard(ms, blocks) {
     var terms = new Map();
     blocks.forEach(function (blk) {
       if (!blk[1]) return;
-      var rows = blk[1].split("\n"), id = blk[0];
+      var rows = blk[1].split("\n");
       for (var r = 0; r < rows.length; r++) {
-        var parts = rows[r].split("\t");
-        id += +parts[0];
-        var words = parts[1].split(" "), counts = parts[2].split(" ");
+        if (!rows[r]) continue;
+        var id = blk[0] + r, tab = rows[r].indexOf("\t");
+        var words = rows[r].slice(0, tab).split(" "), counts = rows[r].slice(tab + 1).split(" ");
         for (var k = 0; k < words.length; k++) {
           var docs = terms.get(words[k]);
           if (!docs) { docs = new Map(); terms.set(words[k], docs); }

@@ -67,7 +67,7 @@ def timed_build(corpus: Path, out: Path, search: bool) -> float:
 
 def sizes(site: Path) -> dict:
     data = site / "_" / "search-data"
-    meta = (data / "meta.js").stat().st_size
+    meta = (data / "meta.js").stat().st_size + sum(p.stat().st_size for p in data.glob("p-*.js"))  # the page list
     terms = [p.stat().st_size for p in data.glob("t-*.js")]
     texts = [p.stat().st_size for p in data.glob("[0-9]*.js")]
     return {"meta_bytes": meta, "term_shards": len(terms), "term_bytes": sum(terms), "largest_term_shard": max(terms),
@@ -154,7 +154,7 @@ def table(r: dict) -> str:
             ("cost of the search data", f"{r['search_cost_s']:.2f} s ({r['search_cost_pct']:.1f}%, target <= 10%)"),
         ]
     rows += [
-        ("page list (meta.js)", f"{r['meta_bytes'] / mb:.2f} MB"),
+        ("page list (meta.js, p-*.js)", f"{r['meta_bytes'] / mb:.2f} MB"),
         ("term shards", f"{r['term_shards']} files, {r['term_bytes'] / mb:.1f} MB, largest {r['largest_term_shard'] / mb:.2f} MB"),
         ("text shards", f"{r['text_shards']} files, {r['text_bytes'] / mb:.1f} MB, largest {r['largest_text_shard'] / 1024:.0f} KB"),
         ("search data in all", f"{r['total_bytes'] / mb:.1f} MB"),
