@@ -68,22 +68,27 @@ def remember(path: str, search_text: str, terms: str) -> None:
 
 
 # One model per site state, found through an object that lives as long as the state (its
-# resolver): a long-running server updates its model page by page; a new state (a build
-# in a fresh process) starts from nothing and emits every file.
-_MODELS: "weakref.WeakKeyDictionary[Any, SearchModel]" = weakref.WeakKeyDictionary()
+# resolver, which compares by value and so is no dict key: kept by id, with a weak
+# reference that drops the model with the state). A long-running server updates its
+# model page by page; a new state (a build in a fresh process) starts from nothing.
+_MODELS: dict[int, tuple["weakref.ref[Any]", SearchModel]] = {}
 
 
 def _model(owner: Any) -> SearchModel:
     """The owner's model; without an owner (or one that takes no weak reference) a new
     one, so every call emits every file: slower, never stale."""
+    if owner is None:
+        return SearchModel()
+    key = id(owner)
+    held = _MODELS.get(key)
+    if held is not None and held[0]() is owner:
+        return held[1]
     try:
-        model = _MODELS.get(owner) if owner is not None else None
-        if model is None:
-            model = SearchModel()
-            if owner is not None:
-                _MODELS[owner] = model
+        ref = weakref.ref(owner, lambda _, key=key: _MODELS.pop(key, None))
     except TypeError:
-        model = SearchModel()
+        return SearchModel()
+    model = SearchModel()
+    _MODELS[key] = (ref, model)
     return model
 
 

@@ -148,11 +148,17 @@ def test_a_refresh_writes_what_a_clean_build_writes_and_only_what_changed(live, 
     assert set(final) == set(search_files(tmp_path / "clean2"))  # no stale file left behind
 
 
-def test_a_refresh_of_one_page_costs_little_at_a_thousand_pages(tmp_path: Path):
-    """Work proportional to the change: a body edit re-emits a few small files."""
+def test_a_refresh_of_one_page_costs_little_at_a_thousand_pages(tmp_path: Path, monkeypatch):
+    """Work proportional to the change: a body edit re-emits a few small files, and no
+    other page's words are counted again (the server keeps the model between saves)."""
+    from commonplace.compiler import site_search_model
+
     corpus = write_corpus(tmp_path / "corpus", 1000)
     lc = LiveCorpus(corpus, tmp_path / "site", embed=False, index=False)
     lc.open()
+    counted: list[str] = []
+    real = site_search_model.text_terms
+    monkeypatch.setattr(site_search_model, "text_terms", lambda st: counted.append(st) or real(st))
     try:
         written = []
         for i in range(5):
@@ -162,5 +168,6 @@ def test_a_refresh_of_one_page_costs_little_at_a_thousand_pages(tmp_path: Path):
             lc.refresh([f.name])
             written.append(sum(1 for n, t in stamps(lc.out).items() if t != t0.get(n)))
         assert max(written) <= 5, written  # text shard, page list, term file, meta
+        assert len(counted) == 0, len(counted)  # the edited page's words came with its render
     finally:
         lc.close()
