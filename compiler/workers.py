@@ -185,6 +185,10 @@ class Pool:
 
     def __init__(self, n: int, parse_fn: ParseFn, render_fn: RenderFn):
         ctx = mp.get_context("fork")
+        for fn in (parse_fn, render_fn):
+            warm = getattr(fn, "prefork", None)
+            if warm is not None:
+                warm()  # what every worker would otherwise build for itself after the fork
         self.n = n
         self.owner: dict[str, int] = {}  # document path -> worker holding its parse tree
         self.conns = []

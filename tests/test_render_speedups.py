@@ -2,7 +2,8 @@
 
 - The markdown shortcuts (a direct rule for lines starting with a letter, a narrower
   text-rule terminator set, a regex-free normalize, the task-list rule only where a
-  task marker occurs) give the same tokens and HTML as the plain configuration.
+  task marker occurs, inline runs without a terminator as one text token) give the
+  same tokens and HTML as the plain configuration.
 - Pages built from cached escaped fragments still escape titles, paths and tags.
 - A clean build into a fresh folder skips the stale-file sweep, but a clean build into
   an old site still removes what is not part of it.
@@ -43,12 +44,15 @@ TRICKY = [
     "word\n\n\n  indented two\n      indented six\n\ttab\n",
     "CR\rline\r\n- [ ] crlf task\r\n- [X]\ttab task\r- [x]no space\n\0nul [ ] mid\n",
     "> - [ ] quoted task\n\n1. [x] ordered\n\n* [ ]\n\n- [ ] \n- a\n  [x] not first\n",
+    # inline runs with no character any inline rule starts at (one text token, directly)
+    "# Plain heading\n\n| a | b |\n|---|---|\n| plain cell |  |\n\n- plain item\n- 2 (x), y; z.\n\nEnds in spaces   \n",
+    "> plain quote, then\n>\n> 1. item one\n\n    code: not inline\n\n# \n\nÉté, «quotes» 'single' \"double\" 100%\n",
 ]
 
 
 def _tokens(md, text: str) -> list:
     def flat(tokens: list) -> list:
-        return [(t.type, t.tag, t.nesting, t.content, t.markup, t.info, t.map, sorted(t.attrs.items()),
+        return [(t.type, t.tag, t.nesting, t.level, t.content, t.markup, t.info, t.map, sorted(t.attrs.items()),
                  t.meta if t.type != "footnote_block_open" else None, t.block, t.hidden,
                  flat(t.children or [])) for t in tokens]
 
