@@ -14,12 +14,16 @@ and how fast results come in a browser opened from file://.
    to results is the cold number (search code, page list, the letter's term shard and the
    text shards for the snippets all load then); every later keystroke is timed too. The
    time runs from the keydown to the results list being replaced, measured in the page.
+4. With --edits N: builds a copy of the corpus in this process, then saves N pages one at
+   a time (a new word appended) and applies each as `commonplace serve` does (the site
+   state's update, in process), timing each refresh and the files it wrote.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -115,6 +119,37 @@ def browser_times(site: Path, words: list[str]) -> dict:
             "keystrokes": len(warm) + len(cold)}
 
 
+def refresh_times(corpus: Path, work: Path, edits: int) -> dict:
+    """p50/p95/max of one-page refreshes on a live site state (what a save under serve runs)."""
+    import random
+    import shutil
+
+    from commonplace.compiler.build import BuildOptions, _build
+    from commonplace.compiler.live import _in_process
+    from commonplace.compiler.scan import SourceFile
+
+    if work.exists():
+        set_aside(work, work.parent / TRASH)
+    shutil.copytree(corpus, work / "corpus", ignore=shutil.ignore_patterns(".commonplace"))
+    _, state = _build(BuildOptions(corpus=work / "corpus", out=work / "site", embed=False, index=False))
+    paths = sorted(p for p in state.docs if not state.docs[p].is_session)
+    rng = random.Random(1)
+    times, emits, written = [], [], []
+    for i in range(edits):
+        p = rng.choice(paths)
+        f = work / "corpus" / p
+        f.write_text(f.read_text(encoding="utf-8") + f"\n\nAn added line with zqword{i} in it.\n", encoding="utf-8")
+        t0 = time.perf_counter()
+        stats = state.update([SourceFile(p, f)], [], runner_factory=_in_process)
+        times.append(1000 * (time.perf_counter() - t0))
+        emits.append(1000 * stats.stages.get("emit", 0.0))
+        written.append(stats.pages_written)
+    times.sort()
+    return {"refresh_ms_p50": statistics.median(times), "refresh_ms_p95": times[int(0.95 * (len(times) - 1))],
+            "refresh_ms_max": times[-1], "refresh_emit_ms_p50": statistics.median(emits),
+            "refresh_files_written_max": max(written), "edits": edits}
+
+
 def run(args: argparse.Namespace) -> dict:
     if args.site:  # no builds: sizes and the browser only
         out = {"documents": len(json.loads((args.site / "graph.json").read_text())["nodes"])}
@@ -131,11 +166,13 @@ def run(args: argparse.Namespace) -> dict:
     for _ in range(args.repeat):  # alternating, so both see the same machine
         without.append(timed_build(corpus, plain, search=False))
         with_search.append(timed_build(corpus, site, search=True))
+    refresh = refresh_times(corpus, base / "refresh", args.edits) if args.edits else {}
     empty_trash(base / TRASH)
     out = {"documents": args.n, "build_s_without_search": min(without), "build_s_with_search": min(with_search)}
     out["search_cost_s"] = out["build_s_with_search"] - out["build_s_without_search"]
     out["search_cost_pct"] = 100 * out["search_cost_s"] / out["build_s_without_search"]
     out.update(sizes(site))
+    out.update(refresh)
     reason = why_no_browser()
     if reason:
         out["browser"] = f"skipped: {reason}"
@@ -159,6 +196,12 @@ def table(r: dict) -> str:
         ("text shards", f"{r['text_shards']} files, {r['text_bytes'] / mb:.1f} MB, largest {r['largest_text_shard'] / 1024:.0f} KB"),
         ("search data in all", f"{r['total_bytes'] / mb:.1f} MB"),
     ]
+    if "refresh_ms_p50" in r:
+        rows += [
+            (f"one-page refresh, {r['edits']} edits (ms)", f"p50 {r['refresh_ms_p50']:.1f}, p95 {r['refresh_ms_p95']:.1f}, "
+             f"max {r['refresh_ms_max']:.1f}; emit p50 {r['refresh_emit_ms_p50']:.1f}"),
+            ("files written per refresh, at most", str(r["refresh_files_written_max"])),
+        ]
     if "first_keystroke_ms_median" in r:
         rows += [
             ("first keystroke -> results, cold (ms)", f"median {r['first_keystroke_ms_median']:.0f}, max {r['first_keystroke_ms_max']:.0f} (target <= 300)"),
@@ -167,6 +210,8 @@ def table(r: dict) -> str:
         ]
     else:
         rows.append(("browser", r.get("browser", "")))
+    if "load" in r:
+        rows.append(("load average at the end", r["load"]))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"| {k:<{width}} | {v} |" for k, v in rows)
 
@@ -178,11 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="builds of each kind; the best is reported")
     ap.add_argument("--words", type=int, default=len(WORDS), help=f"words typed (at most {len(WORDS)})")
     ap.add_argument("--workdir", type=Path, help="keep the corpus and sites here (reused by later runs)")
+    ap.add_argument("--edits", type=int, default=0, help="also time this many one-page refreshes (in process)")
     ap.add_argument("--site", type=Path, help="a site already built: measure sizes and the browser only")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     r = run(args)
+    r["load"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     r["seconds"] = time.perf_counter() - t0
     print(json.dumps(r, indent=2) if args.json else table(r))
     return 0
