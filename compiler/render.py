@@ -112,15 +112,22 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str]) -> dict:
     """What the link rules need to render `doc`'s links (`markdown._wikilink_html`,
     `markdown._render_link_open`): hrefs relative to its page, titles for link text."""
     here = doc.url
+    # The build resolved every link of the page already (the parent, against the whole
+    # corpus; `state` keeps them current, as the link graph needs): reuse those answers
+    # instead of asking the resolver again (5% of rendering). A target resolves the same
+    # wherever it stands in one page; unresolved ones are asked again.
+    known = {l.target: l.resolved for l in doc.links if l.kind == "wiki" and l.resolved is not None}
 
     def resolve_wikilink(target: str, heading: str | None) -> tuple[str | None, str, str]:
-        res = resolver.resolve_wiki(target, doc.path)
-        if res.path is None:
-            return None, "", "wikilink broken"
+        path = known.get(target)
+        if path is None:
+            path = resolver.resolve_wiki(target, doc.path).path
+            if path is None:
+                return None, "", "wikilink broken"
         anchor = f"#{slugify(heading)}" if heading else ""
-        if res.path == doc.path:
-            return anchor or "#", titles.get(res.path, ""), "wikilink"
-        return href(here, page_url(res.path)) + anchor, titles.get(res.path, res.path), "wikilink"
+        if path == doc.path:
+            return anchor or "#", titles.get(path, ""), "wikilink"
+        return href(here, page_url(path)) + anchor, titles.get(path, path), "wikilink"
 
     def rewrite_href(raw: str) -> tuple[str | None, str | None]:
         parsed = _md_target(raw)
