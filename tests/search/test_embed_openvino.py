@@ -87,11 +87,15 @@ def test_int8_is_made_once_only_for_big_jobs_and_then_chosen_by_auto(ref, int8_c
     pool._export_once(None, expected=10 ** 6)
     assert calls == [d]  # asked for bf16: never quantized
 
-    # Only the feed-forward input layers (the MatMuls feeding a GELU) are int8.
+    # int8: the feed-forward inputs (MatMuls feeding a GELU) and the query/key/value
+    # projections; the attention and feed-forward outputs stay bf16 (cosine, see the decision).
     import openvino as ov
 
-    targets = openvino_backend._ffn_input_matmuls(ov.Core().read_model(str(d / "model.xml")))
-    assert len(targets) == 6 and all("intermediate" in t for t in targets)
+    targets = openvino_backend._int8_matmuls(ov.Core().read_model(str(d / "model.xml")))
+    assert len(targets) == 24
+    assert sum("intermediate" in t for t in targets) == 6
+    assert sum(any(f"self.{k}" in t for k in ("query", "key", "value")) for t in targets) == 18
+    assert not any("output.dense" in t for t in targets)
 
 
 def test_a_failed_int8_probe_keeps_bf16(ref, int8_cache, monkeypatch, caplog):
