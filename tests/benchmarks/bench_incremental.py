@@ -123,8 +123,8 @@ def main() -> None:
 
     times_file = work / "builds.json"
     times = json.loads(times_file.read_text()) if times_file.exists() else {}
-    if args.skip_builds:
-        full_no_embed, full_embed = times["no_embed"], times.get("embed") if embed else None
+    if args.skip_builds:  # a workdir built some other way has no build times: none are shown
+        full_no_embed, full_embed = times.get("no_embed"), times.get("embed") if embed else None
         log(f"reusing the index in {corpus} and the build times in {times_file}")
     else:
         log("clean build without embeddings ...")
@@ -212,7 +212,7 @@ def main() -> None:
             steps.setdefault(k, []).append(v)
     result = {
         "documents": args.n,
-        "full_build_no_embed_s": round(full_no_embed, 2),
+        "full_build_no_embed_s": round(full_no_embed, 2) if full_no_embed else None,
         "full_build_embed_s": round(full_embed, 1) if full_embed else None,
         "edits": len(latencies),
         "edit_p50_ms": round(p50 * 1000, 1),
@@ -220,7 +220,7 @@ def main() -> None:
         "edit_mean_ms": round(statistics.mean(latencies) * 1000, 1),
         "refresh_p50_ms": round(pct(refreshes, 50) * 1000, 1) if refreshes else None,
         "chunks_embedded_per_edit": round(statistics.mean(embedded), 2) if embedded else None,
-        "speedup_vs_full_no_embed": round(full_no_embed / p50, 1),
+        "speedup_vs_full_no_embed": round(full_no_embed / p50, 1) if full_no_embed else None,
         "embeddings": embed,
         "refresh_steps_p50_ms": {k: round(pct(v, 50) * 1000, 1) for k, v in sorted(steps.items())},
         "refresh_steps_p95_ms": {k: round(pct(v, 95) * 1000, 1) for k, v in sorted(steps.items())},
@@ -231,14 +231,14 @@ def main() -> None:
         return
     rows = [
         ("documents", f"{args.n}"),
-        ("full build, no embeddings", f"{full_no_embed:.1f} s"),
+        ("full build, no embeddings", f"{full_no_embed:.1f} s" if full_no_embed else "not run"),
         ("full build, with embeddings", f"{full_embed:.1f} s" if full_embed else "not run"),
         ("edits measured", f"{len(latencies)}"),
         ("save -> page + searchable, p50", f"{p50 * 1000:.0f} ms"),
         ("save -> page + searchable, p95", f"{p95 * 1000:.0f} ms"),
         ("refresh itself, p50", f"{result['refresh_p50_ms']} ms"),
         ("chunks embedded per edit", f"{result['chunks_embedded_per_edit']}"),
-        ("full no-embed build / p50 edit", f"{result['speedup_vs_full_no_embed']}x"),
+        ("full no-embed build / p50 edit", f"{result['speedup_vs_full_no_embed']}x" if full_no_embed else "-"),
         ("load average (1, 5, 15 min)", " ".join(str(x) for x in result["load_average"])),
     ]
     rows += [(f"  {k}, p50 / p95", f"{v} / {result['refresh_steps_p95_ms'][k]} ms")
