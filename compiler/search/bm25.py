@@ -20,6 +20,7 @@ first chunk only, for `title:`/`path:`/`tag:` query syntax. Queries are built he
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -176,7 +177,25 @@ _SEGMENT_CACHE: dict[tuple, Any] = {}
 _SEGMENT_CACHE_MAX = 16384  # entries (terms x segments); cleared whole when full
 
 
+def _segment_identity(directory: Path | None, seg: Any) -> tuple | None:
+    """A segment's identity on disk: its file's device, inode, size and mtime (a generation
+    shares the file by hard link, so the identity carries over). Not the segment id alone:
+    Whoosh draws it from `random`, which a seeded process repeats."""
+    if directory is None:
+        return None
+    base = directory / f"{seg.indexname}_{seg.segid}"
+    for suffix in (".seg", ".trm"):  # compound segment, else its terms file
+        try:
+            st = os.stat(f"{base}{suffix}")
+        except OSError:
+            continue
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, seg.segid)
+    return None
+
+
 def _segment_cached(key: tuple, make: Callable[[], Any]) -> Any:
+    if key[0] is None:  # no identity on disk: not shared
+        return make()
     got = _SEGMENT_CACHE.get(key)
     if got is None:
         got = make()
@@ -205,7 +224,8 @@ class _FastScorer:
 
     MAX_CACHED_TERMS = 4096
 
-    def __init__(self, searcher: Any, field: str = "text", B: float = 0.75, K1: float = 1.2):
+    def __init__(self, searcher: Any, field: str = "text", B: float = 0.75, K1: float = 1.2,
+                 directory: Path | None = None):
         import numpy as np
 
         from whoosh.codec.whoosh3 import LENGTHS_COLUMN
@@ -219,6 +239,7 @@ class _FastScorer:
         table = np.array([byte_to_length(i) for i in range(256)], dtype=np.float32)
         lengths = np.zeros(self.total, dtype=np.float32)
         self.leaves: list[tuple[Any, int]] = []
+        self.idents: list[tuple | None] = []  # per leaf, `_segment_identity`
         deleted = np.zeros(self.total, dtype=bool)
         for sub, offset in searcher.leaf_searchers():
             r = sub.reader()
@@ -229,7 +250,9 @@ class _FastScorer:
                     return np.zeros(0, dtype=np.float32)
                 return table[np.frombuffer(col._dbfile.get(col._basepos, min(col._count, n)), dtype=np.uint8)]
 
-            raw = _segment_cached((r._segment.segid, n, "len", field), seg_lengths)
+            ident = _segment_identity(directory, r._segment)
+            self.idents.append(ident)
+            raw = _segment_cached((ident, n, "len", field), seg_lengths)
             lengths[offset : offset + len(raw)] = raw
             for d in (r.deleted_docs_set or ()):
                 deleted[offset + d] = True
@@ -248,8 +271,8 @@ class _FastScorer:
         np = self.np
         ids_parts, w_parts = [], []
         btext = term.encode("utf-8")
-        for r, offset in self.leaves:
-            seg = _segment_cached((r._segment.segid, r.doc_count_all(), "post", self.field, term),
+        for (r, offset), ident in zip(self.leaves, self.idents):
+            seg = _segment_cached((ident, r.doc_count_all(), "post", self.field, term),
                                   lambda r=r: self._decode(r, btext))
             if seg:
                 ids_parts.append(seg[0] + offset)
@@ -326,6 +349,7 @@ class BM25Searcher:
     """A searcher over one generation's Whoosh index; reused across queries."""
 
     def __init__(self, directory: Path):
+        self.directory = Path(directory)
         self.ix = open_index(directory)
         self._fast: dict[str, _FastScorer | None] = {}
         self._masks: dict[Any, Any] = {}
@@ -373,7 +397,7 @@ class BM25Searcher:
     def fast(self, field: str = "text") -> "_FastScorer | None":
         if field not in self._fast:
             try:
-                self._fast[field] = _FastScorer(self.searcher, field)
+                self._fast[field] = _FastScorer(self.searcher, field, directory=self.directory)
             except Exception:  # noqa: BLE001 - unexpected codec internals: use Whoosh's matcher
                 self._fast[field] = None
         return self._fast[field]
