@@ -20,7 +20,6 @@ first chunk only, for `title:`/`path:`/`tag:` query syntax. Queries are built he
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -30,6 +29,7 @@ from whoosh import query as wq
 from whoosh.analysis import Token, Tokenizer
 from whoosh.system import pack_uint
 
+from .bm25_segments import segment_cached, segment_identity
 from .text import analyze, term_counts, unique_terms, weighted_terms
 
 FIELD_WEIGHTS = {"title": 3.0, "headings": 2.0, "meta": 1.5, "body": 1.0, "links": 0.25}
@@ -169,42 +169,6 @@ class BM25Hit:
     coverage: float | None = None  # with `search_terms(coverage=...)`
 
 
-# Decoded postings and field lengths per Whoosh segment, shared by every searcher in the
-# process. Segments never change once written and a small update adds a segment beside the
-# old ones, so after a write a new generation's searcher finds the big segment's arrays
-# here instead of decoding them again (each write used to leave every reader cold).
-_SEGMENT_CACHE: dict[tuple, Any] = {}
-_SEGMENT_CACHE_MAX = 16384  # entries (terms x segments); cleared whole when full
-
-
-def _segment_identity(directory: Path | None, seg: Any) -> tuple | None:
-    """A segment's identity on disk: its file's device, inode, size and mtime (a generation
-    shares the file by hard link, so the identity carries over). Not the segment id alone:
-    Whoosh draws it from `random`, which a seeded process repeats."""
-    if directory is None:
-        return None
-    base = directory / f"{seg.indexname}_{seg.segid}"
-    for suffix in (".seg", ".trm"):  # compound segment, else its terms file
-        try:
-            st = os.stat(f"{base}{suffix}")
-        except OSError:
-            continue
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, seg.segid)
-    return None
-
-
-def _segment_cached(key: tuple, make: Callable[[], Any]) -> Any:
-    if key[0] is None:  # no identity on disk: not shared
-        return make()
-    got = _SEGMENT_CACHE.get(key)
-    if got is None:
-        got = make()
-        if len(_SEGMENT_CACHE) >= _SEGMENT_CACHE_MAX:
-            _SEGMENT_CACHE.clear()
-        _SEGMENT_CACHE[key] = got
-    return got
-
-
 class _FastScorer:
     """BM25F over Whoosh's postings, term at a time, in numpy.
 
@@ -239,7 +203,7 @@ class _FastScorer:
         table = np.array([byte_to_length(i) for i in range(256)], dtype=np.float32)
         lengths = np.zeros(self.total, dtype=np.float32)
         self.leaves: list[tuple[Any, int]] = []
-        self.idents: list[tuple | None] = []  # per leaf, `_segment_identity`
+        self.idents: list[tuple | None] = []  # per leaf, `bm25_segments.segment_identity`
         deleted = np.zeros(self.total, dtype=bool)
         for sub, offset in searcher.leaf_searchers():
             r = sub.reader()
@@ -250,9 +214,9 @@ class _FastScorer:
                     return np.zeros(0, dtype=np.float32)
                 return table[np.frombuffer(col._dbfile.get(col._basepos, min(col._count, n)), dtype=np.uint8)]
 
-            ident = _segment_identity(directory, r._segment)
+            ident = segment_identity(directory, r._segment)
             self.idents.append(ident)
-            raw = _segment_cached((ident, n, "len", field), seg_lengths)
+            raw = segment_cached((ident, n, "len", field), seg_lengths)
             lengths[offset : offset + len(raw)] = raw
             for d in (r.deleted_docs_set or ()):
                 deleted[offset + d] = True
@@ -272,7 +236,7 @@ class _FastScorer:
         ids_parts, w_parts = [], []
         btext = term.encode("utf-8")
         for (r, offset), ident in zip(self.leaves, self.idents):
-            seg = _segment_cached((ident, r.doc_count_all(), "post", self.field, term),
+            seg = segment_cached((ident, r.doc_count_all(), "post", self.field, term),
                                   lambda r=r: self._decode(r, btext))
             if seg:
                 ids_parts.append(seg[0] + offset)
