@@ -143,6 +143,7 @@ class LiveCorpus:
             result, self.state = build_state(self.opts)
             self.last_build = result
             _ = self.state.link_index  # built now, at start-up, rather than by the first save
+            self.state.warm()  # ... as are the site view and its search model
             if self.index and self.embed:
                 from .search.index_stage import warm_vectors
 

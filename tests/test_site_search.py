@@ -171,3 +171,27 @@ def test_a_refresh_of_one_page_costs_little_at_a_thousand_pages(tmp_path: Path, 
         assert len(counted) == 0, len(counted)  # the edited page's words came with its render
     finally:
         lc.close()
+
+
+def test_a_server_restarted_over_a_build_counts_no_words_on_its_first_save(tmp_path: Path, monkeypatch):
+    """`serve` restarted over an existing build: the search model is made at start-up,
+    so the first save re-counts only its own page, as every later save does, and the
+    data it writes is still what a clean build writes."""
+    from commonplace.compiler import site_search_model
+
+    corpus = write_corpus(tmp_path / "corpus", 300)
+    with LiveCorpus(corpus, tmp_path / "site", embed=False, index=False):
+        pass  # the first run builds the site
+    lc = LiveCorpus(corpus, tmp_path / "site", embed=False, index=False)
+    lc.open()  # the restart: nothing to rebuild
+    counted: list[str] = []
+    real = site_search_model.text_terms
+    monkeypatch.setattr(site_search_model, "text_terms", lambda st: counted.append(st) or real(st))
+    try:
+        f = corpus / "note-042.md"
+        f.write_text(f.read_text(encoding="utf-8") + "\nA wombat appears.\n", encoding="utf-8")
+        lc.refresh(["note-042.md"])
+        assert len(counted) <= 1, len(counted)
+        assert search_files(lc.out) == clean_build(corpus, tmp_path / "clean")
+    finally:
+        lc.close()
