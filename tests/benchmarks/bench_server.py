@@ -190,6 +190,32 @@ def run_phase(name: str, host: str, port: int, clients: int, seconds: float,
     return phase
 
 
+def _status_kb(pid: int, field: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def server_memory(pid: int) -> dict[str, float]:
+    """The serve process's peak RSS (VmHWM) and, at the end of the run, the RSS of it and
+    its children (embedding workers, if any), in MB."""
+    tree, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        tree += _status_kb(p, "VmRSS")
+        try:
+            with open(f"/proc/{p}/task/{p}/children", encoding="ascii") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return {"peak_rss": round(_status_kb(pid, "VmHWM") / 1024, 1), "tree_rss": round(tree / 1024, 1)}
+
+
 def start_server(corpus: Path, out: Path, embed: bool, threads: int) -> tuple[subprocess.Popen, str, int, float]:
     cmd = [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(corpus),
            "--out", str(out), "--port", "0", "--no-auth", "--threads", str(threads)]
@@ -319,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended,
                                     seed=2))
     finally:
+        memory = server_memory(proc.pid)
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(timeout=60)
@@ -346,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         "index": {k: st.get(k) for k in ("documents", "chunks", "vectors", "model", "dimensions")} if isinstance(st, dict) else {},
         "rows": rows, "writes_checked": sum(len(v) for v in appended.values()), "writes_lost": lost,
         "writes_duplicated": dup, "error_samples": [e for ph in phases for e in ph.error_samples],
-        "cpus": os.cpu_count(),
+        "cpus": os.cpu_count(), "server_memory_mb": memory,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -361,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['p95_ms']} | {r['p99_ms']} | {'' if r['errors'] is None else r['errors']} |")
         print()
         print(f"writes checked: {report['writes_checked']}, lost: {lost}, duplicated: {dup}")
+        print(f"server memory: peak RSS {memory['peak_rss']} MB (the serve process), "
+              f"{memory['tree_rss']} MB with its children at the end")
         for e in report["error_samples"]:
             print(f"error: {e}")
     return 0 if not (lost or dup or any(ph.errors for ph in phases)) else 1
