@@ -9,8 +9,9 @@ needed. `why_no_browser()` says why a test must skip.
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from commonplace.compiler.build import BuildOptions, build
 
@@ -37,6 +38,20 @@ def why_no_browser() -> str | None:
 
 def launch(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+
+
+@contextmanager
+def checked_page(browser: Any, viewport: dict[str, int] = DESKTOP) -> Iterator[Any]:
+    """A page in a context of its own; a script error on any page it visited fails the test."""
+    context = browser.new_context(viewport=viewport)
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        yield p
+    finally:
+        context.close()
+    assert errors == [], errors
 
 
 def build_site(corpus: Path, out: Path, **kw: Any) -> Path:

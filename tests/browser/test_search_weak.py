@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import DESKTOP, build_site, launch, why_no_browser
+from browserkit import build_site, why_no_browser
 from test_served_site import page, served  # noqa: F401 - fixtures: a real `commonplace serve`
 
 REASON = why_no_browser()
@@ -83,36 +83,20 @@ def offline_site(tmp_path_factory) -> Path:
     return build_site(corpus, tmp / "site")
 
 
-@pytest.fixture
-def offline_page():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        context = browser.new_context(viewport=DESKTOP)
-        p = context.new_page()
-        errors: list[str] = []
-        p.on("pageerror", lambda e: errors.append(str(e)))
-        yield p
-        context.close()
-        browser.close()
-        assert errors == [], errors
+def test_offline_nonsense_query_says_nothing_matched_well(offline_site: Path, page):
+    page.goto((offline_site / "index.html").as_uri())
+    type_and_wait(page, "xyzzy", "Nothing matched well")
+    assert "offline index" in status(page)
+    assert page.locator(".search-results li").count() == 0
 
 
-def test_offline_nonsense_query_says_nothing_matched_well(offline_site: Path, offline_page):
-    offline_page.goto((offline_site / "index.html").as_uri())
-    type_and_wait(offline_page, "xyzzy", "Nothing matched well")
-    assert "offline index" in status(offline_page)
-    assert offline_page.locator(".search-results li").count() == 0
-
-
-def test_offline_near_miss_is_shown_dimmed_and_a_hit_is_not(offline_site: Path, offline_page):
-    offline_page.goto((offline_site / "index.html").as_uri())
-    type_and_wait(offline_page, "incrementl", "Nothing matched well")  # no page holds it; fuzzy finds Builds
-    first = offline_page.locator(".search-results li").first
+def test_offline_near_miss_is_shown_dimmed_and_a_hit_is_not(offline_site: Path, page):
+    page.goto((offline_site / "index.html").as_uri())
+    type_and_wait(page, "incrementl", "Nothing matched well")  # no page holds it; fuzzy finds Builds
+    first = page.locator(".search-results li").first
     assert "Builds" in first.inner_text()
     assert float(first.evaluate("e => getComputedStyle(e).opacity")) < 1
-    offline_page.keyboard.press("Control+A")
-    offline_page.keyboard.type("incremental")
-    offline_page.locator(".search-status", has_text=re.compile(r"^1 page")).wait_for(timeout=15000)
-    assert offline_page.locator(".search-results li").first.evaluate("e => getComputedStyle(e).opacity") == "1"
+    page.keyboard.press("Control+A")
+    page.keyboard.type("incremental")
+    page.locator(".search-status", has_text=re.compile(r"^1 page")).wait_for(timeout=15000)
+    assert page.locator(".search-results li").first.evaluate("e => getComputedStyle(e).opacity") == "1"

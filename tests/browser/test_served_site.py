@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import DESKTOP, launch, why_no_browser
+from browserkit import checked_page, launch, why_no_browser
 
 REASON = why_no_browser()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -66,14 +66,11 @@ def page():
 
     with sync_playwright() as pw:
         browser = launch(pw)
-        context = browser.new_context(viewport=DESKTOP)
-        p = context.new_page()
-        errors: list[str] = []
-        p.on("pageerror", lambda e: errors.append(str(e)))
-        yield p
-        context.close()
-        browser.close()
-        assert errors == [], errors
+        try:
+            with checked_page(browser) as p:
+                yield p
+        finally:
+            browser.close()
 
 
 def test_not_found_one_folder_deep_is_styled_and_leads_home(served, page):

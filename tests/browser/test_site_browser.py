@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import DESKTOP, PHONE, RARE_WORD, build_site, launch, make_corpus, why_no_browser
+from browserkit import PHONE, RARE_WORD, build_site, checked_page, launch, make_corpus, why_no_browser
 
 REASON = why_no_browser()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -37,13 +37,8 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport=DESKTOP)
-    p = context.new_page()
-    errors: list[str] = []
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    yield p
-    context.close()
-    assert errors == [], errors  # no script error on any page a test visited
+    with checked_page(browser) as p:  # no script error on any page a test visited
+        yield p
 
 
 def url(site: Path, rel: str) -> str:
