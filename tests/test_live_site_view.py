@@ -43,31 +43,42 @@ def site_bytes(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
+def seed(corpus: Path, rng: random.Random, names: list[str], n: int) -> None:
+    """The first `n` of `names` as pages linking among all of them."""
+    for name in names[:n]:
+        (corpus / f"{name}.md").parent.mkdir(parents=True, exist_ok=True)
+        (corpus / f"{name}.md").write_text(page(rng, names), encoding="utf-8")
+
+
+def random_edit(corpus: Path, rng: random.Random, names: list[str]) -> str:
+    """Delete one page (a quarter of the time) or write it anew; its corpus path."""
+    n = rng.choice(names)
+    f = corpus / f"{n}.md"
+    if f.exists() and rng.random() < 0.25:
+        f.unlink()
+    else:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(page(rng, names), encoding="utf-8")
+    return f"{n}.md"
+
+
 def test_patched_site_view_equals_a_rebuild_and_pages_equal_a_clean_build(tmp_path: Path) -> None:
     rng = random.Random(7)
     corpus, out = tmp_path / "corpus", tmp_path / "site"
     names = [f"{rng.choice(FOLDERS)}doc{i}" for i in range(12)]
-    for n in names[:8]:
-        (corpus / f"{n}.md").parent.mkdir(parents=True, exist_ok=True)
-        (corpus / f"{n}.md").write_text(page(rng, names), encoding="utf-8")
+    seed(corpus, rng, names, 8)
     live = LiveCorpus(corpus, out, embed=False, index=False)
     live.open()
     try:
         patched = 0
         for step in range(40):
-            n = rng.choice(names)
-            f = corpus / f"{n}.md"
-            if f.exists() and rng.random() < 0.25:
-                f.unlink()
-            else:
-                f.parent.mkdir(parents=True, exist_ok=True)
-                f.write_text(page(rng, names), encoding="utf-8")
+            rel = random_edit(corpus, rng, names)
             before = live.state.site
-            live.refresh([f"{n}.md"])
+            live.refresh([rel])
             state = live.state
             patched += state.site is before
             want = Site.build(list(state.docs.values()), state.resolver, state.graph, state.name, state.site_url)
-            assert shape(state.site) == shape(want), f"step {step}: {n}"
+            assert shape(state.site) == shape(want), f"step {step}: {rel}"
             for limit in (10, 200, 50, 300):
                 assert [d.path for d in state.site.recent(limit)] == [d.path for d in want.recent(limit)]
                 newest = sorted((d for d in state.docs.values() if d.sort_date),
@@ -92,21 +103,12 @@ def test_manifest_after_refreshes_equals_a_fresh_encoding(tmp_path: Path) -> Non
     rng = random.Random(11)
     corpus, out = tmp_path / "corpus", tmp_path / "site"
     names = [f"{rng.choice(FOLDERS)}doc{i}" for i in range(10)]
-    for n in names[:7]:
-        (corpus / f"{n}.md").parent.mkdir(parents=True, exist_ok=True)
-        (corpus / f"{n}.md").write_text(page(rng, names), encoding="utf-8")
+    seed(corpus, rng, names, 7)
     live = LiveCorpus(corpus, out, embed=False, index=False)
     live.open()
     try:
         for step in range(12):
-            n = rng.choice(names)
-            f = corpus / f"{n}.md"
-            if f.exists() and rng.random() < 0.25:
-                f.unlink()
-            else:
-                f.parent.mkdir(parents=True, exist_ok=True)
-                f.write_text(page(rng, names), encoding="utf-8")
-            live.refresh([f"{n}.md"])
+            live.refresh([random_edit(corpus, rng, names)])
             live._save()
             path = manifest.manifest_path(live.root, live.out)
             stored = json.loads(path.read_text("utf-8"))
