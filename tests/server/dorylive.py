@@ -17,6 +17,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from srvkit import tree_files
+
 CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
 
 
@@ -113,12 +115,7 @@ class Server:
 
 def corpus_files(root: Path) -> dict[str, bytes]:
     """Every file of the corpus but the state folder: to prove a refused request wrote nothing."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if p.is_file() and not rel.startswith(".commonplace/"):
-            out[rel] = p.read_bytes()
-    return out
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in tree_files(root, skip=(".commonplace",))}
 
 
 def sse_events(text: str) -> list[tuple[str, Any]]:

@@ -8,6 +8,7 @@ so these tests check the server, not the search engine.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -102,6 +103,19 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
     return root
+
+
+def tree_files(root: Path, skip: tuple[str, ...] = (".commonplace", "site")) -> list[Path]:
+    """Every file under root, sorted, without descending into any folder named in `skip`.
+
+    A running server removes old index generations under .commonplace at any moment, so a
+    walk that entered it (Path.rglob) could fail on a folder deleted mid-walk.
+    """
+    out = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in skip]
+        out.extend(Path(here) / f for f in files)
+    return sorted(out)
 
 
 _WORD = re.compile(r"\w+")

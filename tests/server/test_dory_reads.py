@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from srvkit import write_files
+from srvkit import tree_files, write_files
 
 CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
 MARKER = "Restart marker: the deploy freeze ends on Friday."
@@ -268,8 +268,7 @@ def build(root: Path, site: Path) -> None:
 
 
 def corpus_files(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and ".commonplace" not in p.parts
-            and "site" not in p.relative_to(root).parts}
+    return {p.relative_to(root).as_posix() for p in tree_files(root)}
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from srvkit import tree_files
 
 from commonplace.compiler import writes as w
 
@@ -76,11 +77,11 @@ def test_get_refuses(client, bad: str, outside: Path) -> None:
 
 @pytest.mark.parametrize("bad", HOSTILE)
 def test_write_refuses(open_client, corpus: Path, bad: str, outside: Path) -> None:
-    before = sorted(p for p in corpus.parent.rglob("*") if ".commonplace" not in p.parts and "site" not in p.parts)
+    before = tree_files(corpus.parent)
     for kind in ("create", "append"):
         r = open_client.post("/v1/write", json={"kind": kind, "target": bad, "content": "pwned"})
         assert r.status_code in (400, 404), (bad, r.get_json())
-    after = sorted(p for p in corpus.parent.rglob("*") if ".commonplace" not in p.parts and "site" not in p.parts)
+    after = tree_files(corpus.parent)
     assert before == after
     assert outside.read_text() == "# outside secret\n"
 
