@@ -25,7 +25,7 @@ from .workers import InProcess
 
 SAVE_DELAY_SECONDS = 2.0
 SAVE_MAX_DELAY_SECONDS = 30.0  # under steady writes the save still runs this often
-MERGE_DELAY_SECONDS = 1.0  # quiet time before small BM25 segments are merged
+MERGE_IN_CHILD = True  # merge BM25 segments in a child process (`search.bm25_merge`): no GIL shared
 
 
 @dataclass
@@ -132,7 +132,7 @@ class LiveCorpus:
         self.last_build: BuildResult | None = None
         self.last_refresh: RefreshResult | None = None
         self._save_timer: threading.Timer | None = None
-        self._merge_timer: threading.Timer | None = None
+        self._merger: Any = None  # `search.bm25_merge.BackgroundMerger`, made by the first update
         self._save_io_lock = threading.Lock()  # one manifest write at a time
         self._save_pending_since: float | None = None
         self._watcher: Any = None
@@ -171,10 +171,10 @@ class LiveCorpus:
             if self._save_timer is not None:
                 self._save_timer.cancel()
                 self._save_timer = None
-            if self._merge_timer is not None:
-                self._merge_timer.cancel()
-                self._merge_timer = None
             self._save()
+        if self._merger is not None:  # outside the lock: its publish step takes the index lock only
+            self._merger.stop()
+            self._merger = None
 
     def __enter__(self) -> "LiveCorpus":
         self.open()
@@ -324,20 +324,13 @@ class LiveCorpus:
         return timer
 
     def _schedule_merge(self) -> None:
-        self._merge_timer = self._restart_timer(self._merge_timer, MERGE_DELAY_SECONDS, self._merge)
+        """After an index update: merge the small BM25 segments updates leave, in the
+        background (`search.bm25_merge`: neither this refresh nor the next waits for it)."""
+        if self._merger is None:
+            from .search.bm25_merge import BackgroundMerger
 
-    def _merge(self) -> None:
-        """Once edits pause: merge the small BM25 segments the updates left (a refresh
-        arriving meanwhile waits for it; the merge is a few hundred milliseconds)."""
-        from .search.index_stage import merge_segments
-
-        try:
-            with self.write_lock:
-                merge_segments(self.root)
-        except Exception as exc:  # noqa: BLE001 - the next full build merges anyway
-            import logging
-
-            logging.getLogger("commonplace").warning("merging index segments failed: %s", exc)
+            self._merger = BackgroundMerger(self.root, child=MERGE_IN_CHILD)
+        self._merger.poke()
 
     # ----- the manifest ----------------------------------------------------------
     def _schedule_save(self) -> None:

@@ -119,28 +119,13 @@ def _gc_quietly(store: IndexStore) -> None:
 
 
 def merge_segments(root: Path) -> str | None:
-    """Merge the small BM25 segments that incremental updates left (`bm25_write.tiered_merge`)
-    into a new generation, if there are enough of them; the generation's name, or None.
-    Old generations are collected either way."""
-    from .bm25_write import BM25Writer, needs_merge
+    """Merge the small BM25 segments that incremental updates left (`bm25_write.tiered_merge`'s
+    tiers) into a new generation, if there are enough of them; the generation's name, or
+    None. Old generations are collected either way. See `bm25_merge` (a live process runs
+    it in the background: `bm25_merge.BackgroundMerger`)."""
+    from .bm25_merge import merge
 
-    store = IndexStore(Path(root).resolve())
-    with store.write_lock():
-        base = store.current()
-        if base is None or not needs_merge(base / "whoosh"):
-            store.gc()
-            return None
-        meta = Meta.load(base)
-        gen = store.new_generation(base, share_table=True)
-        try:
-            BM25Writer(gen / "whoosh", create=False, compound=True).commit(incremental=True)
-            meta.generation = gen.name
-            meta.save(gen, durable=False)
-            store.commit(gen)
-        except BaseException:
-            store.discard(gen)
-            raise
-        return gen.name
+    return merge(root)["generation"]
 
 
 def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: bool, embed: bool,
