@@ -38,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 try:
+    from .bench_build import run_measured
     from .corpus_gen import generate
 except ImportError:  # run as a plain script
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_build import run_measured  # type: ignore[no-redef]
     from corpus_gen import generate  # type: ignore[no-redef]
 
 MODES = ("bm25", "hybrid", "vector", "exact")
@@ -67,15 +69,15 @@ def pct(values: list[float], p: float) -> float:
 def full_build(corpus: Path, site: Path) -> dict[str, Any]:
     shutil.rmtree(site, ignore_errors=True)
     shutil.rmtree(corpus / ".commonplace", ignore_errors=True)
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
-    t0 = time.perf_counter()
-    out = subprocess.run([commonplace_exe(), "build", str(corpus), "--out", str(site), "--json"],
-                         capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - t0
+    os.environ.update(HF_HUB_OFFLINE="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
+    out = run_measured([commonplace_exe(), "build", str(corpus), "--out", str(site), "--json"], None)
     if out.returncode not in (0, 1):
         raise SystemExit(f"build failed ({out.returncode}):\n{out.stderr[-3000:]}")
     data = json.loads(out.stdout)
-    data["wall_seconds"] = seconds
+    data["wall_seconds"] = out.seconds
+    # Peak memory: the largest sampled PSS sum over the build's process tree (workers
+    # included), and the largest single process's ru_maxrss.
+    data["peak_pss_mb"], data["maxrss_mb"] = out.peak_pss_mb, out.maxrss_mb
     return data
 
 
@@ -237,13 +239,23 @@ def sizes(corpus: Path) -> dict[str, int]:
     }
 
 
+# The memory budget of a 10,000-document full build (docs/decisions/2026-11-24-memory-budget.md).
+BUILD_BUDGET_MB = 3000
+
+
+def _mb(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:,.0f} MB"
+
+
 def render(r: dict[str, Any]) -> str:
     b, tp, lat = r["build"], r["throughput"], r["latency"]
     ex = b["extra"]
     st = b.get("index_timings", {})
     rows = [
         ("corpus", f"{r['n']:,} documents, {ex.get('chunks', 0):,} chunks ({tp['mean_tokens']:.0f} tokens avg in sample)", ""),
-        ("full build with embeddings", f"{b['wall_seconds'] / 60:.1f} min ({b['wall_seconds']:.0f} s)", "<= 12 min"),
+        ("full build with embeddings", f"{b['wall_seconds'] / 60:.1f} min ({b['wall_seconds']:.0f} s)", "<= 6 min"),
+        ("  peak memory (PSS of the tree / largest process RSS)",
+         f"{_mb(b.get('peak_pss_mb'))} / {_mb(b.get('maxrss_mb'))}", f"<= {BUILD_BUDGET_MB:,} MB"),
         ("  index stage", f"{b['stages'].get('index', 0):.0f} s" + (f" (chunk {st.get('chunk', 0):.0f} s, bm25 {st.get('bm25', 0):.0f} s, "
                           f"embed {st.get('embed', 0):.0f} s, hnsw {st.get('hnsw', 0):.0f} s)" if st else ""), ""),
         ("embedding precision", f"{ex.get('embedding_precision')} (auto)", "bf16 where supported"),
