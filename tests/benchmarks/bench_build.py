@@ -394,6 +394,12 @@ def _fmt(v: float | None, spec: str, suffix: str = "") -> str:
     return "-" if v is None else format(v, spec) + suffix
 
 
+def render_budget_mb(n: int) -> float:
+    """The render-only build's memory budget (docs/decisions/2026-11-24-memory-budget.md):
+    1,000 MB at 10,000 documents, in proportion below and above, never under 300 MB."""
+    return max(300.0, 1000.0 * n / 10_000)
+
+
 def render_table(result: dict) -> str:
     rows: list[Row] = [Row(**{k: v for k, v in r.items()}) for r in result["rows"]]
     head = ("corpus", "docs", "commonplace s", "peak MB", "hugo s", "peak MB", "hugo/cp",
@@ -426,6 +432,11 @@ def render_table(result: dict) -> str:
     full = next((r for r in rows if r.label == "full"), None)
     if full is not None and full.commonplace_seconds is not None:
         out += ["", f"{full.n:,}-document build: {full.commonplace_seconds:.2f} s ({full.docs_per_second:,.0f} docs/s)"]
+    for r in rows:
+        if r.commonplace_peak_mb is not None:
+            budget = render_budget_mb(r.n)
+            out.append(f"memory budget ({r.label}, {r.n:,} docs): {budget:,.0f} MB, peak {r.commonplace_peak_mb:,.0f} MB: "
+                       + ("held" if r.commonplace_peak_mb <= budget else "OVER BUDGET"))
     out += ["", "largest single process (ru_maxrss), MB: " + "; ".join(
         f"{r.label} commonplace {_fmt(r.commonplace_maxrss_mb, ',.0f')}, hugo {_fmt(r.hugo_maxrss_mb, ',.0f')}"
         for r in rows)]
