@@ -186,13 +186,13 @@ class Site(SiteContext):
     def recent(self, limit: int) -> list[Document]:
         """The `limit` newest dated documents (sort date, then path, descending). The
         recent page, the home page and the feed each ask, after every save: one O(n)
-        selection serves them all instead of three sorts of the corpus."""
+        selection serves them all instead of three sorts of the corpus, and an update
+        patches it (`_patch_recent`) instead of selecting again."""
         memo = self.recent_memo
-        if memo is None or (len(memo) < limit and len(memo) == self._recent_asked):
+        if memo is None or (len(memo) < limit and not getattr(self, "_recent_all", False)):
             want = max(limit, 200)
-            memo = heapq.nlargest(want, (d for d in self.docs if d.sort_date),
-                                  key=lambda d: (d.sort_date or "", d.path))
-            self.recent_memo, self._recent_asked = memo, want
+            memo = heapq.nlargest(want, (d for d in self.docs if d.sort_date), key=_recent_key)
+            self.recent_memo, self._recent_asked, self._recent_all = memo, want, len(memo) < want
         return memo[:limit]
 
     def broken_links(self) -> list[dict]:
@@ -212,6 +212,37 @@ class Site(SiteContext):
 
 def _by_path(d: Document) -> str:
     return d.path
+
+
+def _recent_key(d: Document) -> tuple[str, str]:
+    return (d.sort_date or "", d.path)
+
+
+def _patch_recent(site: Site, changed: dict[str, Document | None]) -> None:
+    """`Site.recent`'s memo after an update (`changed`: path -> its new document or None).
+    The memo is the exact top of the dated documents by (sort date, path), unique keys: a
+    document outside it ranks below its last entry. So it stays exact with the changed
+    documents taken out and those ranking above that last entry put in (all of them when
+    the memo held every dated document); it may come out shorter than asked, which
+    `recent` serves up to its length."""
+    memo = site.recent_memo
+    if memo is None:
+        return
+    complete = getattr(site, "_recent_all", False)
+    floor = _recent_key(memo[-1]) if memo else None
+    kept = [d for d in memo if d.path not in changed]
+    for new in changed.values():
+        if new is not None and new.sort_date and (complete or floor is None or _recent_key(new) > floor):
+            kept.append(new)
+    kept.sort(key=_recent_key, reverse=True)
+    asked = getattr(site, "_recent_asked", len(memo))
+    if len(kept) > asked:
+        del kept[asked:]
+        complete = False
+    if not kept and not complete:
+        site.recent_memo = None  # nothing left to serve from: select again when asked
+        return
+    site.recent_memo, site._recent_all = kept, complete
 
 
 def _drop(items: list[Document], d: Document) -> None:
@@ -252,7 +283,7 @@ def patch_site(site: Site, old_docs: dict[str, Document | None], docs: dict[str,
     # A new list object: consumers remember the list they last saw and skip an identical
     # one (`site_search`'s model: `docs is synced`). Copying pointers is microseconds.
     site.docs = list(site.docs)
-    site.recent_memo = None
+    _patch_recent(site, {p: docs.get(p) for p, old in old_docs.items() if old is not docs.get(p)})
     for path, old in old_docs.items():
         new = docs.get(path)
         if old is new:

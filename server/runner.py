@@ -85,11 +85,26 @@ def warm_up(live: Any, embed: bool, say: Callable[[str], None]) -> None:
         say(f"note: search warm-up failed ({type(exc).__name__}); the first query will load it")
 
 
+SWITCH_INTERVAL = None  # seconds; None keeps Python's (5 ms). See set_switch_interval.
+
+
+def set_switch_interval() -> None:
+    """How long a thread holding the GIL keeps it while others wait: the refresh's Python
+    work against the searches (COMMONPLACE_SWITCH_INTERVAL overrides, in seconds)."""
+    value: Any = os.environ.get("COMMONPLACE_SWITCH_INTERVAL") or SWITCH_INTERVAL
+    if value:
+        try:
+            sys.setswitchinterval(float(value))
+        except ValueError:
+            pass
+
+
 def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, embed: bool,
         say: Callable[[str], None], warn: Callable[[str], None]) -> int:
     """Serve until SIGTERM or Ctrl-C; returns the exit code."""
     import waitress
 
+    set_switch_interval()
     root = Path(cfg.corpus)
     try:
         server = waitress.create_server(

@@ -150,3 +150,39 @@ def test_steady_refreshes_still_save_the_manifest(tmp_path: Path, monkeypatch) -
         assert path.exists(), "no manifest saved during 2 s of refreshes every 0.1 s"
     finally:
         live.close()
+
+
+def test_recent_memo_patched_by_updates_equals_a_fresh_selection() -> None:
+    """`Site.recent` past its memo's reach: 600 dated documents, updates that move
+    documents into and out of the newest 200, remove and add some; after each, every
+    limit equals a selection over all documents (the memo is patched, not rebuilt)."""
+    from types import SimpleNamespace
+
+    from commonplace.compiler.site import _patch_recent
+
+    rng = random.Random(3)
+
+    def mk(path: str) -> SimpleNamespace:
+        date = None if rng.random() < 0.1 else f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        return SimpleNamespace(path=path, sort_date=date)
+
+    docs = {f"d{i:04d}.md": mk(f"d{i:04d}.md") for i in range(600)}
+    site = Site(None, None, {}, [], "t", docs=sorted(docs.values(), key=lambda d: d.path))
+    site.recent(10)
+    for step in range(60):
+        changed: dict = {}
+        for _ in range(rng.randint(1, 4)):
+            path = f"d{rng.randrange(700):04d}.md"
+            changed[path] = None if rng.random() < 0.2 else mk(path)
+        for path, new in changed.items():
+            if new is None:
+                docs.pop(path, None)
+            else:
+                docs[path] = new
+        _patch_recent(site, changed)
+        site.docs = sorted(docs.values(), key=lambda d: d.path)
+        for limit in (5, 200, 60, 250):
+            newest = sorted((d for d in docs.values() if d.sort_date), key=lambda d: (d.sort_date, d.path),
+                            reverse=True)[:limit]
+            assert [d.path for d in site.recent(limit)] == [d.path for d in newest], (step, limit)
+        assert site.recent_memo is not None

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 from whoosh import fields, formats, index, scoring
 from whoosh import query as wq
 from whoosh.analysis import Token, Tokenizer
+from whoosh.reading import TermNotFound
 from whoosh.system import pack_uint
 
 from .bm25_segments import segment_cached, segment_identity
@@ -309,6 +310,17 @@ class LiveBM25F(scoring.BM25F):
         return sc
 
 
+def _term_docnums(np: Any, reader: Any, field: str, text: str) -> Any:
+    """A segment's (segment-local) document numbers holding a term. Documents deleted in
+    the generation first asked are left out; they stay deleted in every later one (a
+    segment's deletions only grow), and a deleted chunk scores 0 anyway."""
+    try:
+        ids = list(reader.postings(field, text).all_ids())
+    except TermNotFound:
+        ids = []
+    return np.asarray(ids, dtype=np.int64)
+
+
 class BM25Searcher:
     """A searcher over one generation's Whoosh index; reused across queries."""
 
@@ -370,10 +382,16 @@ class BM25Searcher:
         if "sessions" not in self._masks:
             import numpy as np
 
+            # Per segment, cached process-wide like the postings: each write's generation
+            # used to walk the whole index's session postings again (11 ms at 10,000 docs).
             m = np.zeros(self.searcher.doc_count_all(), dtype=bool)
-            ids = list(wq.Term("kind", "session").docs(self.searcher))
-            if ids:
-                m[np.asarray(ids, dtype=np.int64)] = True
+            for sub, offset in self.searcher.leaf_searchers():
+                r = sub.reader()
+                ident = segment_identity(self.directory, r._segment)
+                local = segment_cached((ident, r.doc_count_all(), "kind", "session"),
+                                       lambda r=r: _term_docnums(np, r, "kind", "session"))
+                if len(local):
+                    m[local + offset] = True
             self._masks["sessions"] = m
         return self._masks["sessions"]
 

@@ -152,16 +152,17 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         if base is not None:
             assert meta is not None
             pending_chunks = meta.chunks - meta.vectors  # chunks without a vector
-            db0 = open_table(base, readonly=True)
-            if full:
-                existing = {r["path"]: r["hash"] for r in db0.execute("SELECT path, hash FROM docs")}
-            else:  # only whether the removed paths are indexed matters
-                gone = sorted(set(removed_in))
-                for i in range(0, len(gone), 500):
-                    batch = gone[i : i + 500]
-                    existing.update((r["path"], r["hash"]) for r in db0.execute(
-                        f"SELECT path, hash FROM docs WHERE path IN ({','.join('?' * len(batch))})", batch))
-            db0.close()
+            if full or removed_in:  # an update that removes nothing need not open the table (8 ms)
+                db0 = open_table(base, readonly=True)
+                if full:
+                    existing = {r["path"]: r["hash"] for r in db0.execute("SELECT path, hash FROM docs")}
+                else:  # only whether the removed paths are indexed matters
+                    gone = sorted(set(removed_in))
+                    for i in range(0, len(gone), 500):
+                        batch = gone[i : i + 500]
+                        existing.update((r["path"], r["hash"]) for r in db0.execute(
+                            f"SELECT path, hash FROM docs WHERE path IN ({','.join('?' * len(batch))})", batch))
+                db0.close()
         if full:
             wanted = {d.path for d in docs}
             changed = [d for d in docs if existing.get(d.path) != d.hash]

@@ -212,6 +212,27 @@ def fsync_tree(path: Path, new_only: bool = False, also: tuple[Path, ...] = ()) 
     fsync_paths(files + dirs + [str(p) for p in also])
 
 
+def _link_tree(src: str, dst: str) -> None:
+    """Hard-link a generation's files into a new one (copies where linking fails), but not
+    its table files (`new_generation` handles those), meta, locks or hidden files. Plain
+    `os.scandir`: the pathlib walk cost ~10 ms of the writer's GIL per update."""
+    with os.scandir(src) as it:
+        for entry in it:
+            name = entry.name
+            s, d = os.path.join(src, name), os.path.join(dst, name)
+            if entry.is_dir(follow_symlinks=False):
+                os.makedirs(d, exist_ok=True)
+                _link_tree(s, d)
+                continue
+            if (name.endswith(("WRITELOCK", ".sqlite", ".sqlite-wal", ".sqlite-shm", "-journal"))
+                    or name.startswith(".") or name == "meta.json"):
+                continue
+            try:
+                os.link(s, d)
+            except OSError:
+                shutil.copy2(s, d)
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as f:
@@ -339,21 +360,7 @@ class IndexStore:
         gen.mkdir(parents=True)
         if base is None:
             return gen
-        for src in base.rglob("*"):
-            rel = src.relative_to(base)
-            dst = gen / rel
-            if src.is_dir():
-                dst.mkdir(parents=True, exist_ok=True)
-                continue
-            if src.name.endswith("WRITELOCK") or src.name.startswith(".") or src.name == "meta.json":
-                continue
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if src.suffix == ".sqlite" or src.name.endswith((".sqlite-wal", ".sqlite-shm", "-journal")):
-                continue
-            try:
-                os.link(src, dst)
-            except OSError:
-                shutil.copy2(src, dst)
+        _link_tree(str(base), str(gen))
         src_db, src_delta = base / "table.sqlite", base / "delta.sqlite"
         if not src_db.exists():
             return gen

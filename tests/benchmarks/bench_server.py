@@ -216,6 +216,15 @@ def server_memory(pid: int) -> dict[str, float]:
     return {"peak_rss": round(_status_kb(pid, "VmHWM") / 1024, 1), "tree_rss": round(tree / 1024, 1)}
 
 
+def generation_number(corpus: Path) -> int:
+    """The live index generation's number (each refresh that indexes, and each background
+    merge, makes one)."""
+    try:
+        return int((corpus / ".commonplace" / "index" / "CURRENT").read_text("ascii").strip()[1:])
+    except (OSError, ValueError):
+        return 0
+
+
 def start_server(corpus: Path, out: Path, embed: bool, threads: int) -> tuple[subprocess.Popen, str, int, float]:
     cmd = [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(corpus),
            "--out", str(out), "--port", "0", "--no-auth", "--threads", str(threads)]
@@ -288,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     get_paths = rng0.sample(docs, min(500, len(docs)))
     phases: list[Phase] = []
     appended: dict[int, list[str]] = {}
+    generations = 0
     try:
         status, st = Client(host, port).call("GET", "/v1/status")
         def search(mode: str) -> Any:
@@ -342,8 +352,10 @@ def main(argv: list[str] | None = None) -> int:
                                     lambda rng, cid, seq: mixed(rng, cid, seq, writes=0.0), corpus, seed=1))
         if "mixed" in wanted:
             log("phase: mixed 90/10")
+            g0 = generation_number(corpus)
             phases.append(run_phase("mixed 90/10", host, port, args.clients, args.seconds, mixed, corpus, appended,
                                     seed=2))
+            generations = generation_number(corpus) - g0
     finally:
         memory = server_memory(proc.pid)
         proc.send_signal(signal.SIGTERM)
@@ -373,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         "index": {k: st.get(k) for k in ("documents", "chunks", "vectors", "model", "dimensions")} if isinstance(st, dict) else {},
         "rows": rows, "writes_checked": sum(len(v) for v in appended.values()), "writes_lost": lost,
         "writes_duplicated": dup, "error_samples": [e for ph in phases for e in ph.error_samples],
-        "cpus": os.cpu_count(), "server_memory_mb": memory,
+        "cpus": os.cpu_count(), "server_memory_mb": memory, "index_generations_in_mixed": generations,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -387,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {r['phase']} | {r['op']} | {r['clients']} | {r['requests']} | {r['rps']} | {r['p50_ms']} | "
                   f"{r['p95_ms']} | {r['p99_ms']} | {'' if r['errors'] is None else r['errors']} |")
         print()
-        print(f"writes checked: {report['writes_checked']}, lost: {lost}, duplicated: {dup}")
+        print(f"writes checked: {report['writes_checked']}, lost: {lost}, duplicated: {dup}; "
+              f"index generations made in the mixed phase: {generations} (refreshes and merges)")
         print(f"server memory: peak RSS {memory['peak_rss']} MB (the serve process), "
               f"{memory['tree_rss']} MB with its children at the end")
         for e in report["error_samples"]:
