@@ -13,6 +13,14 @@ from typing import Any, Callable
 # here instead of decoding them again (each write used to leave every reader cold).
 _SEGMENT_CACHE: dict[tuple, Any] = {}
 _SEGMENT_CACHE_MAX = 16384  # entries (terms x segments); cleared whole when full
+_SEGMENT_CACHE_MAX_BYTES = 96 << 20  # ... or when its arrays pass this (part of the serve memory budget)
+_cached_bytes = 0
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, tuple):
+        return sum(getattr(v, "nbytes", 0) for v in value)
+    return getattr(value, "nbytes", 0)
 
 
 def segment_identity(directory: Path | None, seg: Any) -> tuple | None:
@@ -34,10 +42,14 @@ def segment_identity(directory: Path | None, seg: Any) -> tuple | None:
 def segment_cached(key: tuple, make: Callable[[], Any]) -> Any:
     if key[0] is None:  # no identity on disk: not shared
         return make()
+    global _cached_bytes
     got = _SEGMENT_CACHE.get(key)
     if got is None:
         got = make()
-        if len(_SEGMENT_CACHE) >= _SEGMENT_CACHE_MAX:
+        size = _nbytes(got)
+        if len(_SEGMENT_CACHE) >= _SEGMENT_CACHE_MAX or _cached_bytes + size > _SEGMENT_CACHE_MAX_BYTES:
             _SEGMENT_CACHE.clear()
+            _cached_bytes = 0
         _SEGMENT_CACHE[key] = got
+        _cached_bytes += size
     return got

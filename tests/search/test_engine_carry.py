@@ -85,3 +85,36 @@ def test_a_generation_an_engine_has_open_outlives_later_writes(indexed):
     engine.search({"query": "billing", "mode": "bm25"})  # switches: the old one is released
     store.gc()
     assert held not in store.generations()
+
+
+def test_carried_title_lookups_equal_fresh_ones(indexed):
+    """Wikilink targets resolved before a write (by path, path suffix, stem or title) give
+    the same titles after it as a fresh lookup, for the changed documents and the rest."""
+    from commonplace.compiler.search.engine_carry import _carry_titles, delta_paths
+    from commonplace.compiler.search.results import TitleResolver
+    from commonplace.compiler.search.store import IndexStore, open_table
+
+    files = {"notes/a/alpha.md": doc("Alpha Page", "a\n"), "notes/beta.md": doc("Beta", "b\n"),
+             "people/ann.md": doc("Ann", "c\n"), "gamma.md": doc("Gamma", "d\n")}
+    root, _ = indexed(files, embed_=False)
+    store = IndexStore(root)
+    keys = ["notes/a/alpha", "a/alpha", "alpha", "alpha page", "notes/beta", "beta", "ann", "people/ann",
+            "gamma", "new title", "beta renamed", "missing", "notes/a/alpha.md"]
+    old_db = open_table(store.current(), readonly=True)
+    old = TitleResolver(old_db)
+    for k in keys:
+        old(k)
+    (root / "notes/a/alpha.md").write_text(doc("New Title", "a2\n"))
+    (root / "notes/beta.md").unlink()
+    (root / "beta.md").write_text(doc("Beta Renamed", "b2\n"))
+    reindex(root, embed_=False)
+    db = open_table(store.current(), readonly=True)
+    try:
+        changed = (delta_paths(db) or set()) | {"notes/beta.md", "beta.md", "notes/a/alpha.md"}
+        carried = _carry_titles(old, changed, old_db, db)
+        fresh = TitleResolver(db)
+        for k in keys:
+            assert carried(k) == fresh(k), k
+    finally:
+        db.close()
+        old_db.close()
