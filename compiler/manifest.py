@@ -14,16 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from ..templates import TEMPLATE_DIR
-from . import __version__
+from . import __version__, site_search
 from .deps import facets
 from .links import LinkGraph
 from .model import STATE_DIR, TRANSIENT_FIELDS, Document, Link, Warning_
 from .state import SiteState
 
-FORMAT = 1
+FORMAT = 2
 # Not saved: the source text (read again when the file changes), the rendered HTML (it is
-# in the pages), the parse-time fields, and links (saved as plain lists below).
-_SKIP = {"text", "body", "html", "links", *TRANSIENT_FIELDS}
+# in the pages), the text by section for the site's search (it is in the search data's
+# text shards, about half the manifest otherwise), the parse-time fields, and links
+# (saved as plain lists below).
+_SKIP = {"text", "body", "html", "links", "search_text", *TRANSIENT_FIELDS}
 
 
 def manifest_path(root: Path, out: Path) -> Path:
@@ -133,6 +135,11 @@ def load(root: Path, out: Path, name: str, site_url: str, fp: str) -> SiteState 
         state.outputs = set(payload["outputs"])
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing or damaged: a full build recreates it
+    texts = site_search.read_texts(out, [p for p, d in state.docs.items() if not d.is_session])
+    if texts is None:
+        return None  # the search data is gone or damaged: a full build recreates it
+    for p, text in texts.items():
+        state.docs[p].search_text = text
     state.graph = LinkGraph.build(state.docs.values())
     state.facets = {p: facets(d) for p, d in state.docs.items()}
     state.types = sorted({d.type for d in state.docs.values()})

@@ -15,13 +15,14 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections import _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterable
 
 from .model import Document
-from .site_search_terms import parse_terms, text_terms, title_terms
+from .site_search_terms import parse_terms, text_json, text_terms, title_terms
 
 BLOCKS = 8  # files per letter the browser loads; a clean build writes 36 x BLOCKS term files
-TEXT_SHARDS = 1024  # ~30 KB each at 10,000 pages (snippets load a few)
+TEXT_SHARDS = 256  # ~120 KB each at 10,000 pages (snippets load a few); see the decision of 2026-11-24
 
 
 def text_shard(path: str) -> int:
@@ -34,31 +35,36 @@ class Entry:
     title: str  # the document's title, and its tags, as last seen
     tags: list[str]
     search_text: str
+    text_json: str  # the page's sections, encoded for its text shard
     shard: int
     block: int
     n_title: int
     title_terms: str  # "term count ..."
     n_text: int
-    text: dict[str, str]  # shard key -> "terms TAB counts"
+    text: dict[str, str]  # shard key -> "terms:counts"
 
 
-# Path -> (search text, `text_terms`) from the workers, taken when the page is next seen.
-PENDING: dict[str, tuple[str, str]] = {}
+# Path -> (search text, `text_terms`, `text_json`) from the workers, taken when the page is
+# next seen.
+PENDING: dict[str, tuple[str, str, str]] = {}
 
 
 def make_entry(d: Document, old: Entry | None) -> Entry:
     if old is not None and old.search_text == d.search_text:
-        n_text, text = old.n_text, old.text
+        n_text, text, tj = old.n_text, old.text, old.text_json
     else:
         pending = PENDING.pop(d.path, None)
-        terms = pending[1] if pending is not None and pending[0] == d.search_text else text_terms(d.search_text)
+        if pending is not None and pending[0] == d.search_text:
+            terms, tj = pending[1], pending[2]
+        else:
+            terms, tj = text_terms(d.search_text), text_json(d.search_text)
         n_text, text = parse_terms(terms)
     if old is not None and old.title == d.title and old.tags == d.tags:
         n_title, tt = old.n_title, old.title_terms
     else:
         n_title, tt = title_terms(" ".join([d.title, *d.tags]))
     shard = old.shard if old is not None else text_shard(d.path)
-    return Entry(d, d.title, list(d.tags), d.search_text, shard, shard % BLOCKS, n_title, tt, n_text, text)
+    return Entry(d, d.title, list(d.tags), d.search_text, tj, shard, shard % BLOCKS, n_title, tt, n_text, text)
 
 
 @dataclass
@@ -204,11 +210,12 @@ class SearchModel:
 
     @staticmethod
     def term_rows(key: str, texts: list[dict[str, str]]) -> str:
-        """One line per page of the block (`block_texts`), in order: its words starting
-        with `key`, TAB, their counts; empty for a page without such words. (No page
-        numbers: a line per page costs a byte where there are none, and the parent
-        joins ready strings instead of formatting a row per page and letter.)"""
-        return "\n".join([t.get(key, "") for t in texts]).rstrip("\n")
+        """One row per page of the block (`block_texts`), in order, rows joined by `,`:
+        its words starting with `key`, `:`, their counts; empty for a page without such
+        words. (No page numbers: a row per page costs a byte where there are none, and
+        the parent joins ready strings instead of formatting a row per page and letter.)
+        Words are letters and digits, so the rows need no JSON escapes."""
+        return ",".join(map(dict.get, texts, repeat(key), repeat(""))).rstrip(",")
 
     def text_pages(self, shard: int) -> list[str]:
         return sorted(self.shard_paths.get(shard, ()))

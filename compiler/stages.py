@@ -83,5 +83,7 @@ def page_bytes(site: SiteContext, d: Document) -> tuple[Rendered, bytes]:
     d.excerpt = plain_text(d.html, 600)
     d.search_text = search_text(d.html)
     url, data = emit.document_page(site, _ENV, d)
-    return Rendered(d.path, url, False, d.excerpt, d.search_text,
-                    site_search.text_terms(d.search_text) if not d.is_session else ""), data
+    if d.is_session:  # raw session logs stay out of the site's search
+        return Rendered(d.path, url, False, d.excerpt, d.search_text), data
+    return Rendered(d.path, url, False, d.excerpt, d.search_text, site_search.text_terms(d.search_text),
+                    site_search.text_json(d.search_text)), data

@@ -181,7 +181,7 @@ class SiteState:
         for r in rendered:
             self.docs[r.path].excerpt = r.excerpt
             self.docs[r.path].search_text = r.search_text
-            site_search.remember(r.path, r.search_text, r.search_terms)
+            site_search.remember(r.path, r.search_text, r.search_terms, r.search_json)
 
         selection, touched = self._selection(render | removed, full)
         if not full:

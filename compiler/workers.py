@@ -38,6 +38,7 @@ class Rendered:
     excerpt: str
     search_text: str = ""
     search_terms: str = ""  # site_search.text_terms: tokenized here, in parallel
+    search_json: str = ""  # site_search.text_json: encoded here, in parallel
 
 
 ParseFn = Callable[[SourceFile], tuple[Document | None, list[Warning_]]]

@@ -56,10 +56,10 @@ def decoded_postings(out: Path) -> dict[str, Counter]:
     for key, blocks in meta["terms"].items():
         for b in blocks:
             shard = payload((out / DATA / f"t-{key}-{b}.js").read_bytes())
-            for i, row in enumerate(shard["rows"].split("\n")):
+            for i, row in enumerate(shard["rows"].split(",")):
                 if not row:
                     continue
-                terms, counts = row.split("\t")
+                terms, counts = row.split(":")
                 for t, c in zip(terms.split(" "), counts.split(" ")):
                     assert t[0] == key or key.startswith("u")
                     got[paths[b][i]][t] += int(c)
@@ -79,7 +79,7 @@ def test_text_terms_counts_every_word_of_headings_and_text_but_not_anchors():
     n, groups = parse_terms(text_terms(st))
     got = {}
     for key, g in groups.items():
-        terms, counts = g.split("\t")
+        terms, counts = g.split(":")
         got.update(zip(terms.split(" "), map(int, counts.split(" "))))
     assert got == {"intro": 1, "words": 3, "here": 2, "a": 1, "heading": 1, "more": 1}
     assert n == len(got) and "anchor" not in got
@@ -195,3 +195,28 @@ def test_a_server_restarted_over_a_build_counts_no_words_on_its_first_save(tmp_p
         assert search_files(lc.out) == clean_build(corpus, tmp_path / "clean")
     finally:
         lc.close()
+
+
+def test_the_manifest_leaves_page_text_to_the_text_shards(tmp_path: Path):
+    """The build manifest does not keep the pages' text (it was half of the manifest); a
+    later build reads it back from the text shards, and one whose text shards are
+    damaged builds the site whole: either way the bytes of a clean build."""
+    corpus = write_corpus(tmp_path / "corpus", 30)
+    out = tmp_path / "site"
+    clean_build(corpus, out)
+    (manifest,) = (corpus / ".commonplace").rglob("manifest.json")
+    docs = json.loads(manifest.read_text(encoding="utf-8"))["docs"]
+    assert len(docs) == 30 and not any("search_text" in d for d in docs)
+
+    f = corpus / "note-003.md"
+    f.write_text(f.read_text(encoding="utf-8") + "\nA narwhal appears.\n", encoding="utf-8")
+    again = build(BuildOptions(corpus=corpus, out=out, embed=False, index=False))
+    assert again.documents_changed == 1  # incremental: the rest came from the manifest
+    assert search_files(out) == clean_build(corpus, tmp_path / "clean1")
+    assert any(b"narwhal" in data for data in search_files(out).values())
+
+    shard = sorted((out / DATA).glob("[0-9]*.js"))[0]
+    shard.write_text("CommonplaceData.text({broken", encoding="utf-8")
+    f.write_text(f.read_text(encoding="utf-8") + "\nA second narwhal.\n", encoding="utf-8")
+    build(BuildOptions(corpus=corpus, out=out, embed=False, index=False))
+    assert search_files(out) == clean_build(corpus, tmp_path / "clean2")
