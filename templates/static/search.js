@@ -25,7 +25,9 @@
 
   // ---------------------------------------------------------------- offline engine
   var engine = null; // Promise<MiniSearch>
+  var meta = null; // the page list, once the engine has it
   var loadedKeys = {};
+  var textIn = {}; // text shards known to be loaded
 
   function dataReady() {
     return window.CommonplaceData ? Promise.resolve() : C.load("_/static/data.js");
@@ -34,6 +36,7 @@
   function getEngine() {
     if (!engine) {
       engine = dataReady().then(function () { return window.CommonplaceData.loadMeta(); }).then(function (m) {
+        meta = m;
         var ids = {}, lengths = {};
         for (var i = 0; i < m.docs.length; i++) {
           ids[i] = i;
@@ -76,60 +79,141 @@
     });
   }
 
-  // A term file has a line per page of its block, in order: the page's text words
-  // starting with the file's letter, TAB, their counts (empty if it has none).
-  // `blocks` is [[first page number of the block, lines], ...].
-  function addShard(ms, blocks) {
-    var terms = new Map();
+  // A term file has a row per page of its block, in order, rows joined by ",": the
+  // page's text words starting with the file's letter (sorted), ":", their counts (empty
+  // if it has none). Loaded files stay as text (`raw[key]`: [[first page number of the block, rows],
+  // ...]); only the words of a prefix being searched go into MiniSearch's term map
+  // (`want`), so a keystroke pays for the words it can match, not the whole letter
+  // (measured at 10,000 pages: 10-57 ms to take in every word of a letter).
+  var raw = {};
+
+  // The words starting with `p` ("" for all; only `p` itself if `exact`) in `blocks`, as
+  // term -> page -> count.
+  function wordsWith(blocks, p, exact, terms) {
+    var needle = " " + p;
     blocks.forEach(function (blk) {
-      if (!blk[1]) return;
-      var rows = blk[1].split("\n");
-      for (var r = 0; r < rows.length; r++) {
-        if (!rows[r]) continue;
-        var id = blk[0] + r, tab = rows[r].indexOf("\t");
-        var words = rows[r].slice(0, tab).split(" "), counts = rows[r].slice(tab + 1).split(" ");
-        for (var k = 0; k < words.length; k++) {
-          var docs = terms.get(words[k]);
-          if (!docs) { docs = new Map(); terms.set(words[k], docs); }
-          docs.set(id, +counts[k]);
+      var rows = blk[1];
+      if (!rows) return;
+      var id = blk[0], pos = 0, n = rows.length;
+      // The next " p" in the file: rows without one are skipped by comparing positions.
+      var hit = p ? rows.indexOf(needle) : 0;
+      while (pos < n) {
+        var nl = rows.indexOf(",", pos);
+        if (nl < 0) nl = n;
+        var tab = rows.indexOf(":", pos);
+        var at = -1;
+        if (tab > pos && tab < nl) {
+          if (!p || rows.startsWith(p, pos)) at = pos;
+          else {
+            while (hit >= 0 && hit < pos) hit = rows.indexOf(needle, pos);
+            if (hit >= 0 && hit < tab) at = hit + 1;
+          }
         }
+        if (at >= 0) addRow(terms, rows, at, tab, nl, countAt(rows, pos, at, tab), id, p, exact);
+        id++;
+        pos = nl + 1;
       }
     });
-    merge(ms, terms, 1);
+    return terms;
   }
 
-  // A one-letter word as the last one typed would expand to every word with that letter
-  // (thousands at 10,000 pages: a second of scoring and a large shard to load): it
-  // matches the start of title words only, which are all loaded with the page list.
-  function shortLast(words) { return words[words.length - 1].length < 2; }
+  // The position of the count that goes with the word starting at `at` (words before it
+  // in the row have their counts before it too).
+  function countAt(rows, pos, at, tab) {
+    var k = 0, c = tab + 1;
+    for (var i = pos; i < at; i++) if (rows.charCodeAt(i) === 32) k++;
+    while (k-- > 0) c = rows.indexOf(" ", c) + 1;
+    return c;
+  }
+
+  // The words of one row from `at` on while they start with `p` (they are sorted).
+  function addRow(terms, rows, at, tab, nl, c, id, p, exact) {
+    while (at < tab) {
+      var end = rows.indexOf(" ", at);
+      if (end < 0 || end > tab) end = tab;
+      var cend = rows.indexOf(" ", c);
+      if (cend < 0 || cend > nl) cend = nl;
+      if (exact && end - at !== p.length) return;
+      var w = rows.slice(at, end);
+      if (p && !w.startsWith(p)) return;
+      var docs = terms.get(w);
+      if (!docs) { docs = new Map(); terms.set(w, docs); }
+      docs.set(id, +rows.slice(c, cend));
+      if (exact) return;
+      at = end + 1;
+      c = cend + 1;
+    }
+  }
+
+  function idle(fn) { (window.requestIdleCallback || setTimeout)(fn); }
+
+  // Make sure MiniSearch knows the text words of letter `k` that `spec` asks for: "" all
+  // of them, two characters those starting with them, "=word" that word.
+  function want(ms, k, spec) {
+    var r = raw[k];
+    if (!r || r.done[""] || r.done[spec]) return;
+    var exact = spec.charAt(0) === "=", p = exact ? spec.slice(1) : spec;
+    if (p && r.done[p.slice(0, 2)]) return;  // that word is in already
+    var terms = wordsWith(r.blocks, p, exact, new Map());
+    if (!p) terms.forEach(function (docs, term) { if (r.done[term.slice(0, 2)]) terms.delete(term); });
+    merge(ms, terms, 1);
+    r.done[spec] = true;
+  }
+
+  // A short word as the last one typed would expand to every word starting with it
+  // (one letter: thousands at 10,000 pages, a second of scoring; two: hundreds, 10-170
+  // ms of scoring): it matches the start of title words (all loaded with the page list)
+  // and, from two letters on, itself as a whole word of the text. The third letter
+  // searches every word it starts.
+  var SHORT = 3;
+  function shortLast(words) { return words[words.length - 1].length < SHORT; }
 
   function runQuery(ms, query) {
     var words = tokenize(query);
     if (!shortLast(words)) return ms.search(query, OPTIONS);
-    var last = { queries: [words[words.length - 1]], fields: ["title"], prefix: true };
+    var w = words[words.length - 1];
+    var last = { queries: [w], fields: ["title"], prefix: true };
+    if (w.length > 1) last = { combineWith: "OR", queries: [last, { queries: [w], fields: ["text"], prefix: false }] };
     var head = words.slice(0, -1).join(" ");
     return ms.search(head ? { queries: [head, last], combineWith: "AND" } : last, OPTIONS);
   }
 
-  function loadKey(ms, k) {
+  // A letter's term files, loaded once and kept as text. Needs only the page list, not
+  // the engine: the first keystroke starts it while the engine is still being made.
+  function loadKey(k) {
     if (!loadedKeys[k]) {
-      loadedKeys[k] = window.CommonplaceData.loadTerms(k).then(function (lines) { addShard(ms, lines); })
+      loadedKeys[k] = dataReady().then(function () { return window.CommonplaceData.loadTerms(k); })
+        .then(function (blocks) { raw[k] = { blocks: blocks, done: {} }; })
         .catch(function (e) { delete loadedKeys[k]; throw e; });
     }
     return loadedKeys[k];
   }
 
-  function ensureTerms(ms, words) {
-    var termKey = window.CommonplaceData.termKey;
-    var keys = {};
-    words.forEach(function (w, i) { if (w.length > 1 || i < words.length - 1) keys[termKey(w)] = true; });
-    if (shortLast(words)) {  // not needed for this keystroke, surely for the next: load it meanwhile
-      var next = termKey(words[words.length - 1]);
-      setTimeout(function () { loadKey(ms, next).catch(function () {}); }, 0);
-    }
-    return Promise.all(Object.keys(keys).map(function (k) { return loadKey(ms, k); }));
+  function prefetch(words) {
+    if (!words.length) return;
+    var k = window.CommonplaceData && window.CommonplaceData.termKey(words[words.length - 1]);
+    if (k) loadKey(k).catch(function () {});
   }
 
+  // The term files the query's words need, in MiniSearch; `all` for every word of their
+  // letters (fuzzy matching may change any character but the first).
+  function ensureTerms(ms, words, all) {
+    var termKey = window.CommonplaceData.termKey;
+    var need = [];
+    var last = words.length - 1;
+    words.forEach(function (w, i) {
+      if (i === last && w.length < 2) return;  // title words only
+      need.push([termKey(w), all || w.length < 2 ? "" : i === last && w.length < SHORT ? "=" + w : w.slice(0, 2)]);
+    });
+    prefetch(words);  // a short last word: not all needed now, surely on the next keystroke
+    return Promise.all(need.map(function (n) { return loadKey(n[0]); })).then(function () {
+      need.forEach(function (n) {
+        want(ms, n[0], n[1]);
+        // A two-letter last word: its third letter will want every word it starts.
+        if (n[1].charAt(0) === "=") idle(function () { want(ms, n[0], n[1].slice(1, 3)); });
+      });
+    });
+  }
 
   var OPTIONS = { prefix: true, boost: { title: 3 }, combineWith: "AND" };
 
@@ -138,7 +222,7 @@
     var words = tokenize(query);
     if (!words.length) return Promise.resolve([]);
     return getEngine().then(function (ms) {
-      return ensureTerms(ms, words).then(function () { return runQuery(ms, query); });
+      return ensureTerms(ms, words, false).then(function () { return runQuery(ms, query); });
     });
   }
 
@@ -150,28 +234,57 @@
   function offlineSearch(query, more) {
     var words = tokenize(query);
     if (!words.length) return Promise.resolve([]);
+    dataReady().then(function () { prefetch(words); }, function () {});
     return getEngine().then(function (ms) {
-      return ensureTerms(ms, words).then(function () {
+      return ensureTerms(ms, words, false).then(function () {
         var opts = OPTIONS;
         var hits = runQuery(ms, query);
         if (shortLast(words)) return describeAll(hits, more, !hits.length);  // keep it cheap
-        var weak = !hits.length;
-        if (!hits.length) hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
-        if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
-        return describeAll(hits, more, weak);
+        if (hits.length) return describeAll(hits, more, false);
+        // Nothing holds every word: a fuzzy search (every word of their letters), else any word.
+        return ensureTerms(ms, words, true).then(function () {
+          hits = ms.search(query, Object.assign({}, opts, { fuzzy: function (t) { return t.length >= 5 ? 0.2 : false; } }));
+          if (!hits.length && words.length > 1) hits = ms.search(query, Object.assign({}, opts, { combineWith: "OR" }));
+          return describeAll(hits, more, true);
+        });
       });
     });
   }
 
+  // The rest of the list is described once the person pauses (MORE_AFTER ms without a
+  // newer search): while they type, its text files would only slow the next keystroke.
+  var MORE_AFTER = 150;
+  var searches = 0;
+
+  // The first results show at once; those whose page text is not loaded yet show their
+  // title and path (`pending`) until it is, then the list is drawn again with every
+  // snippet (`more`). A keystroke so waits for the matching, not for text files.
   function describeAll(hits, more, weak) {
     hits = hits.slice(0, MAX_RESULTS);
     var flag = function (list) { list.weak = !!weak; return list; };
-    var first = Promise.all(hits.slice(0, FIRST).map(describe)).then(flag);
-    if (!more || hits.length <= FIRST) return first;
-    return first.then(function (head) {
-      Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { more(flag(head.concat(tail))); });
-      return head;
-    });
+    var mine = ++searches;
+    var current = function () { return mine === searches; };
+    var head = hits.slice(0, FIRST);
+    var first = Promise.all(head.map(describe)).then(flag);
+    var rest = function (done) {
+      if (hits.length <= FIRST) return;
+      setTimeout(function () {
+        if (!current()) return;
+        Promise.all(hits.slice(FIRST).map(describe)).then(function (tail) { if (current()) more(flag(done.concat(tail))); });
+      }, MORE_AFTER);
+    };
+    if (!more) return first;
+    if (!head.every(function (h) { return textIn[meta.docs[h.id][2]]; })) {
+      first.then(function (done) { if (current()) { more(done); rest(done); } });
+      return Promise.resolve(flag(head.map(pending)));
+    }
+    return first.then(function (done) { rest(done); return done; });
+  }
+
+  function pending(hit) {
+    var d = meta.docs[hit.id];
+    return { path: d[0], title: d[1], url: C.root + window.CommonplaceData.pageUrl(d[0]), anchor: "", heading: "",
+             snippet: "", words: hit.terms, pending: true };
   }
 
   // The section of a page where the matched words are, and the text around them.
@@ -180,6 +293,7 @@
     return m.loadMeta().then(function (meta) {
       var d = meta.docs[hit.id];
       return m.sections(hit.id).then(function (secs) {
+        textIn[d[2]] = true;
         var best = pickSection(secs, hit.terms);
         return {
           path: d[0], title: d[1], url: C.root + m.pageUrl(d[0]),
@@ -336,10 +450,11 @@
         h.textContent = "§ " + r.heading;
         a.appendChild(h);
       }
-      if (r.snippet) {
+      if (r.snippet || r.pending) {
         var s = document.createElement("div");
         s.className = "r-snippet";
-        mark(s, r.snippet, r.words, r.prefix);
+        if (r.pending) { li.classList.add("r-pending"); s.textContent = "\u00a0"; } // its line, kept for the snippet
+        else mark(s, r.snippet, r.words, r.prefix);
         a.appendChild(s);
       }
       var p = document.createElement("div");
