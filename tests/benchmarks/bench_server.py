@@ -3,7 +3,7 @@
     python -m tests.benchmarks.bench_server [--n 10000] [--workdir DIR] [--clients 8]
                                             [--seconds 20] [--no-embed] [--json]
                                             [--phases bm25,hybrid,active-memory,reads,mixed]
-                                            [--am-clients 1]
+                                            [--am-clients 1] [--rss-budget-mb MB]
 
 Generates a corpus with `corpus_gen` (kept in --workdir, default a temporary folder; an
 existing corpus there is reused, and so are its built site and indexes), starts
@@ -24,7 +24,8 @@ HTTP connection each):
    client's own `inbox/bench-<client>.md`). Besides each operation, a `reads` row pools
    every read of the phase.
 
-`--phases` runs a subset (names: bm25, hybrid, active-memory, reads, mixed).
+`--phases` runs a subset (names: bm25, hybrid, active-memory, reads, mixed). The serve
+process's peak RSS is printed; with `--rss-budget-mb` a run past it fails (exit 1).
 
 Queries are drawn (seeded) from the corpus itself: a title, a heading or a few words of a
 document, so most have answers. Every answer is checked (status 200, JSON shape); after
@@ -278,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phases", default="bm25,hybrid,active-memory,reads,mixed",
                     help="comma-separated subset of bm25, hybrid, active-memory, reads, mixed")
     ap.add_argument("--am-clients", type=int, default=1, help="clients in the active-memory phase")
+    ap.add_argument("--rss-budget-mb", type=float, default=None,
+                    help="fail (exit 1) when the serve process's peak RSS passes this many MB")
     args = ap.parse_args(argv)
     wanted = {p.strip() for p in args.phases.split(",") if p.strip()}
 
@@ -405,7 +408,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{memory['tree_rss']} MB with its children at the end")
         for e in report["error_samples"]:
             print(f"error: {e}")
-    return 0 if not (lost or dup or any(ph.errors for ph in phases)) else 1
+    over = args.rss_budget_mb is not None and memory["peak_rss"] > args.rss_budget_mb
+    if over:
+        print(f"over budget: peak RSS {memory['peak_rss']} MB > {args.rss_budget_mb} MB", file=sys.stderr)
+    return 0 if not (lost or dup or over or any(ph.errors for ph in phases)) else 1
 
 
 if __name__ == "__main__":
