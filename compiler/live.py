@@ -59,6 +59,17 @@ def _in_process(_: int) -> InProcess:
     return InProcess(parse_page, render_page)
 
 
+def _prepare_engine(root: Path) -> None:
+    """Searches in this process switch to the generation an update just published now, the
+    opening done off their lock (`search.engine.prepare_engine`); never fails a refresh."""
+    try:
+        from .search.engine import prepare_engine
+
+        prepare_engine(root)
+    except Exception:  # noqa: BLE001 - the next search switches by itself
+        pass
+
+
 class _EarlyIndex:
     """The search-index half of a refresh, run in a thread while the site half runs.
 
@@ -101,6 +112,8 @@ class _EarlyIndex:
             self.changed, self.removed, self.report = changed, removed, report
         except Exception:  # noqa: BLE001 - the refresh indexes sequentially instead
             self.report = None
+        else:
+            _prepare_engine(self.live.root)
         self.seconds = time.perf_counter() - t0
 
     def join(self) -> None:
@@ -261,6 +274,7 @@ class LiveCorpus:
                 report = update_indexes(self.root, [state.docs[p] for p in changed], removed, embed=self.embed,
                                         defer_merge=True)
                 self._schedule_merge()
+                _prepare_engine(self.root)
             except IndexNeedsRebuild:
                 report = build_indexes(self.root, list(state.docs.values()), embed=self.embed)
             if forgotten:

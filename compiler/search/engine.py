@@ -576,6 +576,14 @@ def open_engine(root: Path, embedder: Any = None) -> SearchEngine:
         return e
 
 
+def prepare_engine(root: Path) -> bool:
+    """After a write published a generation: this process's engine of the corpus, if any,
+    switches to it now, opened off its searches' lock (`engine_carry.prepare_switch`)."""
+    with _engines_lock:
+        e = _engines.get(Path(root).resolve())
+    return e is not None and engine_carry.prepare_switch(e)
+
+
 def close_engines() -> None:
     with _engines_lock:
         for e in _engines.values():

@@ -1,4 +1,5 @@
-"""What a search engine keeps across a switch to the next index generation.
+"""What a search engine keeps across a switch to the next index generation, and the
+switch itself done ahead of the searches (`prepare_switch`).
 
 After each write the engine opens the new generation. Rebuilding its per-generation
 tables from scratch there (the document table, 65 ms at 10,000 documents; the chunk ids a
@@ -206,3 +207,84 @@ def _patched(carry: Carry, gen: Path, db: Any) -> tuple[dict, dict, Any] | None:
         sets[(kind, corpus)] = value
     titles = _carry_titles(carry.titles, changed, carry.db, db) if carry.titles is not None else None
     return docs, sets, titles
+
+
+def prepare_switch(engine: Any) -> bool:
+    """Switch `engine` to the live generation with the opening done outside its lock.
+
+    A search that finds a new generation switches under the engine's lock (~25-35 ms at
+    10,000 documents: Whoosh segment readers, the table, the carried tables), and every
+    other search waits for it; with a write every 200 ms that was a share of every
+    reader's latency. A writer calls this after publishing: the new generation is opened
+    and its tables carried beside the one searches use, then swapped in under the lock
+    in microseconds. True if switched; False (nothing changed) when nothing is open yet,
+    the generation is the one open, or another switch got there first."""
+    from .bm25 import BM25Searcher
+    from .store import Meta, open_table, pin, unpin
+
+    name = engine.store.current_name()
+    with engine._lock:
+        old = engine._gen
+        if name is None or old is None or name == old or engine._db is None:
+            return False
+        docs = engine._docs
+        empty = _empty_scope_key()
+        sets = {key[:2]: value for key, value in engine._cache.items()
+                if len(key) == 3 and key[0] in ("paths", "vec-filter") and key[2] == empty and value is not None}
+        titles = engine._cache.get(("titles",))
+        if titles is not None:  # searches add to it under the lock: take a copy
+            from .results import TitleResolver
+
+            copy = TitleResolver(None)
+            copy._cache = dict(titles._cache)
+            titles = copy
+    gen = engine.store.dir / name
+    pin(gen)  # not collected while it is being opened
+    opened: list[Any] = []
+    try:
+        meta = Meta.load(gen)
+        db = open_table(gen, readonly=True)
+        opened.append(db)
+        bm25 = BM25Searcher(gen / "whoosh")
+        opened.append(bm25)
+        bm25.fast()  # the per-generation scoring arrays, built here rather than by a search
+        got = None
+        if docs is not None:
+            old_db = open_table(engine.store.dir / old, readonly=True)
+            carry = Carry(table_identity(engine.store.dir / old), delta_paths(old_db) or set(), docs, sets,
+                          titles, db=old_db)
+            try:
+                got = _patched(carry, gen, db)
+            except Exception:  # noqa: BLE001 - the tables are rebuilt lazily instead
+                got = None
+            finally:
+                drop(carry)
+    except Exception:  # noqa: BLE001 - a search opens it the usual way
+        for o in opened:
+            o.close()
+        unpin(gen)
+        return False
+    with engine._lock:
+        if engine._gen != old or engine.store.current_name() != name:
+            for o in opened:
+                o.close()
+            unpin(gen)
+            return False
+        if engine._vectors is not None:  # a small update only adds a delta to its HNSW file
+            engine._prev_vectors = engine._vectors
+        engine._close()
+        engine.meta, engine._db, engine._bm25, engine._gen = meta, db, bm25, name  # pinned above
+        if got is not None:
+            new_docs, new_sets, new_titles = got
+            engine._docs = new_docs
+            if new_titles is not None:
+                engine._cached(("titles",), lambda: new_titles)
+            for (kind, corpus), value in new_sets.items():
+                engine._cached((kind, corpus, empty), lambda value=value: value)
+    return True
+
+
+def _empty_scope_key() -> Any:
+    from .query import Scope
+
+    return Scope().key()

@@ -118,3 +118,60 @@ def test_carried_title_lookups_equal_fresh_ones(indexed):
     finally:
         db.close()
         old_db.close()
+
+
+def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
+    """A writer's `prepare_switch` (the generation opened off the engine's lock, then
+    swapped in): the engine is on the new generation before any search asks, and answers
+    and tables equal a fresh engine's; searches running meanwhile are not disturbed."""
+    import threading
+
+    from commonplace.compiler.search import engine_carry
+
+    files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"Body {i} about billing and invoices.\n") for i in range(16)}
+    files |= {f"logs/sessions/s{i}.md": doc(f"Session {i}", f"A session about billing {i}.\n") for i in range(3)}
+    root, engine = indexed(files)
+    _answers(engine)
+    assert not engine_carry.prepare_switch(engine)  # nothing new to switch to
+    stop, go, busy, errors = threading.Event(), threading.Event(), threading.Lock(), []
+
+    def reader() -> None:
+        while not stop.is_set():
+            if not go.wait(0.01):
+                continue
+            with busy:
+                if not go.is_set():
+                    continue
+                try:
+                    engine.search({"query": "billing", "mode": "hybrid", "k": 5})
+                except Exception as exc:  # noqa: BLE001
+                    errors.append(exc)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    prepared = []
+    try:
+        for step in range(6):
+            (go.set if step % 2 else go.clear)()  # odd steps: a search may switch first
+            with busy:  # no search in flight past here on even steps
+                pass
+            (root / f"notes/n{step:02d}.md").write_text(doc(f"Retitled {step}", f"Alpha release {step}.\n"))
+            if step == 3:
+                (root / "logs/sessions/s0.md").unlink()
+            reindex(root)
+            before = engine.generation
+            switched = engine_carry.prepare_switch(engine)
+            assert engine.generation == engine.store.current_name()
+            assert switched or (step % 2 and engine.generation != before)
+            prepared.append(switched)
+            fresh = SearchEngine(root, embedder=fake_embedder)
+            try:
+                assert _answers(engine) == _answers(fresh), step
+                assert _tables(engine) == _tables(fresh), step
+            finally:
+                fresh.close()
+    finally:
+        stop.set()
+        t.join()
+    assert not errors
+    assert all(prepared[0::2])
