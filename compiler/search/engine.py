@@ -81,12 +81,14 @@ class SearchEngine:
         self._cache: OrderedDict[tuple, Any] = OrderedDict()
         self._docs: dict[str, Any] | None = None
         self._qvec: dict[tuple, Any] = {}
+        self._prepared: Any = None  # a generation a writer opened (`engine_carry.prepare_switch`)
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
         with self._lock:
             self._close()
             self._prev_vectors = None
+            engine_carry.discard_prepared(self)
 
     def _close(self) -> None:
         if self._bm25 is not None:
@@ -102,6 +104,8 @@ class SearchEngine:
         self._docs = None
 
     def _ensure_open(self) -> None:
+        if self._prepared is not None:
+            engine_carry.install_prepared(self)
         for attempt in range(3):
             name = self.store.current_name()
             if name is None:
@@ -574,14 +578,6 @@ def open_engine(root: Path, embedder: Any = None) -> SearchEngine:
             e = SearchEngine(key, embedder=embedder)
             _engines[key] = e
         return e
-
-
-def prepare_engine(root: Path) -> bool:
-    """After a write published a generation: this process's engine of the corpus, if any,
-    switches to it now, opened off its searches' lock (`engine_carry.prepare_switch`)."""
-    with _engines_lock:
-        e = _engines.get(Path(root).resolve())
-    return e is not None and engine_carry.prepare_switch(e)
 
 
 def close_engines() -> None:

@@ -13,6 +13,7 @@ either delta names; everything else carries over, patched for those paths.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -209,37 +210,58 @@ def _patched(carry: Carry, gen: Path, db: Any) -> tuple[dict, dict, Any] | None:
     return docs, sets, titles
 
 
+@dataclass
+class Prepared:
+    """A generation a writer opened for an engine, installed by its next search."""
+
+    name: str
+    old: str  # the generation the engine had open when this was prepared
+    meta: Any
+    db: Any
+    bm25: Any
+    got: tuple | None  # `_patched`'s tables, or None (rebuilt lazily)
+
+
+_PREPARED_LOCK = threading.Lock()
+
+
 def prepare_switch(engine: Any) -> bool:
-    """Switch `engine` to the live generation with the opening done outside its lock.
+    """Open the live generation for `engine` beside the one its searches use.
 
     A search that finds a new generation switches under the engine's lock (~25-35 ms at
-    10,000 documents: Whoosh segment readers, the table, the carried tables), and every
-    other search waits for it; with a write every 200 ms that was a share of every
-    reader's latency. A writer calls this after publishing: the new generation is opened
-    and its tables carried beside the one searches use, then swapped in under the lock
-    in microseconds. True if switched; False (nothing changed) when nothing is open yet,
-    the generation is the one open, or another switch got there first."""
+    10,000 documents: Whoosh segment readers, the table, the carried tables) while every
+    other search waits. A writer calls this after publishing, taking neither the engine's
+    lock (searches hold it back to back under load: a writer waiting for it waited
+    hundreds of milliseconds) nor the time of any search: the next search installs what
+    was opened (`install_prepared`), a swap of a few fields. The engine's tables are read
+    without its lock: copies of the dicts (single C-level operations under the GIL), kept
+    only if the engine's generation did not change meanwhile. True if prepared."""
     from .bm25 import BM25Searcher
-    from .store import Meta, open_table, pin, unpin
+    from .store import Meta, open_table, pin
 
     name = engine.store.current_name()
-    with engine._lock:
-        old = engine._gen
-        if name is None or old is None or name == old or engine._db is None:
-            return False
-        docs = engine._docs
-        empty = _empty_scope_key()
-        sets = {key[:2]: value for key, value in engine._cache.items()
-                if len(key) == 3 and key[0] in ("paths", "vec-filter") and key[2] == empty and value is not None}
-        titles = engine._cache.get(("titles",))
-        if titles is not None:  # searches add to it under the lock: take a copy
-            from .results import TitleResolver
+    old = engine._gen
+    if name is None or old is None or name == old or engine._db is None:
+        return False
+    docs = engine._docs
+    empty = _empty_scope_key()
+    try:
+        items = list(engine._cache.items())
+    except RuntimeError:  # changed while copied
+        return False
+    sets = {key[:2]: value for key, value in items
+            if len(key) == 3 and key[0] in ("paths", "vec-filter") and key[2] == empty and value is not None}
+    titles = dict(items).get(("titles",))
+    if titles is not None:
+        from .results import TitleResolver
 
-            copy = TitleResolver(None)
-            copy._cache = dict(titles._cache)
-            titles = copy
+        copy = TitleResolver(None)
+        copy._cache = dict(titles._cache)
+        titles = copy
+    if engine._gen != old:
+        return False  # a search switched meanwhile: what was read may be of either generation
     gen = engine.store.dir / name
-    pin(gen)  # not collected while it is being opened
+    pin(gen)  # not collected while it is being opened (then the engine's pin)
     opened: list[Any] = []
     try:
         meta = Meta.load(gen)
@@ -262,26 +284,54 @@ def prepare_switch(engine: Any) -> bool:
     except Exception:  # noqa: BLE001 - a search opens it the usual way
         for o in opened:
             o.close()
+        from .store import unpin
+
         unpin(gen)
         return False
-    with engine._lock:
-        if engine._gen != old or engine.store.current_name() != name:
-            for o in opened:
-                o.close()
-            unpin(gen)
-            return False
-        if engine._vectors is not None:  # a small update only adds a delta to its HNSW file
-            engine._prev_vectors = engine._vectors
-        engine._close()
-        engine.meta, engine._db, engine._bm25, engine._gen = meta, db, bm25, name  # pinned above
-        if got is not None:
-            new_docs, new_sets, new_titles = got
-            engine._docs = new_docs
-            if new_titles is not None:
-                engine._cached(("titles",), lambda: new_titles)
-            for (kind, corpus), value in new_sets.items():
-                engine._cached((kind, corpus, empty), lambda value=value: value)
+    with _PREPARED_LOCK:
+        prev, engine._prepared = engine._prepared, Prepared(name, old, meta, db, bm25, got)
+    _release(engine, prev)
     return True
+
+
+def install_prepared(engine: Any) -> None:
+    """Under the engine's lock (its `_ensure_open`): switch to what a writer prepared, if
+    it was prepared from the generation still open; else drop it."""
+    with _PREPARED_LOCK:
+        p, engine._prepared = engine._prepared, None
+    if p is None:
+        return
+    if engine._gen != p.old:
+        _release(engine, p)
+        return
+    if engine._vectors is not None:  # a small update only adds a delta to its HNSW file
+        engine._prev_vectors = engine._vectors
+    engine._close()
+    engine.meta, engine._db, engine._bm25, engine._gen = p.meta, p.db, p.bm25, p.name  # pinned when prepared
+    if p.got is not None:
+        docs, sets, titles = p.got
+        engine._docs = docs
+        if titles is not None:
+            engine._cached(("titles",), lambda: titles)
+        empty = _empty_scope_key()
+        for (kind, corpus), value in sets.items():
+            engine._cached((kind, corpus, empty), lambda value=value: value)
+
+
+def discard_prepared(engine: Any) -> None:
+    with _PREPARED_LOCK:
+        p, engine._prepared = engine._prepared, None
+    _release(engine, p)
+
+
+def _release(engine: Any, p: Prepared | None) -> None:
+    if p is None:
+        return
+    from .store import unpin
+
+    p.bm25.close()
+    p.db.close()
+    unpin(engine.store.dir / p.name)
 
 
 def _empty_scope_key() -> Any:

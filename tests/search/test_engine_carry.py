@@ -121,9 +121,9 @@ def test_carried_title_lookups_equal_fresh_ones(indexed):
 
 
 def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
-    """A writer's `prepare_switch` (the generation opened off the engine's lock, then
-    swapped in): the engine is on the new generation before any search asks, and answers
-    and tables equal a fresh engine's; searches running meanwhile are not disturbed."""
+    """A writer's `prepare_switch` (the generation opened off the engine's lock, installed
+    by the next search): answers and tables then equal a fresh engine's; searches running
+    meanwhile are not disturbed."""
     import threading
 
     from commonplace.compiler.search import engine_carry
@@ -159,14 +159,17 @@ def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
             if step == 3:
                 (root / "logs/sessions/s0.md").unlink()
             reindex(root)
-            before = engine.generation
             switched = engine_carry.prepare_switch(engine)
-            assert engine.generation == engine.store.current_name()
-            assert switched or (step % 2 and engine.generation != before)
+            if not step % 2:
+                assert switched and engine._prepared is not None and engine.generation != engine.store.current_name()
             prepared.append(switched)
+            pending = engine._prepared
             fresh = SearchEngine(root, embedder=fake_embedder)
             try:
-                assert _answers(engine) == _answers(fresh), step
+                assert _answers(engine) == _answers(fresh), step  # installs what was prepared
+                assert engine.generation == engine.store.current_name() and engine._prepared is None
+                if not step % 2:
+                    assert engine._bm25 is pending.bm25  # installed, not opened again
                 assert _tables(engine) == _tables(fresh), step
             finally:
                 fresh.close()
