@@ -81,9 +81,9 @@
 
   // A term file has a row per page of its block, in order, rows joined by ",": the
   // page's text words starting with the file's letter (sorted), ":", their counts (empty
-  // if it has none). Loaded files stay as text (`raw[key]`: [[first page number of the block, rows],
-  // ...]); only the words of a prefix being searched go into MiniSearch's term map
-  // (`want`), so a keystroke pays for the words it can match, not the whole letter
+  // if it has none). Loaded files stay as text (`raw[key].blocks`: [[first page number
+  // of the block, rows], ...]); only the words a query can match go into MiniSearch's
+  // term map (`want`), so a keystroke pays for those, not for the whole letter
   // (measured at 10,000 pages: 10-57 ms to take in every word of a letter).
   var raw = {};
 
