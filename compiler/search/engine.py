@@ -82,6 +82,8 @@ class SearchEngine:
         self._docs: dict[str, Any] | None = None
         self._qvec: dict[tuple, Any] = {}
         self._prepared: Any = None  # a generation a writer opened (`engine_carry.prepare_switch`)
+        self._gate = threading.Event()  # cleared while a writer swaps one in: searches wait
+        self._gate.set()
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -487,6 +489,7 @@ class SearchEngine:
         if isinstance(request, str):
             request = {"query": request}
         req, warnings = normalize_request(request)
+        self._gate.wait(1.0)
         with self._lock:
             self._ensure_open()
             results = self._search(req, warnings)

@@ -226,16 +226,17 @@ _PREPARED_LOCK = threading.Lock()
 
 
 def prepare_switch(engine: Any) -> bool:
-    """Open the live generation for `engine` beside the one its searches use.
+    """Switch `engine` to the live generation, opened beside the one its searches use.
 
     A search that finds a new generation switches under the engine's lock (~25-35 ms at
     10,000 documents: Whoosh segment readers, the table, the carried tables) while every
-    other search waits. A writer calls this after publishing, taking neither the engine's
-    lock (searches hold it back to back under load: a writer waiting for it waited
-    hundreds of milliseconds) nor the time of any search: the next search installs what
-    was opened (`install_prepared`), a swap of a few fields. The engine's tables are read
-    without its lock: copies of the dicts (single C-level operations under the GIL), kept
-    only if the engine's generation did not change meanwhile. True if prepared."""
+    other search waits. A writer calls this after publishing: the engine's tables are read
+    without its lock, as copies of its dicts (single C-level operations under the GIL),
+    kept only if its generation did not change meanwhile; the new generation is opened and
+    the tables carried outside the lock; then new searches wait at the engine's gate while
+    the writer swaps it in (`install_prepared`, a swap of fields) after the search
+    running. A search that got there first switched by itself and the prepared one is
+    dropped. True if prepared."""
     from .bm25 import BM25Searcher
     from .store import Meta, open_table, pin
 
@@ -291,6 +292,14 @@ def prepare_switch(engine: Any) -> bool:
     with _PREPARED_LOCK:
         prev, engine._prepared = engine._prepared, Prepared(name, old, meta, db, bm25, got)
     _release(engine, prev)
+    # Swap it in now: new searches wait at the gate, the writer waits only for the search
+    # running (without the gate, 8 searches holding the lock back to back kept it out).
+    engine._gate.clear()
+    try:
+        with engine._lock:
+            install_prepared(engine)
+    finally:
+        engine._gate.set()
     return True
 
 

@@ -121,9 +121,9 @@ def test_carried_title_lookups_equal_fresh_ones(indexed):
 
 
 def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
-    """A writer's `prepare_switch` (the generation opened off the engine's lock, installed
-    by the next search): answers and tables then equal a fresh engine's; searches running
-    meanwhile are not disturbed."""
+    """A writer's `prepare_switch` (the generation opened off the engine's lock, then
+    swapped in): answers and tables equal a fresh engine's; searches running meanwhile
+    are not disturbed."""
     import threading
 
     from commonplace.compiler.search import engine_carry
@@ -159,17 +159,21 @@ def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
             if step == 3:
                 (root / "logs/sessions/s0.md").unlink()
             reindex(root)
-            switched = engine_carry.prepare_switch(engine)
-            if not step % 2:
-                assert switched and engine._prepared is not None and engine.generation != engine.store.current_name()
+            opened = []
+            real = engine_carry.install_prepared
+            engine_carry.install_prepared = lambda e: (opened.append(e._prepared.bm25), real(e))
+            try:
+                switched = engine_carry.prepare_switch(engine)
+            finally:
+                engine_carry.install_prepared = real
+            if not step % 2:  # no search ran: the writer's switch is the one made
+                assert switched and engine.generation == engine.store.current_name()
+                assert engine._bm25 is opened[0] and engine._prepared is None
             prepared.append(switched)
-            pending = engine._prepared
             fresh = SearchEngine(root, embedder=fake_embedder)
             try:
-                assert _answers(engine) == _answers(fresh), step  # installs what was prepared
+                assert _answers(engine) == _answers(fresh), step
                 assert engine.generation == engine.store.current_name() and engine._prepared is None
-                if not step % 2:
-                    assert engine._bm25 is pending.bm25  # installed, not opened again
                 assert _tables(engine) == _tables(fresh), step
             finally:
                 fresh.close()
