@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import build_site, checked_page, launch, why_no_browser
+from browserkit import build_site, checked_page, why_no_browser
 
 REASON = why_no_browser()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -31,16 +31,6 @@ def site(tmp_path_factory) -> Path:
         (corpus / name).parent.mkdir(parents=True, exist_ok=True)
         (corpus / name).write_text(text, encoding="utf-8")
     return build_site(corpus, tmp / "site")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = launch(pw)
-        yield b
-        b.close()
 
 
 def titles_after_typing(page, site: Path, text: str) -> list[str]:

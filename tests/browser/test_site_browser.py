@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browserkit import PHONE, RARE_WORD, build_site, checked_page, launch, make_corpus, why_no_browser
+from browserkit import PHONE, RARE_WORD, build_site, checked_page, make_corpus, why_no_browser
 
 REASON = why_no_browser()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -23,16 +23,6 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON
 def site(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
     return build_site(make_corpus(tmp / "corpus"), tmp / "site")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = launch(pw)
-        yield b
-        b.close()
 
 
 @pytest.fixture
