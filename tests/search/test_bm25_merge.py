@@ -38,6 +38,15 @@ def _edit(root: Path, i: int, body: str) -> None:
     update_indexes(root, [docs[f"n{i:02d}.md"]], embed=False, defer_merge=True)
 
 
+def _small_segments(indexed) -> tuple[Path, IndexStore]:
+    """16 notes indexed, then more edits than MERGE_FANOUT, each its own small segment."""
+    files = {f"n{i:02d}.md": doc(f"N {i}", f"words {i} common\n") for i in range(16)}
+    root, _ = indexed(files, embed_=False)
+    for i in range(MERGE_FANOUT + 2):
+        _edit(root, i, f"words {i} common edited{i}\n")
+    return root, IndexStore(root)
+
+
 def _answers(root: Path, fake_embedder, queries: list[str]) -> list:
     engine = SearchEngine(root, embedder=fake_embedder)  # fresh: nothing carried over
     try:
@@ -95,11 +104,7 @@ def test_merge_built_while_updates_run_publishes_their_deletions(indexed, fake_e
 def test_merge_is_dropped_when_its_segments_were_rewritten(indexed, fake_embedder):
     from commonplace.compiler.search.index_purge import purge
 
-    files = {f"n{i:02d}.md": doc(f"N {i}", f"words {i} common\n") for i in range(16)}
-    root, _ = indexed(files, embed_=False)
-    store = IndexStore(root)
-    for i in range(MERGE_FANOUT + 2):
-        _edit(root, i, f"words {i} common edited{i}\n")
+    root, store = _small_segments(indexed)
     with store.write_lock():
         plan = bm25_merge.plan(store)
     assert plan is not None
@@ -114,11 +119,7 @@ def test_merge_is_dropped_when_its_segments_were_rewritten(indexed, fake_embedde
 
 
 def test_merge_in_a_child_process(indexed, fake_embedder):
-    files = {f"n{i:02d}.md": doc(f"N {i}", f"words {i} common\n") for i in range(16)}
-    root, _ = indexed(files, embed_=False)
-    store = IndexStore(root)
-    for i in range(MERGE_FANOUT + 2):
-        _edit(root, i, f"words {i} common edited{i}\n")
+    root, store = _small_segments(indexed)
     before = _answers(root, fake_embedder, ["common", "edited4"])
     out = bm25_merge.merge(root, child=True)
     assert out["generation"] == store.current().name and out["segments"] > MERGE_FANOUT
