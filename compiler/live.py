@@ -62,12 +62,14 @@ def _in_process(_: int) -> InProcess:
 def _prepare_engine(root: Path) -> None:
     """Searches in this process switch to the generation an update just published now, the
     opening done off their lock (`search.engine_carry.prepare_switch`; a process that has
-    searched nothing has nothing open: no-op); never fails a refresh."""
+    searched nothing has no engine: no-op); never fails a refresh."""
     try:
-        from .search.engine import open_engine
+        from .search.engine import existing_engine
         from .search.engine_carry import prepare_switch
 
-        prepare_switch(open_engine(root))
+        engine = existing_engine(root)
+        if engine is not None:
+            prepare_switch(engine)
     except Exception:  # noqa: BLE001 - the next search switches by itself
         pass
 

@@ -578,9 +578,12 @@ def open_engine(root: Path, embedder: Any = None) -> SearchEngine:
         if e is None or (embedder is not None and e._embedder is not embedder):
             if e is not None:
                 e.close()
-            e = SearchEngine(key, embedder=embedder)
-            _engines[key] = e
+            e = _engines[key] = SearchEngine(key, embedder=embedder)
         return e
+
+
+def existing_engine(root: Path) -> SearchEngine | None:
+    return _engines.get(Path(root).resolve())  # as open_engine, but never makes one (a dict read)
 
 
 def close_engines() -> None:
@@ -594,4 +597,4 @@ def search(root: Path, request: Mapping[str, Any] | SearchRequest | str) -> dict
     return open_engine(root).search(request)
 
 
-__all__ = ["SearchEngine", "open_engine", "close_engines", "search", "IndexNotReady", "InvalidRequest"]
+__all__ = ["SearchEngine", "open_engine", "existing_engine", "close_engines", "search", "IndexNotReady", "InvalidRequest"]
