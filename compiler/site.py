@@ -149,8 +149,10 @@ class Site(SiteContext):
     by_type: dict[str, list[Document]] = field(default_factory=dict)
     by_tag: dict[str, list[Document]] = field(default_factory=dict)
     by_folder: dict[str, list[Document]] = field(default_factory=dict)
-    # The newest documents, computed once per view (an incremental update's patch clears it).
+    # The newest documents, selected once per view and patched by an update (`_patch_recent`).
     recent_memo: list[Document] | None = field(default=None, repr=False, compare=False)
+    recent_asked: int = field(default=0, repr=False, compare=False)  # how many the memo was selected for
+    recent_all: bool = field(default=False, repr=False, compare=False)  # the memo holds every dated doc
 
     @classmethod
     def build(cls, docs: list[Document], resolver: Resolver, graph: LinkGraph, name: str, site_url: str = "") -> "Site":
@@ -189,10 +191,10 @@ class Site(SiteContext):
         selection serves them all instead of three sorts of the corpus, and an update
         patches it (`_patch_recent`) instead of selecting again."""
         memo = self.recent_memo
-        if memo is None or (len(memo) < limit and not getattr(self, "_recent_all", False)):
+        if memo is None or (len(memo) < limit and not self.recent_all):
             want = max(limit, 200)
             memo = heapq.nlargest(want, (d for d in self.docs if d.sort_date), key=_recent_key)
-            self.recent_memo, self._recent_asked, self._recent_all = memo, want, len(memo) < want
+            self.recent_memo, self.recent_asked, self.recent_all = memo, want, len(memo) < want
         return memo[:limit]
 
     def broken_links(self) -> list[dict]:
@@ -228,21 +230,21 @@ def _patch_recent(site: Site, changed: dict[str, Document | None]) -> None:
     memo = site.recent_memo
     if memo is None:
         return
-    complete = getattr(site, "_recent_all", False)
+    complete = site.recent_all
     floor = _recent_key(memo[-1]) if memo else None
     kept = [d for d in memo if d.path not in changed]
     for new in changed.values():
         if new is not None and new.sort_date and (complete or floor is None or _recent_key(new) > floor):
             kept.append(new)
     kept.sort(key=_recent_key, reverse=True)
-    asked = getattr(site, "_recent_asked", len(memo))
+    asked = site.recent_asked
     if len(kept) > asked:
         del kept[asked:]
         complete = False
     if not kept and not complete:
         site.recent_memo = None  # nothing left to serve from: select again when asked
         return
-    site.recent_memo, site._recent_all = kept, complete
+    site.recent_memo, site.recent_all = kept, complete
 
 
 def _drop(items: list[Document], d: Document) -> None:
