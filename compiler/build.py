@@ -143,11 +143,15 @@ def build_state(opts: BuildOptions) -> tuple[BuildResult, SiteState]:
     """Build, and also return the in-memory state (the server keeps it for live updates)."""
     with gc_paused():
         engine = _open_engine(opts)
+        error: BaseException | None = None
         try:
             return _build(opts, engine)
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
             if engine is not None:
-                engine.close()
+                engine.close(error)
 
 
 def _open_engine(opts: BuildOptions) -> Any:

@@ -181,6 +181,10 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
     if address and engine != "ray":
         raise click.UsageError("--address needs --engine ray")
     json_output(as_json)
+    if engine == "ray":
+        from .engines.ray_guard import supervise
+
+        supervise()  # Ray can end a driver silently; the supervisor then says what happened
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
                         progress=not as_json, clean=clean, index=not no_index, engine=engine, address=address)
     try:

@@ -9,6 +9,7 @@ The local engine is the default and lives elsewhere: forked parse/render workers
     ray_site.py     the runner `SiteState.update` drives (parse, render; writes stay here)
     ray_embed.py    the embedding actors: cache lookup first, only misses are sent
     ray_build.py    one build's engine: the runner, the index stage's hooks, closing
+    ray_guard.py    the build runs in a forked child, so a driver Ray ends still reports
 
 Importing this package, or any module in it, imports no Ray: `open_engine` does, when
 a build asks for it.

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import EngineError
+from . import EngineError, ray_guard
 from .ray_cluster import Cluster, connect
 from .ray_embed import RayEmbedding, RayPool
 
@@ -43,7 +43,12 @@ class RayEngine:
         from .. import progress as progress_mod
 
         t0 = time.perf_counter()
-        cluster = connect(address, verbose=progress_mod.verbose())
+        ray_guard.mark("live")  # from here Ray may end this process (see ray_guard)
+        try:
+            cluster = connect(address, verbose=progress_mod.verbose())
+        except BaseException:
+            ray_guard.mark("closed")  # the error is this process's to report
+            raise
         engine = cls(cluster, root, embed)
         engine.timings["connect"] = time.perf_counter() - t0
         return engine
@@ -66,9 +71,11 @@ class RayEngine:
             return got[1]
 
         index_chunks.chunks_made, index_vectors.embedding_pool = made, _PoolFactory(self)
+        ray_guard.mark("indexing")
         t0 = time.perf_counter()
         try:
             yield
+            ray_guard.mark("done")
         finally:
             index_chunks.chunks_made = index_vectors.embedding_pool = None
             self.timings["index_stage"] = time.perf_counter() - t0
@@ -93,10 +100,17 @@ class RayEngine:
                        embed_seconds=round(e.seconds, 3), precision=e.precision)
         return out
 
-    def close(self) -> None:
-        if self.embedding is not None:
-            self.embedding.close()
-        self.cluster.close()
+    def close(self, error: BaseException | None = None) -> None:
+        """Disconnect. `error`, the build's failure, is told to the supervisor first:
+        disconnecting from a lost cluster is when Ray may end this process."""
+        if error is not None:
+            ray_guard.say(error)
+        try:
+            if self.embedding is not None:
+                self.embedding.close()
+            self.cluster.close()
+        finally:
+            ray_guard.mark("closed")
 
     # -- what the runner uses
     def take_chunks(self, parsed: list[tuple[Any, list[Any]]], chunks: dict[str, list[Any]]) -> None:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import EngineError
+from . import EngineError, ray_guard
 from ..model import Document, Warning_
 from ..output import write_file
 from ..scan import SourceFile
@@ -134,6 +134,7 @@ class RayRunner:
         if refs:
             engine.fetch([r[1] for r in refs], "fetching pages")
         # Every page is rendered and every new chunk embedded: only now is anything written.
+        ray_guard.mark("writing")
         if meanwhile is not None:
             meanwhile()
         t0 = time.perf_counter()
@@ -145,6 +146,7 @@ class RayRunner:
                 r.written = write_file(root / r.url, data)
                 out[r.path] = r
         engine.timings["write_pages"] = time.perf_counter() - t0
+        ray_guard.mark("written")
         if len(out) != len(docs):
             raise EngineError("the cluster returned fewer pages than were sent")  # never silently short
         return [out[d.path] for d in docs]
