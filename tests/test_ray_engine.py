@@ -251,6 +251,42 @@ def test_a_cluster_lost_mid_build_leaves_the_previous_site_and_indexes(corpus_sr
     assert cache_rows(corpus) > 0  # what was embedded is kept for the next build
 
 
+# A driver the way the build's is run: under the guard, connected, then its local node
+# dies and its next call to Ray ends the process (Ray's `_Exit(1)`, nothing printed).
+_DRIVER_ENDED_BY_RAY = textwrap.dedent("""
+    import os, sys
+    os.environ["RAY_BACKEND_LOG_LEVEL"] = "fatal"
+    from commonplace.compiler.engines import ray_guard
+    ray_guard.supervise()
+    ray_guard.mark("live")
+    import ray
+    ray.init(address=sys.argv[1], log_to_driver=False, logging_level=40)
+    print("connected", flush=True)
+    sys.stdin.readline()
+    for _ in range(100):
+        ray.put(b"x" * 1_000_000)
+    print("Ray did not end the driver", flush=True)
+""")
+
+
+@pytest.mark.slow
+def test_a_driver_that_ray_itself_ends_still_says_the_cluster_failed():
+    with LoopbackCluster(port=26393) as c:
+        proc = c.popen([sys.executable, "-c", _DRIVER_ENDED_BY_RAY, c.address], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO))
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline().strip() == "connected", proc.communicate()
+        c.kill()
+        time.sleep(2)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        stdout, stderr = proc.communicate(timeout=120)
+    if "Ray did not end the driver" in stdout:
+        pytest.fail("this Ray no longer ends a driver whose node died: ray_guard may be unneeded")
+    assert proc.returncode == 1
+    assert "Ray cluster failed" in stderr and "not touched" in stderr, stderr
+
+
 _SILENT_PORT = textwrap.dedent("""
     import socket, subprocess, sys, threading
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
