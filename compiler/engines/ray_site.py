@@ -129,8 +129,9 @@ class RayRunner:
         # task waiting for a CPU while this process waits for the render would never end.
         engine.embedding_start()
         engine.embedding_wait(self.progress)
-        # The pages' bytes come to this node's object store before the first write, so a
-        # node lost from here on cannot leave the site half written.
+        # The pages' bytes come to this node's object store before the first write, so
+        # another node lost from here on cannot leave the site half written. This node's
+        # own loss still can (Ray ends this process): ray_guard says so.
         if refs:
             engine.fetch([r[1] for r in refs], "fetching pages")
         # Every page is rendered and every new chunk embedded: only now is anything written.
