@@ -59,10 +59,10 @@ _HEADING_RE = re.compile(r'<h([1-6])\b[^>]*?\bid="([^"]*)"[^>]*>(.*?)</h\1>', re
 _SEPARATORS = str.maketrans({"\x1e": " ", "\x1f": " "})
 
 
-def search_text(html: str) -> str:
-    """All visible text of a rendered body, by section, for the site's search: anchor,
-    heading and text joined by U+001F per section, sections joined by U+001E (the part
-    before the first heading has no anchor). See `site_search`."""
+def text_sections(html: str) -> list[tuple[str, str, str]]:
+    """All visible text of a rendered body by section, for the site's search: (anchor,
+    heading, text), whitespace folded; the part before the first heading has no anchor,
+    and a section with neither heading nor text is left out. See `site_search`."""
     parts = []
     pos, anchor, heading = 0, "", ""
     for m in _HEADING_RE.finditer(html):
@@ -73,11 +73,31 @@ def search_text(html: str) -> str:
     text = _folded_text(html[pos:])
     if text or heading:
         parts.append((anchor, heading, text))
-    joined = "\x1e".join("\x1f".join(p) for p in parts)
-    if joined.count("\x1e") + 1 != len(parts) or joined.count("\x1f") != 2 * len(parts):
+    return parts
+
+
+def sections_excerpt(sections: list[tuple[str, str, str]], limit: int) -> str:
+    """`plain_text(html, limit)` from the body's `text_sections`: the same words in the
+    same order (heading tags fold to a space like any tag; anchors are attributes, not
+    text), without reading the HTML again."""
+    return " ".join([x for _, heading, text in sections for x in (heading, text) if x])[:limit]
+
+
+def joined_sections(sections: list[tuple[str, str, str]]) -> tuple[str, list[tuple[str, str, str]]]:
+    """(`Document.search_text`, the sections it holds): anchor, heading and text joined by
+    U+001F per section, sections joined by U+001E. A separator in the page's own text
+    becomes a space, in both."""
+    joined = "\x1e".join(["\x1f".join(p) for p in sections])
+    if joined.count("\x1e") + 1 != len(sections) or joined.count("\x1f") != 2 * len(sections):
         # The page's own text held a separator: replace those (rare, so checked after).
-        joined = "\x1e".join("\x1f".join(s.translate(_SEPARATORS) for s in p) for p in parts)
-    return joined
+        sections = [tuple(s.translate(_SEPARATORS) for s in p) for p in sections]  # type: ignore[misc]
+        joined = "\x1e".join(["\x1f".join(p) for p in sections])
+    return joined, sections
+
+
+def search_text(html: str) -> str:
+    """`Document.search_text` of a rendered body (`text_sections`, joined)."""
+    return joined_sections(text_sections(html))[0]
 
 
 def root_prefix(from_url: str) -> str:

@@ -31,10 +31,11 @@ from typing import Any, Iterable, Iterator
 
 from .model import Document, is_session_path
 from .site_search_model import PENDING, SearchModel, text_shard
-from .site_search_terms import FIELD_SEP, MAX_TERM, SECTION_SEP, script_safe, term_key, text_json, text_terms, tokens
+from .site_search_terms import (FIELD_SEP, MAX_TERM, SECTION_SEP, script_safe, sections_json, sections_terms, term_key,
+                                text_json, text_terms, tokens)
 
-__all__ = ["MAX_TERM", "META_URL", "remember", "search_files", "search_urls", "sections", "term_key",
-           "text_json", "text_shard", "text_terms", "tokens"]
+__all__ = ["MAX_TERM", "META_URL", "remember", "search_files", "search_urls", "sections", "sections_json",
+           "sections_terms", "term_key", "text_json", "text_shard", "text_terms", "tokens"]
 
 META_URL = "_/search-data/meta.js"
 

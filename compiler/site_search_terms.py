@@ -48,15 +48,24 @@ def term_key(term: str) -> str:
 
 
 def text_terms(search_text: str) -> str:
+    """`sections_terms` of a `Document.search_text` (the parent's fallback)."""
+    return _terms(" ".join([s.partition(FIELD_SEP)[2] for s in search_text.split(SECTION_SEP)]))
+
+
+def sections_terms(sections: list) -> str:
     """The text field's terms and counts, grouped by term shard, as one string: what a
     build worker sends with a rendered page (cheap to pickle; the parent then neither
-    tokenizes nor touches single terms). Anchors are not text; headings and text are.
+    tokenizes nor touches single terms). `sections` are (anchor, heading, text); anchors
+    are not text; headings and text are.
 
     Form: `<unique terms>`, then per shard `U+001E key U+001D terms:counts`, terms and
     counts space-separated and in the same order (`:`, not a TAB: a term file's rows
     then need no JSON escapes, so the parent writes them without encoding). Work here is C-level per word
     and per term: no Python statement runs per term."""
-    text = " ".join([s.partition(FIELD_SEP)[2] for s in search_text.split(SECTION_SEP)])  # not the anchors
+    return _terms(" ".join([f"{s[1]} {s[2]}" for s in sections]))
+
+
+def _terms(text: str) -> str:
     counts = Counter(words(text))
     terms = sorted(counts)  # the terms of one shard are one run
     if terms and max(map(len, terms)) > MAX_TERM:
@@ -74,15 +83,24 @@ def text_terms(search_text: str) -> str:
     return "\x1e".join(out)
 
 
+def _split(search_text: str) -> list[list[str]]:
+    return [s.split(FIELD_SEP, 2) for s in search_text.split(SECTION_SEP)] if search_text else []
+
+
+# One encoder for every page: json.dumps with options makes a new one per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def text_json(search_text: str) -> str:
+    """`sections_json` of a `Document.search_text` (the parent's fallback: the same bytes)."""
+    return sections_json(_split(search_text))
+
+
+def sections_json(sections: list) -> str:
     """A page's sections as the text shards hold them: `[[anchor, heading, text], ...]`
     as JSON, safe inside a script file. Encoded in the build workers, so the parent only
-    joins ready strings (encoding 30 MB of page text was a serial 0.3 s at 10,000 pages).
-    A pure function of `search_text`: the parent's fallback gives the same bytes."""
-    if not search_text:
-        return "[]"
-    return script_safe(json.dumps([s.split(FIELD_SEP, 2) for s in search_text.split(SECTION_SEP)],
-                                  ensure_ascii=False, separators=(",", ":")))
+    joins ready strings (encoding 30 MB of page text was a serial 0.3 s at 10,000 pages)."""
+    return script_safe(_ENCODE(sections)) if sections else "[]"
 
 
 def script_safe(payload: str) -> str:

@@ -17,7 +17,7 @@ from .model import Document, Warning_
 from .output import write_file
 from .markdown import markdown
 from .parse import SkipFile, parse
-from .render import draft_document, plain_text, render_document, search_text
+from .render import draft_document, joined_sections, plain_text, render_document, sections_excerpt, text_sections
 from .scan import SourceFile
 from .site import SiteContext
 from .workers import Rendered
@@ -80,10 +80,21 @@ def page_bytes(site: SiteContext, d: Document) -> tuple[Rendered, bytes]:
     if _ENV is None:
         _ENV = emit.make_env()
     d.html = render_document(d, site.resolver, site.titles)  # also frees its parse tree
-    d.excerpt = plain_text(d.html, 600)
-    d.search_text = search_text(d.html)
+    rendered = page_text(d)
     url, data = emit.document_page(site, _ENV, d)
+    rendered.url = url
+    return rendered, data
+
+
+def page_text(d: Document) -> Rendered:
+    """The rendered page's excerpt and its text for the site's search: the sections once
+    (`render.text_sections`), the excerpt taken from them (not from the HTML again), and
+    the page's terms and text shard JSON made from them here, in parallel."""
+    sections = text_sections(d.html)
+    d.excerpt = sections_excerpt(sections, 600)
+    d.search_text, sections = joined_sections(sections)
     if d.is_session:  # raw session logs stay out of the site's search
-        return Rendered(d.path, url, False, d.excerpt, d.search_text), data
-    return Rendered(d.path, url, False, d.excerpt, d.search_text, site_search.text_terms(d.search_text),
-                    site_search.text_json(d.search_text)), data
+        return Rendered(d.path, "", False, d.excerpt, d.search_text)
+    return Rendered(d.path, "", False, d.excerpt, d.search_text, site_search.sections_terms(sections),
+                    site_search.sections_json(sections))
+

@@ -56,7 +56,12 @@ if sys.argv[3] == "off":
     from commonplace.compiler import emit, site_search, stages
     emit.search_data = lambda site, only=None: iter(())
     site_search.search_urls = lambda docs, owner=None: set()
-    stages.search_text = lambda html: ""
+    from commonplace.compiler.render import plain_text
+    from commonplace.compiler.workers import Rendered
+    def page_text(d):  # the excerpt alone, as from the HTML, and no search text
+        d.excerpt, d.search_text = plain_text(d.html, 600), ""
+        return Rendered(d.path, "", False, d.excerpt, "")
+    stages.page_text = page_text
 from commonplace.compiler.build import BuildOptions, build
 t0 = time.perf_counter()
 r = build(BuildOptions(corpus=Path(sys.argv[1]), out=Path(sys.argv[2]), embed=False, index=False))
