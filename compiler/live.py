@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from . import manifest
 from .build import BuildOptions, BuildResult, build_state, gc_paused
@@ -74,6 +75,30 @@ def _prepare_engine(root: Path) -> None:
         pass
 
 
+@contextmanager
+def _engine_hold(root: Path) -> Iterator[None]:
+    """Around an index update and its `_prepare_engine`: this process's searches stay on
+    the generation they have until the prepared one is in place, instead of each new
+    generation being opened under the engine's lock by whichever search sees it first
+    while the writer opens it too (`search.engine_carry.hold`)."""
+    engine = token = None
+    try:
+        from .search.engine import existing_engine
+        from .search.engine_carry import hold
+
+        engine = existing_engine(root)
+        token = hold(engine) if engine is not None else None
+    except Exception:  # noqa: BLE001 - without a hold, searches switch by themselves
+        pass
+    try:
+        yield
+    finally:
+        if token is not None:
+            from .search.engine_carry import release
+
+            release(engine, token)
+
+
 class _EarlyIndex:
     """The search-index half of a refresh, run in a thread while the site half runs.
 
@@ -112,12 +137,13 @@ class _EarlyIndex:
                 else:
                     docs.append(doc)
                     changed.add(f.path)
-            report = update_indexes(self.live.root, docs, sorted(removed), embed=self.live.embed, defer_merge=True)
-            self.changed, self.removed, self.report = changed, removed, report
+            with _engine_hold(self.live.root):
+                report = update_indexes(self.live.root, docs, sorted(removed), embed=self.live.embed,
+                                        defer_merge=True)
+                self.changed, self.removed, self.report = changed, removed, report
+                _prepare_engine(self.live.root)
         except Exception:  # noqa: BLE001 - the refresh indexes sequentially instead
             self.report = None
-        else:
-            _prepare_engine(self.live.root)
         self.seconds = time.perf_counter() - t0
 
     def join(self) -> None:
@@ -275,10 +301,11 @@ class LiveCorpus:
 
         try:
             try:
-                report = update_indexes(self.root, [state.docs[p] for p in changed], removed, embed=self.embed,
-                                        defer_merge=True)
+                with _engine_hold(self.root):
+                    report = update_indexes(self.root, [state.docs[p] for p in changed], removed,
+                                            embed=self.embed, defer_merge=True)
+                    _prepare_engine(self.root)
                 self._schedule_merge()
-                _prepare_engine(self.root)
             except IndexNeedsRebuild:
                 report = build_indexes(self.root, list(state.docs.values()), embed=self.embed)
             if forgotten:

@@ -38,7 +38,7 @@ from ..model import is_session_path
 from . import engine_carry, fusion
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
-from .store import IndexStore, Meta, open_table, pin, unpin
+from .store import IndexStore, Meta, unpin
 from .text import unique_terms
 
 log = logging.getLogger("commonplace.search")
@@ -82,8 +82,7 @@ class SearchEngine:
         self._docs: dict[str, Any] | None = None
         self._qvec: dict[tuple, Any] = {}
         self._prepared: Any = None  # a generation a writer opened (`engine_carry.prepare_switch`)
-        self._gate = threading.Event()  # cleared while a writer swaps one in: searches wait
-        self._gate.set()
+        self._holds: list[tuple] = []  # writers about to hand one over (`engine_carry.hold`)
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -106,36 +105,7 @@ class SearchEngine:
         self._docs = None
 
     def _ensure_open(self) -> None:
-        if self._prepared is not None:
-            engine_carry.install_prepared(self)
-        for attempt in range(3):
-            name = self.store.current_name()
-            if name is None:
-                self.close()
-                raise IndexNotReady(f"no search index in {self.root}: run `commonplace build`")
-            if name == self._gen:
-                return
-            if self._vectors is not None:  # a small update only adds a delta to its HNSW file
-                self._prev_vectors = self._vectors
-            carry = engine_carry.before_switch(self) if attempt == 0 else None  # tables a write leaves
-            self._close()
-            from .bm25 import BM25Searcher
-
-            gen = self.store.dir / name
-            try:
-                self.meta = Meta.load(gen)
-                self._db = open_table(gen, readonly=True)
-                self._bm25 = BM25Searcher(gen / "whoosh")
-            except Exception:  # noqa: BLE001 - collected between reading CURRENT and opening it
-                self._close()
-                carry = engine_carry.drop(carry)
-                if attempt == 2:
-                    raise
-                continue
-            self._gen = name
-            pin(gen)  # not collected while this searcher may still open its files
-            engine_carry.after_switch(self, carry)
-            return
+        engine_carry.ensure_open(self)  # the live generation, or the one a writer hands over
 
     @property
     def generation(self) -> str | None:
@@ -489,7 +459,6 @@ class SearchEngine:
         if isinstance(request, str):
             request = {"query": request}
         req, warnings = normalize_request(request)
-        self._gate.wait(1.0)
         with self._lock:
             self._ensure_open()
             results = self._search(req, warnings)

@@ -121,9 +121,9 @@ def test_carried_title_lookups_equal_fresh_ones(indexed):
 
 
 def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
-    """A writer's `prepare_switch` (the generation opened off the engine's lock, then
-    swapped in): answers and tables equal a fresh engine's; searches running meanwhile
-    are not disturbed."""
+    """A writer's `prepare_switch` (the generation opened off the engine's lock, swapped in
+    by the next search): answers and tables equal a fresh engine's; searches running
+    meanwhile are not disturbed."""
     import threading
 
     from commonplace.compiler.search import engine_carry
@@ -158,17 +158,14 @@ def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
             (root / f"notes/n{step:02d}.md").write_text(doc(f"Retitled {step}", f"Alpha release {step}.\n"))
             if step == 3:
                 (root / "logs/sessions/s0.md").unlink()
+            before = engine.generation
             reindex(root)
-            opened = []
-            real = engine_carry.install_prepared
-            engine_carry.install_prepared = lambda e: (opened.append(e._prepared.bm25), real(e))
-            try:
-                switched = engine_carry.prepare_switch(engine)
-            finally:
-                engine_carry.install_prepared = real
-            if not step % 2:  # no search ran: the writer's switch is the one made
-                assert switched and engine.generation == engine.store.current_name()
-                assert engine._bm25 is opened[0] and engine._prepared is None
+            switched = engine_carry.prepare_switch(engine)
+            if not step % 2:  # no search ran: the prepared generation waits for the next one
+                assert switched and engine.generation == before and engine._prepared is not None
+                opened = engine._prepared.bm25
+                engine.search({"query": "alpha", "k": 3})
+                assert engine._bm25 is opened and engine.generation == engine.store.current_name()
             prepared.append(switched)
             fresh = SearchEngine(root, embedder=fake_embedder)
             try:
@@ -182,3 +179,67 @@ def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
         t.join()
     assert not errors
     assert all(prepared[0::2])
+
+
+def _titles_found(engine: SearchEngine, query: str) -> set[str]:
+    return {r["title"] for r in engine.search({"query": query, "mode": "bm25", "k": 10})["results"]}
+
+
+def test_searches_keep_their_generation_during_a_writers_hold(indexed):
+    """Inside a writer's hold, searches stay on the generation they have (no switch of
+    their own under the engine's lock); once the writer has prepared the new one and
+    released, the next search sees the write. Without a prepared generation (the writer's
+    prepare failed), the release alone makes the next search switch by itself."""
+    from commonplace.compiler.search import engine_carry
+
+    files = {f"notes/n{i}.md": doc(f"Note {i}", f"Body {i} about billing.\n") for i in range(6)}
+    root, engine = indexed(files)
+    assert "Zebra Page" not in _titles_found(engine, "zebra")
+    first = engine.generation
+
+    token = engine_carry.hold(engine)
+    (root / "notes/zebra.md").write_text(doc("Zebra Page", "Zebra crossing notes.\n"))
+    reindex(root)
+    assert engine.store.current_name() != first
+    assert "Zebra Page" not in _titles_found(engine, "zebra") and engine.generation == first  # kept
+    assert engine_carry.prepare_switch(engine)
+    engine_carry.release(engine, token)
+    assert "Zebra Page" in _titles_found(engine, "zebra")  # the prepared generation, swapped in
+    assert engine.generation == engine.store.current_name()
+
+    token = engine_carry.hold(engine)
+    (root / "notes/yak.md").write_text(doc("Yak Page", "Yak shaving notes.\n"))
+    reindex(root)
+    assert "Yak Page" not in _titles_found(engine, "yak")
+    engine_carry.release(engine, token)  # nothing prepared
+    assert "Yak Page" in _titles_found(engine, "yak")
+
+
+def test_a_hold_never_keeps_a_generation_older_than_the_live_one_at_its_start(indexed, monkeypatch):
+    """A hold keeps only a generation at least as new as the one live when it began (a
+    write answered before it must be seen); two holds at once, or an old one, keep
+    nothing."""
+    from commonplace.compiler.search import engine_carry
+
+    files = {f"notes/n{i}.md": doc(f"Note {i}", f"Body {i} about billing.\n") for i in range(6)}
+    root, engine = indexed(files)
+    _titles_found(engine, "billing")
+    (root / "notes/owl.md").write_text(doc("Owl Page", "Owl notes.\n"))
+    reindex(root)  # live now, not yet opened by the engine: a write answered before the hold
+    token = engine_carry.hold(engine)
+    assert "Owl Page" in _titles_found(engine, "owl")
+    engine_carry.release(engine, token)
+
+    a, b = engine_carry.hold(engine), engine_carry.hold(engine)
+    (root / "notes/ant.md").write_text(doc("Ant Page", "Ant notes.\n"))
+    reindex(root)
+    assert "Ant Page" in _titles_found(engine, "ant")  # two holds: nothing kept
+    engine_carry.release(engine, a)
+    engine_carry.release(engine, b)
+
+    token = engine_carry.hold(engine)
+    monkeypatch.setattr(engine_carry, "HOLD_SECONDS", 0.0)  # a hold never released
+    (root / "notes/elk.md").write_text(doc("Elk Page", "Elk notes.\n"))
+    reindex(root)
+    assert "Elk Page" in _titles_found(engine, "elk")
+    engine_carry.release(engine, token)
