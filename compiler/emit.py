@@ -10,7 +10,6 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from json.encoder import encode_basestring as json_string  # as json.dumps(ensure_ascii=False)
 from typing import Any, Iterator
 
 import jinja2
@@ -20,7 +19,7 @@ from ..templates import STATIC_DIR, TEMPLATE_DIR
 from .deps import needs_render
 from .model import Document, page_url
 from .render import quote_url, root_prefix
-from . import site_search
+from . import emit_parts, site_search
 from .site import Site, SiteContext, folder_url, slug, tag_url, type_label, type_url
 
 Output = tuple[str, bytes]
@@ -272,9 +271,10 @@ def recent_page(site: Site, env: jinja2.Environment) -> Output:
     )
 
 
-def broken_page(site: Site, env: jinja2.Environment) -> Output:
+def broken_page(site: Site, env: jinja2.Environment, broken: list[dict] | None = None) -> Output:
     url = "_/broken/index.html"
-    html = env.get_template("broken.html").render(**_common(site, url), title="Broken links", broken=site.broken_links())
+    broken = site.broken_links() if broken is None else broken
+    html = env.get_template("broken.html").render(**_common(site, url), title="Broken links", broken=broken)
     return url, html.encode("utf-8")
 
 
@@ -301,22 +301,14 @@ def _dumps(data: Any) -> bytes:
     return (_json(data) + "\n").encode("utf-8")
 
 
-def graph_json(site: Site) -> Output:
-    """What `_dumps({"nodes": ..., "edges": ..., "broken": ...})` gives, with the edges
-    (ten per document) written directly: a dict per edge cost half the time (measured)."""
-    nodes = [{"id": d.path, "title": d.title, "type": d.type, "url": d.url, "tags": d.tags} for d in site.docs]
-    quoted: dict[str, str] = {}
-
-    def q(path: str) -> str:
-        text = quoted.get(path)
-        if text is None:
-            text = quoted[path] = json_string(path)
-        return text
-
-    edges = ",".join(f'{{"source":{q(s)},"target":{q(t)}}}'
-                     for s, targets in sorted(site.graph.outgoing.items()) for t in targets)
-    broken = [{"source": b["path"], "target": b["target"], "line": b["line"]} for b in site.broken_links()]
-    text = f'{{"broken":{_json(broken)},"edges":[{edges}],"nodes":{_json(nodes)}}}\n'
+def graph_json(site: Site, broken_links: list[dict] | None = None) -> Output:
+    """What `_dumps({"nodes": ..., "edges": ..., "broken": ...})` gives, assembled from each
+    document's node and edges encoded once (`emit_parts`)."""
+    nodes = emit_parts.node_fragments(site, "graph-nodes", lambda d: _json(
+        {"id": d.path, "title": d.title, "type": d.type, "url": d.url, "tags": d.tags}))
+    links = site.broken_links() if broken_links is None else broken_links
+    broken = [{"source": b["path"], "target": b["target"], "line": b["line"]} for b in links]
+    text = f'{{"broken":{_json(broken)},"edges":[{emit_parts.graph_edges(site)}],"nodes":[{",".join(nodes)}]}}\n'
     return "graph.json", text.encode("utf-8")
 
 
@@ -330,15 +322,18 @@ def search_data(site: Site, only: set[int] | None = None) -> Iterator[Output]:
     yield from site_search.search_files(site.docs, only, owner=site.resolver)  # one model per site state
 
 
+def _script_safe(text: str) -> str:
+    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
 def graph_data(site: Site) -> Output:
     """The graph page's data as a script, so it loads from file:// too: nodes as
-    [path, title, type, tags, url] and edges as pairs of node numbers."""
+    [path, title, type, tags, url] and edges as pairs of node numbers (what
+    `_json({"edges": ..., "nodes": ...})` gives, assembled from fragments: `emit_parts`)."""
     index = {d.path: i for i, d in enumerate(site.docs)}
-    nodes = [[d.path, d.title, d.type, d.tags, d.url] for d in site.docs]
-    edges = [[index[s], index[t]] for s, targets in sorted(site.graph.outgoing.items()) if s in index
-             for t in targets if t in index]
-    payload = _json({"nodes": nodes, "edges": edges}).replace("</", "<\\/")
-    payload = payload.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    nodes = emit_parts.node_fragments(site, "graph-data-nodes",
+                                      lambda d: _script_safe(_json([d.path, d.title, d.type, d.tags, d.url])))
+    payload = f'{{"edges":[{emit_parts.graph_data_edges(site, index)}],"nodes":[{",".join(nodes)}]}}'
     return "_/graph-data.js", f"window.COMMONPLACE_GRAPH = {payload};\n".encode("utf-8")
 
 
@@ -443,10 +438,13 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
         yield from folder_pages(site, env, sel.folders)
     if want("recent"):
         yield recent_page(site, env)
+    broken = site.broken_links() if want("broken") or want("graph") else None  # ~30 ms at 10k: once
     if want("broken"):
-        yield broken_page(site, env)
+        # Rendered again only if what it shows changed (50-100 ms at 10k in the benchmark corpus).
+        if not emit_parts.unchanged(site, "broken-page", (broken, tuple(site.types), site.name, site.site_url)):
+            yield broken_page(site, env, broken)
     if want("graph"):
-        yield graph_json(site)
+        yield graph_json(site, broken)
         yield graph_data(site)
         yield graph_page(site, env)  # its type and tag filters
     if want("search_data"):
