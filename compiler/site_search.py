@@ -34,7 +34,7 @@ from .site_search_model import PENDING, SearchModel, text_shard
 from .site_search_terms import (FIELD_SEP, MAX_TERM, SECTION_SEP, script_safe, sections_json, sections_terms, term_key,
                                 text_json, text_terms, tokens)
 
-__all__ = ["MAX_TERM", "META_URL", "remember", "search_files", "search_urls", "sections", "sections_json",
+__all__ = ["MAX_TERM", "META_URL", "prepare", "remember", "search_files", "search_urls", "sections", "sections_json",
            "sections_terms", "term_key", "text_json", "text_shard", "text_terms", "tokens"]
 
 META_URL = "_/search-data/meta.js"
@@ -69,6 +69,14 @@ def remember(path: str, search_text: str, terms: str, text: str) -> None:
         PENDING.pop(path, None)
     else:
         PENDING[path] = (search_text, terms, text)
+
+
+def prepare(docs: list[Document], owner: Any = None) -> None:
+    """Make the search model's entries for `docs` (pages just rendered, after `remember`)
+    now, so that the files' emit later only joins them: a build takes its pages in as the
+    workers send them, while they render the rest."""
+    if owner is not None:
+        _model(owner).take(docs)
 
 
 # One model per site state, found through an object that lives as long as the state (its

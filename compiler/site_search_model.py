@@ -126,6 +126,16 @@ class SearchModel:
                 self._drop(path, dirty)
         self.synced = docs
 
+    def take(self, docs: Iterable[Document]) -> None:
+        """Bring the entries of `docs` up to date now (as `sync` would, for these pages
+        only); a later `sync` finds them current."""
+        get, dirty = self.entries.get, self.dirty
+        for d in docs:
+            e = get(d.path)
+            if d.is_session or (e is not None and e.doc is d and e.search_text is d.search_text):
+                continue
+            self._put(make_entry(d, e), e, dirty)
+
     def _put(self, new: Entry, old: Entry | None, dirty: Dirty) -> None:
         path, b = new.doc.path, new.block
         self.entries[path] = new

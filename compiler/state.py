@@ -23,7 +23,7 @@ from .model import Document, Warning_
 from .output import remove_files, remove_unlisted, write_file
 from .scan import SourceFile
 from .site import Site, SiteContext, patch_site
-from .workers import InProcess, Pool, worker_count
+from .workers import InProcess, Pool, Rendered, worker_count
 
 RunnerFactory = Callable[[int], Any]
 
@@ -172,16 +172,25 @@ class SiteState:
                 self.site = self._site_view()
                 self._emit_site(emit.Selection(), stats, rendered=False)
 
-            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)],
-                                     emit_early if full else None)
+            def take(part: list[Rendered]) -> None:
+                # Rendered pages, as they come: the search model's entries are made now,
+                # while the workers go on, not after the round.
+                for r in part:
+                    self.docs[r.path].excerpt = r.excerpt
+                    self.docs[r.path].search_text = r.search_text
+                    site_search.remember(r.path, r.search_text, r.search_terms, r.search_json)
+                site_search.prepare([self.docs[r.path] for r in part], owner=self.resolver)
+
+            page_ctx, to_render = PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)]
+            if isinstance(runner, (InProcess, Pool)):
+                rendered = runner.render(page_ctx, to_render, emit_early if full else None, take)
+            else:  # another engine's runner (compiler/engines): its results all at once
+                rendered = runner.render(page_ctx, to_render, emit_early if full else None)
+                take(rendered)
             clock("render")
         stats.pages_rendered += len(rendered)
         stats.pages_written += sum(1 for r in rendered if r.written)
         stats.pages_unchanged += sum(1 for r in rendered if not r.written)
-        for r in rendered:
-            self.docs[r.path].excerpt = r.excerpt
-            self.docs[r.path].search_text = r.search_text
-            site_search.remember(r.path, r.search_text, r.search_terms, r.search_json)
 
         selection, touched = self._selection(render | removed, full)
         if not full:

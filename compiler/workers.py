@@ -14,6 +14,7 @@ import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
 import pickle
+import threading
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -80,7 +81,10 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
                 results = []
                 for i, (path, resolutions) in enumerate(jobs, 1):
                     if i % TICK == 0:
-                        conn.send(("tick", TICK))
+                        # The pages so far: the parent takes them in while this worker goes
+                        # on, instead of all at the end of the round.
+                        conn.send(("part", results))
+                        results = []
                     d = held.pop(path)
                     # Resolution happened in the parent; the links are the ones parsed here.
                     for link, (resolved, candidates) in zip(d.links, resolutions, strict=True):
@@ -136,14 +140,17 @@ class InProcess:
             tick(1)
         return out
 
-    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
+    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None,
+               take: Callable[[list[Rendered]], None] | None = None) -> list[Rendered]:
         if meanwhile is not None:
-            meanwhile()  # in the same order as Pool runs it: before any result is in
+            meanwhile()  # before any result is taken in, as Pool does
         tick = self.progress("Rendering", len(docs))
         out = []
         for d in docs:
             out.append(self.render_fn(ctx, d))
             tick(1)
+        if take is not None:
+            take(out)
         return out
 
     def __enter__(self) -> "InProcess":
@@ -155,6 +162,30 @@ class InProcess:
 
 class WorkerError(RuntimeError):
     pass
+
+
+class _Aside:
+    """`fn` run in a thread; `join` waits for it (once) and raises what it raised."""
+
+    def __init__(self, fn: Callable[[], None] | None):
+        self.error: BaseException | None = None
+        self.thread = None
+        if fn is not None:
+            self.thread = threading.Thread(target=self._run, args=(fn,), name="build-meanwhile", daemon=True)
+            self.thread.start()
+
+    def _run(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to the caller by join()
+            self.error = exc
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+            if self.error is not None:
+                raise self.error
 
 
 def _died() -> WorkerError:
@@ -169,12 +200,12 @@ def _send(conn: Any, message: Any) -> None:
 
 
 def _receive(conn: Any) -> tuple[str, Any]:
-    """A worker's next message, ("ok" | "tick", value); its failure as WorkerError."""
+    """A worker's next message, ("ok" | "part", value); its failure as WorkerError."""
     try:
         status, value = conn.recv()
     except (EOFError, OSError):
         raise _died() from None
-    if status not in ("ok", "tick"):
+    if status not in ("ok", "part"):
         raise WorkerError(f"a build worker failed:\n{value}")
     return status, value
 
@@ -203,23 +234,31 @@ class Pool:
             self.procs.append(proc)
 
     def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None],
-               meanwhile: Callable[[], None] | None = None) -> list[Any]:
+               meanwhile: Callable[[], None] | None = None,
+               take: Callable[[list[Any]], None] | None = None) -> list[Any]:
+        """Each worker's results, in order. Workers send them in parts as they go; `take`
+        gets each part as it comes, and `meanwhile` (the parent's own work) runs in a
+        thread meanwhile, so that no worker waits on a full pipe while it runs."""
         for conn, payload in zip(self.conns, payloads):
             _send(conn, payload)
-        if meanwhile is not None:
-            meanwhile()  # the parent's own work while the workers run
-        results: dict[int, Any] = {}
+        aside = _Aside(meanwhile)
+        parts: list[list[Any]] = [[] for _ in self.conns]
         waiting = dict(enumerate(self.conns))
-        while waiting:
-            for conn in mp_connection.wait(list(waiting.values())):
-                i = next(k for k, c in waiting.items() if c is conn)
-                status, value = _receive(conn)
-                if status == "tick":
-                    tick(value)
-                    continue
-                results[i] = value
-                del waiting[i]
-        return [results[i] for i in range(len(self.conns))]
+        try:
+            while waiting:
+                for conn in mp_connection.wait(list(waiting.values())):
+                    i = next(k for k, c in waiting.items() if c is conn)
+                    status, value = _receive(conn)
+                    if status == "ok":
+                        del waiting[i]
+                    parts[i] += value
+                    tick(len(value))
+                    if take is not None:
+                        aside.join()  # parts are taken in after the parent's own work, as in-process
+                        take(value)
+        finally:
+            aside.join()
+        return parts
 
     def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:
         """Parse in small chunks handed out as workers ask for more.
@@ -262,7 +301,10 @@ class Pool:
                 tick(len(out))
         return [item for part in parts for item in part]
 
-    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
+    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None,
+               take: Callable[[list[Rendered]], None] | None = None) -> list[Rendered]:
+        """Render `docs` on the workers that parsed them; `meanwhile` runs while they do,
+        `take` gets the results in parts as they come (after `meanwhile` is done)."""
         jobs: list[list[tuple[str, Any]]] = [[] for _ in self.conns]
         for d in docs:
             # Plain tuples: pickling the Link objects again cost the parent 0.25 s a
@@ -272,7 +314,7 @@ class Pool:
         # The context (resolver, graph, titles) is the same for every worker: pickle it
         # once, not once per worker (~0.1 s a worker at 10,000 pages).
         blob = pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
-        return [r for part in self._round([("render", (blob, j)) for j in jobs], tick, meanwhile) for r in part]
+        return [r for part in self._round([("render", (blob, j)) for j in jobs], tick, meanwhile, take) for r in part]
 
     def close(self) -> None:
         for conn in self.conns:

@@ -1,15 +1,18 @@
-"""The build's worker pool: chunked parsing keeps order, reports progress, fails loudly."""
+"""The build's worker pool: chunked parsing keeps order, reports progress, fails loudly;
+rendered pages come back in parts as the workers go."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from commonplace.compiler.scan import scan
 from commonplace.compiler.stages import parse_file, render_page
-from commonplace.compiler.workers import Pool, WorkerError
+from commonplace.compiler import workers
+from commonplace.compiler.workers import Pool, Rendered, WorkerError
 
 from tests.benchmarks.corpus_gen import generate
 
@@ -48,3 +51,39 @@ def test_a_failing_worker_fails_the_parse_loudly(files, how, message):
     with Pool(2, _fails_on(victim, how), render_page) as pool:
         with pytest.raises(WorkerError, match=message):
             pool.parse(files)
+
+
+def _render_stub(ctx, d):
+    return Rendered(d.path, "", False, f"excerpt of {d.path}")
+
+
+def test_rendered_pages_are_taken_in_parts_after_the_parents_own_work(files, monkeypatch):
+    monkeypatch.setattr(workers, "TICK", 10)  # read by the workers forked below
+    events: list = []
+    ticks: list[int] = []
+
+    def meanwhile():
+        time.sleep(0.3)  # the workers render and send meanwhile; none waits on a full pipe
+        events.append("meanwhile")
+
+    with Pool(2, parse_file, _render_stub) as pool:
+        docs = [d for d, _ in pool.parse(files) if d is not None]
+        pool.progress = lambda label, total: ticks.append  # type: ignore[assignment]
+        got = pool.render(None, docs, meanwhile, lambda part: events.append(list(part)))
+    assert events[0] == "meanwhile"
+    parts = events[1:]
+    assert len(parts) > 4  # ~75 pages a worker, in parts of 10
+    taken = [r.path for part in parts for r in part]
+    assert sorted(taken) == sorted(r.path for r in got) == sorted(d.path for d in docs)
+    assert all(r.excerpt == f"excerpt of {r.path}" for r in got)
+    assert sum(ticks) == len(docs)
+
+
+def test_a_failing_meanwhile_fails_the_render(files):
+    def meanwhile():
+        raise RuntimeError("meanwhile failed")
+
+    with Pool(2, parse_file, _render_stub) as pool:
+        docs = [d for d, _ in pool.parse(files) if d is not None]
+        with pytest.raises(RuntimeError, match="meanwhile failed"):
+            pool.render(None, docs, meanwhile, lambda part: None)

@@ -56,6 +56,7 @@ if sys.argv[3] == "off":
     from commonplace.compiler import emit, site_search, stages
     emit.search_data = lambda site, only=None: iter(())
     site_search.search_urls = lambda docs, owner=None: set()
+    site_search.prepare = lambda docs, owner=None: None
     from commonplace.compiler.render import plain_text
     from commonplace.compiler.workers import Rendered
     def page_text(d):  # the excerpt alone, as from the HTML, and no search text
