@@ -440,8 +440,10 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
         yield recent_page(site, env)
     broken = site.broken_links() if want("broken") or want("graph") else None  # ~30 ms at 10k: once
     if want("broken"):
-        # Rendered again only if what it shows changed (50-100 ms at 10k in the benchmark corpus).
-        if not emit_parts.unchanged(site, "broken-page", (broken, tuple(site.types), site.name, site.site_url)):
+        # An update renders it again only if what it shows changed (50-100 ms at 10k in the
+        # benchmark corpus); a full emit always does.
+        shown = (broken, tuple(site.types), site.name, site.site_url)
+        if not emit_parts.unchanged(site, "broken-page", shown) or run is None:
             yield broken_page(site, env, broken)
     if want("graph"):
         yield graph_json(site, broken)

@@ -201,17 +201,29 @@ class Site(SiteContext):
         return memo[:limit]
 
     def broken_links(self) -> list[dict]:
-        out = []
+        """Every unresolved link, by document path then line order. A document's entries
+        are remembered with the document and its edge list in the graph: an update that
+        re-resolves a document's links gives it a new edge list (`LinkGraph.set_outgoing`)
+        and a changed document is a new object, so only those are scanned again (every
+        link, 100,000 at 10k, took ~30 ms)."""
+        held = self.parts.get("broken", {})
+        fresh: dict[str, tuple] = {}
+        out: list[dict] = []
+        outgoing = self.graph.outgoing
         for d in self.docs:
-            if None not in map(_resolved, d.links):  # 200,000 links at 10k: a C-level scan
-                continue
-            for link in d.links:
-                if link.broken:
-                    out.append({
-                        "path": d.path, "url": d.url, "line": link.line, "target": link.target,
-                        "kind": link.kind, "candidates": list(link.candidates),
-                    })
+            edges = outgoing.get(d.path)
+            got = held.get(d.path)
+            if got is None or got[0] is not d or got[1] is not edges or edges is None:
+                got = (d, edges, _broken_of(d) if None in map(_resolved, d.links) else ())
+            fresh[d.path] = got
+            out += got[2]
+        self.parts["broken"] = fresh
         return out
+
+
+def _broken_of(d: Document) -> list[dict]:
+    return [{"path": d.path, "url": d.url, "line": link.line, "target": link.target, "kind": link.kind,
+             "candidates": list(link.candidates)} for link in d.links if link.broken]
 
 
 # ---------------------------------------------------------------- patching a view
