@@ -8,6 +8,8 @@ and how fast results come in a browser opened from file://.
    of the server are another matter) twice per round in fresh processes: as shipped, and
    with the site search data switched off (no section text from the workers, no search
    files). The difference is the build-time cost of the search data; best of --repeat.
+   The CPU seconds of each build (the process and its workers, median) are shown too: on
+   a shared machine they move less with other work than the wall time does.
 2. Sizes of `_/search-data/`: the page list, the term shards, the text shards.
 3. Debian's Chromium (Playwright) opens a page from file://, opens the search and types
    words letter by letter, each in a fresh browser context: the first keystroke's time
@@ -66,16 +68,21 @@ if sys.argv[3] == "off":
 from commonplace.compiler.build import BuildOptions, build
 t0 = time.perf_counter()
 r = build(BuildOptions(corpus=Path(sys.argv[1]), out=Path(sys.argv[2]), embed=False, index=False))
-print(time.perf_counter() - t0, r.documents)
+wall = time.perf_counter() - t0
+import resource  # CPU of this process and its (joined) build workers: less moved by other load than wall time
+cpu = sum(x.ru_utime + x.ru_stime for x in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+print(wall, r.documents, cpu)
 """
 
 
-def timed_build(corpus: Path, out: Path, search: bool) -> float:
+def timed_build(corpus: Path, out: Path, search: bool) -> tuple[float, float]:
+    """(wall seconds of the build, CPU seconds of the whole process and its workers)."""
     set_aside(out, out.parent / TRASH)
     set_aside(corpus / ".commonplace", out.parent / TRASH)
     proc = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(out), "on" if search else "off"],
                           capture_output=True, text=True, check=True)
-    return float(proc.stdout.split()[0])
+    wall, _, cpu = proc.stdout.split()
+    return float(wall), float(cpu)
 
 
 def sizes(site: Path) -> dict:
@@ -189,9 +196,14 @@ def run(args: argparse.Namespace) -> dict:
         with_search.append(timed_build(corpus, site, search=True))
     refresh = refresh_times(corpus, base / "refresh", args.edits) if args.edits else {}
     empty_trash(base / TRASH)
-    out = {"documents": args.n, "build_s_without_search": min(without), "build_s_with_search": min(with_search)}
+    out = {"documents": args.n, "build_s_without_search": min(w for w, _ in without),
+           "build_s_with_search": min(w for w, _ in with_search)}
     out["search_cost_s"] = out["build_s_with_search"] - out["build_s_without_search"]
     out["search_cost_pct"] = 100 * out["search_cost_s"] / out["build_s_without_search"]
+    # CPU seconds (median): the same difference, less moved by other work on the machine.
+    out["build_cpu_s_without_search"] = statistics.median(c for _, c in without)
+    out["build_cpu_s_with_search"] = statistics.median(c for _, c in with_search)
+    out["builds_s"] = {"without": [round(w, 2) for w, _ in without], "with": [round(w, 2) for w, _ in with_search]}
     out.update(sizes(site))
     out.update(refresh)
     reason = why_no_browser()
@@ -210,6 +222,10 @@ def table(r: dict) -> str:
             ("render-only build, no site search (s)", f"{r['build_s_without_search']:.2f}"),
             ("render-only build, with site search (s)", f"{r['build_s_with_search']:.2f}"),
             ("cost of the search data", f"{r['search_cost_s']:.2f} s ({r['search_cost_pct']:.1f}%, target <= 10%)"),
+            ("each build without / with (s)", f"{r['builds_s']['without']} / {r['builds_s']['with']}"),
+            ("CPU of a build without / with (s, median)",
+             f"{r['build_cpu_s_without_search']:.2f} / {r['build_cpu_s_with_search']:.2f} "
+             f"(+{r['build_cpu_s_with_search'] - r['build_cpu_s_without_search']:.2f})"),
         ]
     rows += [
         ("page list (meta.js, p-*.js)", f"{r['meta_bytes'] / mb:.2f} MB"),
