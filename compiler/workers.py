@@ -14,6 +14,7 @@ import multiprocessing as mp
 import multiprocessing.connection as mp_connection
 import os
 import pickle
+import queue
 import threading
 import traceback
 from dataclasses import dataclass
@@ -79,23 +80,56 @@ def _worker(conn: Any, parse_fn: ParseFn, render_fn: RenderFn) -> None:
                 blob, jobs = arg
                 ctx = pickle.loads(blob)
                 results = []
-                for i, (path, resolutions) in enumerate(jobs, 1):
-                    if i % TICK == 0:
-                        # The pages so far: the parent takes them in while this worker goes
-                        # on, instead of all at the end of the round.
-                        conn.send(("part", results))
-                        results = []
-                    d = held.pop(path)
-                    # Resolution happened in the parent; the links are the ones parsed here.
-                    for link, (resolved, candidates) in zip(d.links, resolutions, strict=True):
-                        link.resolved, link.candidates = resolved, candidates
-                    results.append(render_fn(ctx, d))
-                conn.send(("ok", results))
+                outbox = _Outbox(conn)
+                try:
+                    for i, (path, resolutions) in enumerate(jobs, 1):
+                        if i % TICK == 0:
+                            # The pages so far: the parent takes them in while this worker
+                            # goes on, instead of all at the end of the round.
+                            outbox.put(("part", results))
+                            results = []
+                        d = held.pop(path)
+                        # Resolution happened in the parent; the links are the ones parsed here.
+                        for link, (resolved, candidates) in zip(d.links, resolutions, strict=True):
+                            link.resolved, link.candidates = resolved, candidates
+                        results.append(render_fn(ctx, d))
+                    outbox.put(("ok", results))
+                finally:
+                    outbox.close()  # every message sent before anything else is
             else:
                 conn.send(("ok", None))
                 return
     except BaseException:  # report, so the parent can fail loudly instead of hanging
         conn.send(("error", traceback.format_exc()))
+
+
+class _Outbox:
+    """A worker's messages sent in order from a thread, so that rendering goes on while
+    the parent is busy: a part of 100 rendered pages (~1 MB with their search data) is more
+    than the socket holds, and a plain send waits until the parent has read all of it."""
+
+    def __init__(self, conn: Any):
+        self.conn, self.queue = conn, queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="worker-outbox", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (message := self.queue.get()) is not None:
+            try:
+                self.conn.send(message)
+            except BaseException as exc:  # the parent is gone: close() raises it
+                self.error = exc
+                return
+
+    def put(self, message: Any) -> None:
+        self.queue.put(message)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 _HELD = TRANSIENT_FIELDS  # stay with the worker that parsed
@@ -164,30 +198,6 @@ class WorkerError(RuntimeError):
     pass
 
 
-class _Aside:
-    """`fn` run in a thread; `join` waits for it (once) and raises what it raised."""
-
-    def __init__(self, fn: Callable[[], None] | None):
-        self.error: BaseException | None = None
-        self.thread = None
-        if fn is not None:
-            self.thread = threading.Thread(target=self._run, args=(fn,), name="build-meanwhile", daemon=True)
-            self.thread.start()
-
-    def _run(self, fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except BaseException as exc:  # handed to the caller by join()
-            self.error = exc
-
-    def join(self) -> None:
-        if self.thread is not None:
-            self.thread.join()
-            self.thread = None
-            if self.error is not None:
-                raise self.error
-
-
 def _died() -> WorkerError:
     return WorkerError("a build worker died (out of memory or killed)")
 
@@ -236,28 +246,25 @@ class Pool:
     def _round(self, payloads: list[tuple[str, Any]], tick: Callable[[int], None],
                meanwhile: Callable[[], None] | None = None,
                take: Callable[[list[Any]], None] | None = None) -> list[Any]:
-        """Each worker's results, in order. Workers send them in parts as they go; `take`
-        gets each part as it comes, and `meanwhile` (the parent's own work) runs in a
-        thread meanwhile, so that no worker waits on a full pipe while it runs."""
+        """Each worker's results, in order. Workers send them in parts as they go (from a
+        thread: they never wait for this process); `take` gets each part as it comes,
+        after `meanwhile` (the parent's own work while the workers run)."""
         for conn, payload in zip(self.conns, payloads):
             _send(conn, payload)
-        aside = _Aside(meanwhile)
+        if meanwhile is not None:
+            meanwhile()
         parts: list[list[Any]] = [[] for _ in self.conns]
         waiting = dict(enumerate(self.conns))
-        try:
-            while waiting:
-                for conn in mp_connection.wait(list(waiting.values())):
-                    i = next(k for k, c in waiting.items() if c is conn)
-                    status, value = _receive(conn)
-                    if status == "ok":
-                        del waiting[i]
-                    parts[i] += value
-                    tick(len(value))
-                    if take is not None:
-                        aside.join()  # parts are taken in after the parent's own work, as in-process
-                        take(value)
-        finally:
-            aside.join()
+        while waiting:
+            for conn in mp_connection.wait(list(waiting.values())):
+                i = next(k for k, c in waiting.items() if c is conn)
+                status, value = _receive(conn)
+                if status == "ok":
+                    del waiting[i]
+                parts[i] += value
+                tick(len(value))
+                if take is not None:
+                    take(value)
         return parts
 
     def parse(self, files: list[SourceFile]) -> list[tuple[Document | None, list[Warning_]]]:

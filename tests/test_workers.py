@@ -63,7 +63,7 @@ def test_rendered_pages_are_taken_in_parts_after_the_parents_own_work(files, mon
     ticks: list[int] = []
 
     def meanwhile():
-        time.sleep(0.3)  # the workers render and send meanwhile; none waits on a full pipe
+        time.sleep(0.3)  # the workers render meanwhile; their parts wait in their outbox
         events.append("meanwhile")
 
     with Pool(2, parse_file, _render_stub) as pool:
