@@ -5,12 +5,19 @@ links a write added, and the purge after a forget. Free of Flask.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from contextlib import nullcontext
 from typing import Any
 
 log = logging.getLogger("commonplace.server")
+
+# While writes overlap, a refresh waits this long for more writers before it starts: each
+# refresh makes an index generation every search then switches to, and its Python work
+# shares the GIL with the searches. bench_server 10k mixed 90/10 (8 clients): see
+# docs/decisions/2026-11-24-write-path-under-load.md. COMMONPLACE_WRITE_GATHER overrides.
+GATHER_SECONDS = float(os.environ.get("COMMONPLACE_WRITE_GATHER") or 0.05)
 
 
 def _lock(live: Any) -> Any:
@@ -39,7 +46,9 @@ class RefreshBatcher:
     meanwhile), runs one `live.refresh`, and wakes everyone whose paths were in it.
     Each writer returns only after a refresh that started after its write finished, so
     `indexed: true` still means "searchable now". Under load this turns N refreshes into
-    about N / (writers waiting) refreshes; alone, a writer refreshes at once.
+    about N / (writers waiting) refreshes; alone, a writer refreshes at once. While writes
+    overlap (the last refresh had several writers or left some waiting), a leader first
+    waits `GATHER_SECONDS` for more.
     """
 
     def __init__(self) -> None:
@@ -51,6 +60,7 @@ class RefreshBatcher:
         self.running = False
         self.outcomes: list[tuple[int, tuple[bool, str | None]]] = []
         self.batches = 0
+        self.contended = False  # the last refresh overlapped other writers (see GATHER_SECONDS)
 
     def refresh(self, live: Any, paths: list[str]) -> tuple[bool, str | None]:
         with self.cv:
@@ -61,9 +71,11 @@ class RefreshBatcher:
                 if self.done >= mine:
                     return self._outcome(mine)
                 if not self.running:
-                    batch, self.pending = sorted(self.pending), set()
-                    upto = self.ticket
                     self.running = True
+                    if self.contended and GATHER_SECONDS > 0:
+                        self.cv.wait(GATHER_SECONDS)  # writers arriving meanwhile join this refresh
+                    batch, self.pending = sorted(self.pending), set()
+                    first, upto = self.done + 1, self.ticket
                     break
                 self.cv.wait()
         outcome: tuple[bool, str | None] = (False, "written; refresh did not run")
@@ -72,6 +84,9 @@ class RefreshBatcher:
         finally:
             with self.cv:
                 self.running = False
+                # Writers overlapped (several in this batch, or some waiting now): the next
+                # leader gathers. A lone writer, or one client writing in turn, never waits.
+                self.contended = upto > first or bool(self.pending)
                 self.done = upto
                 self.batches += 1
                 self.outcomes.append((upto, outcome))

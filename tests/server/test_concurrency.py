@@ -68,7 +68,8 @@ def test_writes_to_many_files(make_app, corpus: Path, live) -> None:
             p = corpus / f"notes/c{t}/n{i}.md"
             assert p.read_text().endswith(f"---\n\n# Note {t} {i}\n\nunique{t}y{i} [[Alex]]\n")
             assert f"notes/c{t}/n{i}.md" in live.docs
-    assert not [p for p in corpus.rglob("*.tmp")]
+    # (A background BM25 merge may be building in its scratch folder: not a write's leftover.)
+    assert not [p for p in corpus.rglob("*.tmp") if not any(part.startswith(".merge-") for part in p.parts)]
     c = app.test_client()
     back = c.post("/v1/link", json={"op": "backlinks", "path": "people/alex.md", "max_edges": 500}).get_json()
     assert back["total_count"] >= THREADS * WRITES

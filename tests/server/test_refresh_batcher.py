@@ -1,0 +1,59 @@
+"""Group commit of refreshes (`server/ops/refresh.py`): a writer alone, or one client
+writing in turn, refreshes at once; overlapping writers share refreshes (the leader waits
+`GATHER_SECONDS` for more while writes overlap), and every writer returns only after a
+refresh that includes its path and started after it registered."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from commonplace.server.ops import refresh as R
+
+
+class FakeLive:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.batches: list[tuple[float, list[str]]] = []  # (start, paths)
+        self.lock = threading.Lock()
+
+    def refresh(self, paths: list[str]) -> object:
+        with self.lock:
+            self.batches.append((time.monotonic(), list(paths)))
+        time.sleep(self.seconds)
+        return type("R", (), {"indexed": True})()
+
+
+def test_one_writer_in_turn_never_waits_for_company(monkeypatch):
+    monkeypatch.setattr(R, "GATHER_SECONDS", 0.5)
+    live, b = FakeLive(0.01), R.RefreshBatcher()
+    for i in range(5):
+        t0 = time.monotonic()
+        assert b.refresh(live, [f"a{i}.md"]) == (True, None)
+        assert time.monotonic() - t0 < 0.3
+    assert [p for _, p in live.batches] == [[f"a{i}.md"] for i in range(5)]
+
+
+def test_overlapping_writers_share_refreshes_and_each_sees_its_own(monkeypatch):
+    monkeypatch.setattr(R, "GATHER_SECONDS", 0.05)
+    live, b = FakeLive(0.05), R.RefreshBatcher()
+    seen: list[tuple[str, float]] = []
+    errors: list[str] = []
+
+    def writer(cid: int) -> None:
+        for i in range(6):
+            path, t0 = f"c{cid}-{i}.md", time.monotonic()
+            if b.refresh(live, [path]) != (True, None):
+                errors.append(path)
+            seen.append((path, t0))
+            time.sleep(0.005 * cid)
+
+    threads = [threading.Thread(target=writer, args=(c,)) for c in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(seen) == 36
+    for path, t0 in seen:  # in a refresh that started after the writer registered
+        assert any(path in paths and start >= t0 for start, paths in live.batches), path
+    assert len(live.batches) < 24  # shared: 36 writes, far fewer refreshes
