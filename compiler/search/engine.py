@@ -38,7 +38,7 @@ from ..model import is_session_path
 from . import engine_carry, fusion
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
-from .store import IndexStore, Meta, unpin
+from .store import IndexNotReady, IndexStore, Meta, unpin  # IndexNotReady: raised and exported here
 from .text import unique_terms
 
 log = logging.getLogger("commonplace.search")
@@ -46,10 +46,6 @@ log = logging.getLogger("commonplace.search")
 RRF_K = 60
 CANDIDATES = 50  # documents taken from each list before fusion
 EXACT_MIN_FILTERED = 2000  # filtered vector search below this many chunks is brute force
-
-
-class IndexNotReady(RuntimeError):
-    """No search index has been built for this corpus (HTTP 503)."""
 
 
 @dataclass

@@ -257,8 +257,7 @@ def ensure_open(engine: Any) -> None:
     """Under the engine's lock, before each search: install what a writer prepared, else
     stay on the open generation during a writer's hold, else open the live one."""
     from .bm25 import BM25Searcher
-    from .engine import IndexNotReady
-    from .store import Meta, open_table, pin
+    from .store import IndexNotReady, Meta, open_table, pin
 
     if engine._prepared is not None:
         install_prepared(engine)

@@ -312,6 +312,10 @@ def pinned(gen: Path) -> bool:
         return key in _PINNED
 
 
+class IndexNotReady(RuntimeError):
+    """No search index has been built for this corpus (HTTP 503)."""
+
+
 class IndexStore:
     def __init__(self, root: Path):
         self.corpus = Path(root)
