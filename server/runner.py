@@ -95,8 +95,9 @@ def set_switch_interval() -> None:
     if value:
         try:
             sys.setswitchinterval(float(value))
-        except ValueError:
-            pass
+        except ValueError:  # not a number, or not > 0: said, and Python's kept
+            print(f"note: COMMONPLACE_SWITCH_INTERVAL={value!r} is not a number of seconds > 0; ignored",
+                  file=sys.stderr)
 
 
 def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, embed: bool,

@@ -17,7 +17,25 @@ log = logging.getLogger("commonplace.server")
 # refresh makes an index generation every search then switches to, and its Python work
 # shares the GIL with the searches. bench_server 10k mixed 90/10 (8 clients): see
 # docs/decisions/2026-11-24-write-path-under-load.md. COMMONPLACE_WRITE_GATHER overrides.
-GATHER_SECONDS = float(os.environ.get("COMMONPLACE_WRITE_GATHER") or 0.05)
+GATHER_DEFAULT = 0.05
+
+
+def _gather_seconds(raw: str | None) -> float:
+    """COMMONPLACE_WRITE_GATHER, in seconds; a value that is not a number >= 0 is said
+    once and the default kept (a tuning knob should not stop a server from starting)."""
+    if not raw:
+        return GATHER_DEFAULT
+    try:
+        value = float(raw)
+        if value >= 0:
+            return value
+    except ValueError:
+        pass
+    log.warning("COMMONPLACE_WRITE_GATHER=%r is not a number of seconds >= 0; using %s", raw, GATHER_DEFAULT)
+    return GATHER_DEFAULT
+
+
+GATHER_SECONDS = _gather_seconds(os.environ.get("COMMONPLACE_WRITE_GATHER"))
 
 
 def _lock(live: Any) -> Any:

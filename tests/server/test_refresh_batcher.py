@@ -57,3 +57,23 @@ def test_overlapping_writers_share_refreshes_and_each_sees_its_own(monkeypatch):
     for path, t0 in seen:  # in a refresh that started after the writer registered
         assert any(path in paths and start >= t0 for start, paths in live.batches), path
     assert len(live.batches) < 24  # shared: 36 writes, far fewer refreshes
+
+
+def test_a_bad_gather_setting_keeps_the_default_and_says_so(caplog):
+    with caplog.at_level("WARNING", logger="commonplace.server"):
+        assert R._gather_seconds("soon") == R.GATHER_DEFAULT
+        assert R._gather_seconds("-1") == R.GATHER_DEFAULT
+    assert "COMMONPLACE_WRITE_GATHER='soon'" in caplog.text
+    assert R._gather_seconds("0") == 0.0 and R._gather_seconds(None) == R.GATHER_DEFAULT
+
+
+def test_a_bad_switch_interval_is_said_and_ignored(monkeypatch, capsys):
+    import sys
+
+    from commonplace.server.runner import set_switch_interval
+
+    before = sys.getswitchinterval()
+    monkeypatch.setenv("COMMONPLACE_SWITCH_INTERVAL", "fast")
+    set_switch_interval()
+    assert sys.getswitchinterval() == before
+    assert "COMMONPLACE_SWITCH_INTERVAL='fast' is not a number" in capsys.readouterr().err
