@@ -322,17 +322,13 @@ def search_data(site: Site, only: set[int] | None = None) -> Iterator[Output]:
     yield from site_search.search_files(site.docs, only, owner=site.resolver)  # one model per site state
 
 
-def _script_safe(text: str) -> str:
-    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
 def graph_data(site: Site) -> Output:
     """The graph page's data as a script, so it loads from file:// too: nodes as
     [path, title, type, tags, url] and edges as pairs of node numbers (what
     `_json({"edges": ..., "nodes": ...})` gives, assembled from fragments: `emit_parts`)."""
     index = {d.path: i for i, d in enumerate(site.docs)}
     nodes = emit_parts.node_fragments(site, "graph-data-nodes",
-                                      lambda d: _script_safe(_json([d.path, d.title, d.type, d.tags, d.url])))
+                                      lambda d: site_search.script_safe(_json([d.path, d.title, d.type, d.tags, d.url])))
     payload = f'{{"edges":[{emit_parts.graph_data_edges(site, index)}],"nodes":[{",".join(nodes)}]}}'
     return "_/graph-data.js", f"window.COMMONPLACE_GRAPH = {payload};\n".encode("utf-8")
 

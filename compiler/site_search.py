@@ -34,7 +34,7 @@ from .site_search_model import PENDING, SearchModel, text_shard
 from .site_search_terms import (FIELD_SEP, MAX_TERM, SECTION_SEP, script_safe, sections_json, sections_terms, term_key,
                                 text_json, text_terms, tokens)
 
-__all__ = ["MAX_TERM", "META_URL", "prepare", "remember", "search_files", "search_urls", "sections", "sections_json",
+__all__ = ["MAX_TERM", "META_URL", "prepare", "remember", "script_safe", "search_files", "search_urls", "sections", "sections_json",
            "sections_terms", "term_key", "text_json", "text_shard", "text_terms", "tokens"]
 
 META_URL = "_/search-data/meta.js"

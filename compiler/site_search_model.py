@@ -49,6 +49,12 @@ class Entry:
 PENDING: dict[str, tuple[str, str, str]] = {}
 
 
+def _current(e: Entry | None, d: Document) -> bool:
+    """The entry still describes `d`: a changed page is a new Document, or the same one
+    with a new search text."""
+    return e is not None and e.doc is d and e.search_text is d.search_text
+
+
 def make_entry(d: Document, old: Entry | None) -> Entry:
     if old is not None and old.search_text == d.search_text:
         n_text, text, tj = old.n_text, old.text, old.text_json
@@ -112,8 +118,7 @@ class SearchModel:
         get, seen = self.entries.get, 0
         for d in docs:
             e = get(d.path)
-            # A changed page is a new Document, or the same one with a new search text.
-            if e is not None and e.doc is d and e.search_text is d.search_text:
+            if _current(e, d):
                 seen += 1
                 continue
             if d.is_session:
@@ -132,7 +137,7 @@ class SearchModel:
         get, dirty = self.entries.get, self.dirty
         for d in docs:
             e = get(d.path)
-            if d.is_session or (e is not None and e.doc is d and e.search_text is d.search_text):
+            if d.is_session or _current(e, d):
                 continue
             self._put(make_entry(d, e), e, dirty)
 

@@ -181,12 +181,8 @@ class SiteState:
                     site_search.remember(r.path, r.search_text, r.search_terms, r.search_json)
                 site_search.prepare([self.docs[r.path] for r in part], owner=self.resolver)
 
-            page_ctx, to_render = PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)]
-            if isinstance(runner, (InProcess, Pool)):
-                rendered = runner.render(page_ctx, to_render, emit_early if full else None, take)
-            else:  # another engine's runner (compiler/engines): its results all at once
-                rendered = runner.render(page_ctx, to_render, emit_early if full else None)
-                take(rendered)
+            rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)],
+                                     emit_early if full else None, take)
             clock("render")
         stats.pages_rendered += len(rendered)
         stats.pages_written += sum(1 for r in rendered if r.written)

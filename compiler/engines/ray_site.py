@@ -107,7 +107,9 @@ class RayRunner:
         return [item for part in parts for item in part]
 
     # -- rendering
-    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None) -> list[Rendered]:
+    def render(self, ctx: Any, docs: list[Document], meanwhile: Callable[[], None] | None = None,
+               take: Callable[[list[Rendered]], None] | None = None) -> list[Rendered]:
+        """As `workers.Pool.render`; `take` gets every page at once, after they are written."""
         import ray
 
         engine = self.engine
@@ -150,4 +152,7 @@ class RayRunner:
         ray_guard.mark("written")
         if len(out) != len(docs):
             raise EngineError("the cluster returned fewer pages than were sent")  # never silently short
-        return [out[d.path] for d in docs]
+        result = [out[d.path] for d in docs]
+        if take is not None:
+            take(result)
+        return result
