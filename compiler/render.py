@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
+from typing import Callable
 from urllib.parse import quote
 
+from . import textscan
 from .links import Resolver, _md_target
 from .markdown import fill_links, parse_tokens, render_draft, slugify
 from .model import Document, page_url
@@ -32,8 +34,14 @@ def quote_url(url: str) -> str:
 _TAG_RE = re.compile(r"<[^>]+>")
 
 
-def _folded_text(html: str) -> str:
+def _folded_text_py(html: str) -> str:
     return " ".join(html_lib.unescape(_TAG_RE.sub(" ", html)).split())
+
+
+def _folded_text(html: str) -> str:
+    if textscan.fold is not None and (text := textscan.fold(html)) is not None:
+        return text
+    return _folded_text_py(html)
 
 
 def plain_text(html: str, limit: int) -> str:
@@ -59,21 +67,25 @@ _HEADING_RE = re.compile(r'<h([1-6])\b[^>]*?\bid="([^"]*)"[^>]*>(.*?)</h\1>', re
 _SEPARATORS = str.maketrans({"\x1e": " ", "\x1f": " "})
 
 
-def text_sections(html: str) -> list[tuple[str, str, str]]:
+def text_sections(html: str, fold: Callable[[str], str] = _folded_text) -> list[tuple[str, str, str]]:
     """All visible text of a rendered body by section, for the site's search: (anchor,
     heading, text), whitespace folded; the part before the first heading has no anchor,
-    and a section with neither heading nor text is left out. See `site_search`."""
+    and a section with neither heading nor text is left out. See `site_search`;
+    `textscan.page` does the same in C."""
     parts = []
     pos, anchor, heading = 0, "", ""
     for m in _HEADING_RE.finditer(html):
-        text = _folded_text(html[pos:m.start()])
+        text = fold(html[pos:m.start()])
         if text or heading:
             parts.append((anchor, heading, text))
-        anchor, heading, pos = html_lib.unescape(m.group(2)), _folded_text(m.group(3)), m.end()
-    text = _folded_text(html[pos:])
+        anchor, heading, pos = html_lib.unescape(m.group(2)), fold(m.group(3)), m.end()
+    text = fold(html[pos:])
     if text or heading:
         parts.append((anchor, heading, text))
     return parts
+
+
+text_sections_py = partial(text_sections, fold=_folded_text_py)  # the definition, for tests
 
 
 def sections_excerpt(sections: list[tuple[str, str, str]], limit: int) -> str:

@@ -13,6 +13,8 @@ import re
 from collections import Counter
 from itertools import repeat
 
+from . import textscan
+
 MAX_TERM = 40
 SECTION_SEP, FIELD_SEP = "\x1e", "\x1f"  # in Document.search_text (render.search_text)
 
@@ -66,6 +68,12 @@ def sections_terms(sections: list) -> str:
 
 
 def _terms(text: str) -> str:
+    if textscan.terms is not None and (out := textscan.terms(text)) is not None:
+        return out
+    return _terms_py(text)
+
+
+def _terms_py(text: str) -> str:
     counts = Counter(words(text))
     terms = sorted(counts)  # the terms of one shard are one run
     if terms and max(map(len, terms)) > MAX_TERM:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import emit, site_search
+from . import emit, site_search, textscan
 from .model import Document, Warning_
 from .output import write_file
 from .markdown import markdown
@@ -89,12 +89,17 @@ def page_bytes(site: SiteContext, d: Document) -> tuple[Rendered, bytes]:
 def page_text(d: Document) -> Rendered:
     """The rendered page's excerpt and its text for the site's search: the sections once
     (`render.text_sections`), the excerpt taken from them (not from the HTML again), and
-    the page's terms and text shard JSON made from them here, in parallel."""
-    sections = text_sections(d.html)
-    d.excerpt = sections_excerpt(sections, 600)
-    d.search_text, sections = joined_sections(sections)
+    the page's terms and text shard JSON made from them here, in parallel; all in one C
+    pass where the compiled scanner is built and covers the page (`textscan`)."""
+    fast = textscan.page(d.html) if textscan.page is not None else None
+    if fast is not None:
+        d.excerpt, d.search_text, terms, text_json = fast
+    else:
+        sections = text_sections(d.html)
+        d.excerpt = sections_excerpt(sections, 600)
+        d.search_text, sections = joined_sections(sections)
+        terms, text_json = site_search.sections_terms(sections), site_search.sections_json(sections)
     if d.is_session:  # raw session logs stay out of the site's search
         return Rendered(d.path, "", False, d.excerpt, d.search_text)
-    return Rendered(d.path, "", False, d.excerpt, d.search_text, site_search.sections_terms(sections),
-                    site_search.sections_json(sections))
+    return Rendered(d.path, "", False, d.excerpt, d.search_text, terms, text_json)
 

@@ -214,6 +214,31 @@ def empty_trash(trash: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+
+
+def settle(*trees: Path) -> bool:
+    """Before a timed build: write back and drop the kernel's page cache (root on Linux
+    only), then read `trees` (the corpus) back in, so every build starts from the same
+    warm corpus and an otherwise empty cache. On the 2-core VM here, creating 10,000 page
+    files took 2.7 s longer with each earlier build's files still cached (1.6 s, 4.5, 7.1,
+    9.9 in four rounds; 1.4-1.7 s each with the cache dropped between them), which moved
+    a 10k build by seconds from one run to the next. True if the cache was dropped."""
+    dropped = False
+    if os.geteuid() == 0 and DROP_CACHES.exists():
+        os.sync()
+        try:
+            DROP_CACHES.write_text("1\n")
+            dropped = True
+        except OSError:
+            pass
+    for tree in trees:
+        for path in tree.rglob("*"):
+            if path.is_file():
+                path.read_bytes()
+    return dropped
+
+
 class Commonplace:
     def __init__(self, exe: str, timeout: float | None, with_index: bool = False) -> None:
         self.exe = exe

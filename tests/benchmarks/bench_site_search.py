@@ -9,7 +9,9 @@ and how fast results come in a browser opened from file://.
    with the site search data switched off (no section text from the workers, no search
    files). The difference is the build-time cost of the search data; best of --repeat.
    The CPU seconds of each build (the process and its workers, median) are shown too: on
-   a shared machine they move less with other work than the wall time does.
+   a shared machine they move less with other work than the wall time does. Before each
+   build the kernel's page cache is dropped (as root; `bench_build.settle`) and the
+   corpus read back in: cached files of earlier builds slowed file creation here.
 2. Sizes of `_/search-data/`: the page list, the term shards, the text shards.
 3. Debian's Chromium (Playwright) opens a page from file://, opens the search and types
    words letter by letter, each in a fresh browser context: the first keystroke's time
@@ -42,10 +44,10 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 from browserkit import DESKTOP, launch, why_no_browser  # noqa: E402
 
 try:
-    from .bench_build import TRASH, empty_trash, set_aside
+    from .bench_build import TRASH, empty_trash, set_aside, settle
     from .corpus_gen import generate
 except ImportError:  # run as a script
-    from bench_build import TRASH, empty_trash, set_aside  # type: ignore[no-redef]
+    from bench_build import TRASH, empty_trash, set_aside, settle  # type: ignore[no-redef]
     from corpus_gen import generate  # type: ignore[no-redef]
 
 WORDS = ["tokenizer", "latency", "reranker", "garbage", "allocation", "embedding", "vectorized", "quarter"]
@@ -75,10 +77,15 @@ print(wall, r.documents, cpu)
 """
 
 
+SETTLED: list[bool] = []  # per build: the page cache was dropped before it (`settle`)
+
+
 def timed_build(corpus: Path, out: Path, search: bool) -> tuple[float, float]:
     """(wall seconds of the build, CPU seconds of the whole process and its workers)."""
     set_aside(out, out.parent / TRASH)
     set_aside(corpus / ".commonplace", out.parent / TRASH)
+    empty_trash(out.parent / TRASH)
+    SETTLED.append(settle(corpus))
     proc = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(out), "on" if search else "off"],
                           capture_output=True, text=True, check=True)
     wall, _, cpu = proc.stdout.split()
@@ -203,6 +210,9 @@ def run(args: argparse.Namespace) -> dict:
     # CPU seconds (median): the same difference, less moved by other work on the machine.
     out["build_cpu_s_without_search"] = statistics.median(c for _, c in without)
     out["build_cpu_s_with_search"] = statistics.median(c for _, c in with_search)
+    out["page_cache_dropped"] = all(SETTLED)
+    from commonplace.compiler import textscan
+    out["text_scanner"] = "C (compiler/_textscan.c)" if textscan.AVAILABLE else "Python (the C scanner is not built)"
     out["builds_s"] = {"without": [round(w, 2) for w, _ in without], "with": [round(w, 2) for w, _ in with_search]}
     out.update(sizes(site))
     out.update(refresh)
@@ -223,6 +233,8 @@ def table(r: dict) -> str:
             ("render-only build, with site search (s)", f"{r['build_s_with_search']:.2f}"),
             ("cost of the search data", f"{r['search_cost_s']:.2f} s ({r['search_cost_pct']:.1f}%, target <= 10%)"),
             ("each build without / with (s)", f"{r['builds_s']['without']} / {r['builds_s']['with']}"),
+            ("page cache dropped before each build", "yes" if r["page_cache_dropped"] else "no (not root): runs move more"),
+            ("text scanner", r["text_scanner"]),
             ("CPU of a build without / with (s, median)",
              f"{r['build_cpu_s_without_search']:.2f} / {r['build_cpu_s_with_search']:.2f} "
              f"(+{r['build_cpu_s_with_search'] - r['build_cpu_s_without_search']:.2f})"),
