@@ -8,7 +8,7 @@
  *
  *   fold(html)  == render._folded_text_py(html)
  *   terms(text) == site_search_terms._terms_py(text)
- *   page(html)  == (excerpt, search_text, terms, json): what stages.page_text makes from
+ *   page(html)  == (excerpt, terms, json): what stages.page_text makes of
  *                  render.text_sections(html) in Python.
  */
 #define PY_SSIZE_T_CLEAN
@@ -321,10 +321,9 @@ KIND(Py_UCS4)
 /* ---- terms: site_search_terms._terms ---------------------------------------------------- */
 
 typedef struct {
-    uint64_t key; /* the first 8 bytes, big-endian, 0-padded: orders like the term */
-    uint64_t hash;
-    const char *s; /* UTF-8 (its byte order is code point order), into the words buffer */
-    Py_ssize_t len, chars, count;
+    uint64_t key;
+    const char *s;
+    Py_ssize_t len, count;
 } term_t;
 
 static inline int term_less(const term_t *x, const term_t *y)
@@ -384,69 +383,88 @@ static inline void put_utf8(char *o, Py_ssize_t *m, Py_UCS4 c)
     }
 }
 
-/* The words of s[0:n] appended to `w` as UTF-8, each ended by a 0; `chars` gets each
- * word's length in characters. Python: `_WORD.findall(text.lower())`, `[^\W_]+` being
- * runs of str.isalnum characters (the ASCII path in `words` gives the same for ASCII
- * letters and digits). Lower case is one character to one here except for U+0130 (two)
- * and capital sigma (depends on its neighbours): those are left to Python (BAIL). */
+/* The words of s[0:n], appended to `ws`: their UTF-8 (its byte order is code point order)
+ * in one buffer, and per word its place, length in characters, hash and sort key, made
+ * as it is read. Python: `_WORD.findall(text.lower())`, `[^\W_]+` being runs of
+ * str.isalnum characters (the ASCII path in `words` gives the same for ASCII letters and
+ * digits). Lower case is one character to one here except for U+0130 (two) and capital
+ * sigma (depends on its neighbours): those are left to Python (BAIL). */
+typedef struct {
+    uint64_t key;  /* the first 8 bytes, big-endian, 0-padded: orders like the word */
+    uint64_t hash; /* FNV-1a */
+    Py_ssize_t at, len, chars;
+} word_t;
+
 typedef struct {
     bbuf w;
-    Py_ssize_t *chars;
+    word_t *v;
     Py_ssize_t nw, cap;
     int ascii;
 } words_t;
 
-static int end_word(words_t *ws, Py_ssize_t chars)
-{
-    if (bb_grow(&ws->w, 1) < 0)
-        return NOMEM;
-    ws->w.p[ws->w.n++] = 0;
-    if (ws->nw == ws->cap) {
-        Py_ssize_t cap = ws->cap ? 2 * ws->cap : 512;
-        Py_ssize_t *p = PyMem_Realloc(ws->chars, (size_t)cap * sizeof(Py_ssize_t));
-        if (!p)
-            return NOMEM;
-        ws->chars = p;
-        ws->cap = cap;
-    }
-    ws->chars[ws->nw++] = chars;
-    return 0;
-}
+/* ASCII letters and digits lower-cased; 0 for every other ASCII character. */
+static const unsigned char ASCII_WORD[128] = {
+    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5', ['6'] = '6', ['7'] = '7', ['8'] = '8', ['9'] = '9',
+    ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd', ['E'] = 'e', ['F'] = 'f', ['G'] = 'g', ['H'] = 'h', ['I'] = 'i',
+    ['J'] = 'j', ['K'] = 'k', ['L'] = 'l', ['M'] = 'm', ['N'] = 'n', ['O'] = 'o', ['P'] = 'p', ['Q'] = 'q', ['R'] = 'r',
+    ['S'] = 's', ['T'] = 't', ['U'] = 'u', ['V'] = 'v', ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
+    ['a'] = 'a', ['b'] = 'b', ['c'] = 'c', ['d'] = 'd', ['e'] = 'e', ['f'] = 'f', ['g'] = 'g', ['h'] = 'h', ['i'] = 'i',
+    ['j'] = 'j', ['k'] = 'k', ['l'] = 'l', ['m'] = 'm', ['n'] = 'n', ['o'] = 'o', ['p'] = 'p', ['q'] = 'q', ['r'] = 'r',
+    ['s'] = 's', ['t'] = 't', ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x', ['y'] = 'y', ['z'] = 'z',
+};
 
 static int add_words(words_t *ws, const Py_UCS4 *s, Py_ssize_t n)
 {
-    if (bb_grow(&ws->w, 4 * n + 1) < 0)
+    if (bb_grow(&ws->w, 4 * n) < 0)
         return NOMEM;
-    Py_ssize_t chars = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = s[i];
+    char *o = ws->w.p;
+    Py_ssize_t m = ws->w.n, start = -1, chars = 0;
+    uint64_t h = 0, key = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 c = i < n ? s[i] : ' ';
+        Py_ssize_t before = m;
         if (c < 128) {
-            if (c - 'A' < 26u)
-                c += 32;
-            else if (!(c - 'a' < 26u || c - '0' < 10u))
+            if (!(c = ASCII_WORD[c]))
                 goto sep;
-            ws->w.p[ws->w.n++] = (char)c;
-            chars++;
-            continue;
+            o[m++] = (char)c;
+        } else {
+            if (c == 0x130 || c == 0x3a3)
+                return BAIL;
+            c = Py_UNICODE_TOLOWER(c);
+            if (!Py_UNICODE_ISALNUM(c))
+                goto sep;
+            put_utf8(o, &m, c);
+            ws->ascii = 0;
         }
-        if (c == 0x130 || c == 0x3a3)
-            return BAIL;
-        c = Py_UNICODE_TOLOWER(c);
-        if (!Py_UNICODE_ISALNUM(c))
-            goto sep;
-        put_utf8(ws->w.p, &ws->w.n, c);
-        ws->ascii = 0;
+        if (start < 0) {
+            start = before;
+            chars = 0;
+            h = 14695981039346656037ULL;
+            key = 0;
+        }
+        for (Py_ssize_t k = before; k < m; k++) {
+            unsigned char byte = (unsigned char)o[k];
+            h = (h ^ byte) * 1099511628211ULL;
+            if (k - start < 8)
+                key |= (uint64_t)byte << (56 - 8 * (k - start));
+        }
         chars++;
         continue;
     sep:
-        if (chars) {
-            if (end_word(ws, chars) < 0)
-                return NOMEM;
-            chars = 0;
+        if (start >= 0) {
+            if (ws->nw == ws->cap) {
+                Py_ssize_t cap = ws->cap ? 2 * ws->cap : 1024;
+                word_t *v = PyMem_Realloc(ws->v, (size_t)cap * sizeof(word_t));
+                if (!v)
+                    return NOMEM;
+                ws->v = v;
+                ws->cap = cap;
+            }
+            ws->v[ws->nw++] = (word_t){key, h, start, m - start, chars};
+            start = -1;
         }
     }
-    if (chars && end_word(ws, chars) < 0)
-        return NOMEM;
+    ws->w.n = m;
     return 0;
 }
 
@@ -488,41 +506,40 @@ static PyObject *terms_of(words_t *ws)
 {
     PyObject *res = NULL;
     bbuf out = {0};
-    Py_ssize_t size = 16;
+    Py_ssize_t size = 64;
     while (size < 2 * ws->nw)
         size *= 2;
-    term_t *table = PyMem_Calloc((size_t)size, sizeof(term_t));
-    if (!table)
-        return PyErr_NoMemory();
-    const char *s = ws->w.p;
+    /* Open addressing over indexes into `table`, the unique terms in order of arrival. */
+    int32_t *slots = PyMem_Malloc((size_t)size * sizeof(int32_t));
+    term_t *table = PyMem_Malloc((size_t)(ws->nw + 1) * sizeof(term_t));
+    uint64_t *hashes = PyMem_Malloc((size_t)(ws->nw + 1) * sizeof(uint64_t));
+    if (!slots || !table || !hashes) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(slots, 0xff, (size_t)size * sizeof(int32_t));
+    const char *base = ws->w.p;
+    Py_ssize_t u = 0;
     for (Py_ssize_t w = 0; w < ws->nw; w++) {
-        uint64_t h = 14695981039346656037ULL, key = 0; /* FNV-1a */
-        Py_ssize_t len = 0;
-        for (; s[len]; len++) {
-            h = (h ^ (unsigned char)s[len]) * 1099511628211ULL;
-            if (len < 8)
-                key |= (uint64_t)(unsigned char)s[len] << (56 - 8 * len);
-        }
-        Py_ssize_t slot = (Py_ssize_t)(h & (uint64_t)(size - 1));
+        const word_t *x = &ws->v[w];
+        if (x->chars > MAX_TERM)
+            continue;
+        Py_ssize_t slot = (Py_ssize_t)(x->hash & (uint64_t)(size - 1));
         for (;;) {
-            term_t *t = &table[slot];
-            if (!t->s) {
-                *t = (term_t){key, h, s, len, ws->chars[w], 1};
+            int32_t k = slots[slot];
+            if (k < 0) {
+                slots[slot] = (int32_t)u;
+                hashes[u] = x->hash;
+                table[u++] = (term_t){x->key, base + x->at, x->len, 1};
                 break;
             }
-            if (t->hash == h && t->len == len && memcmp(t->s, s, (size_t)len) == 0) {
-                t->count++;
+            if (hashes[k] == x->hash && table[k].len == x->len && memcmp(table[k].s, base + x->at, (size_t)x->len) == 0) {
+                table[k].count++;
                 break;
             }
             slot = (slot + 1) & (size - 1);
         }
-        s += len + 1;
     }
-    /* The unique terms at the table's start, longer than MAX_TERM left out, sorted. */
-    Py_ssize_t u = 0;
-    for (Py_ssize_t k = 0; k < size; k++)
-        if (table[k].s && table[k].chars <= MAX_TERM)
-            table[u++] = table[k];
     sort_terms(table, u);
     if (u == 0) {
         res = PyUnicode_FromString("0");
@@ -571,7 +588,9 @@ static PyObject *terms_of(words_t *ws)
 nomem:
     PyErr_NoMemory();
 done:
+    PyMem_Free(slots);
     PyMem_Free(table);
+    PyMem_Free(hashes);
     PyMem_Free(out.p);
     return res;
 }
@@ -579,7 +598,7 @@ done:
 static void words_free(words_t *ws)
 {
     PyMem_Free(ws->w.p);
-    PyMem_Free(ws->chars);
+    PyMem_Free(ws->v);
 }
 
 /* ---- JSON: site_search_terms.sections_json ------------------------------------------------ */
@@ -676,7 +695,7 @@ static PyObject *page(PyObject *self, PyObject *arg)
     ubuf txt = {0}, out = {0};
     sections_t secs = {0};
     words_t ws = {.ascii = 1};
-    PyObject *excerpt = NULL, *joined = NULL, *terms_str = NULL, *json = NULL, *res = NULL;
+    PyObject *excerpt = NULL, *terms_str = NULL, *json = NULL, *res = NULL;
 
     if (kind == PyUnicode_1BYTE_KIND)
         r = sections_Py_UCS1(data, n, &txt, &secs);
@@ -687,12 +706,6 @@ static PyObject *page(PyObject *self, PyObject *arg)
     if (r < 0)
         goto out;
     const Py_UCS4 *t = txt.p;
-    for (Py_ssize_t k = 0; k < secs.n; k++) /* a separator in an id: joined_sections' rare path */
-        for (Py_ssize_t i = secs.p[k].a0; i < secs.p[k].a1; i++)
-            if (t[i] == 0x1e || t[i] == 0x1f) {
-                r = BAIL;
-                goto out;
-            }
 
     /* excerpt: headings and texts joined by spaces, cut at EXCERPT characters */
     if ((r = ub_grow(&out, txt.n + 2 * secs.n + 1)) < 0)
@@ -710,26 +723,6 @@ static PyObject *page(PyObject *self, PyObject *arg)
         }
     }
     if (!(excerpt = ub_str(out.p, out.n < EXCERPT ? out.n : EXCERPT)))
-        goto out;
-
-    /* search_text: anchor US heading US text, sections joined by RS */
-    out.n = 0;
-    if ((r = ub_grow(&out, txt.n + 3 * secs.n + 1)) < 0)
-        goto out;
-    for (Py_ssize_t k = 0; k < secs.n; k++) {
-        section_t *c = &secs.p[k];
-        if (k)
-            out.p[out.n++] = 0x1e;
-        memcpy(out.p + out.n, t + c->a0, (size_t)(c->a1 - c->a0) * sizeof(Py_UCS4));
-        out.n += c->a1 - c->a0;
-        out.p[out.n++] = 0x1f;
-        memcpy(out.p + out.n, t + c->h0, (size_t)(c->h1 - c->h0) * sizeof(Py_UCS4));
-        out.n += c->h1 - c->h0;
-        out.p[out.n++] = 0x1f;
-        memcpy(out.p + out.n, t + c->t0, (size_t)(c->t1 - c->t0) * sizeof(Py_UCS4));
-        out.n += c->t1 - c->t0;
-    }
-    if (!(joined = ub_str(out.p, out.n)))
         goto out;
 
     /* terms of the headings and texts */
@@ -768,14 +761,13 @@ static PyObject *page(PyObject *self, PyObject *arg)
     out.p[out.n++] = ']';
     if (!(json = ub_str(out.p, out.n)))
         goto out;
-    res = PyTuple_Pack(4, excerpt, joined, terms_str, json);
+    res = PyTuple_Pack(3, excerpt, terms_str, json);
 out:
     if (r == BAIL && !PyErr_Occurred())
         res = Py_NewRef(Py_None);
     else if (r == NOMEM)
         res = PyErr_NoMemory();
     Py_XDECREF(excerpt);
-    Py_XDECREF(joined);
     Py_XDECREF(terms_str);
     Py_XDECREF(json);
     PyMem_Free(txt.p);
@@ -788,7 +780,7 @@ out:
 static PyMethodDef methods[] = {
     {"fold", fold, METH_O, "render._folded_text_py(html), or None: not handled here."},
     {"terms", terms, METH_O, "site_search_terms._terms_py(text), or None: not handled here."},
-    {"page", page, METH_O, "(excerpt, search_text, terms, json) of a rendered body, or None: not handled here."},
+    {"page", page, METH_O, "(excerpt, terms, sections JSON) of a rendered body, or None: not handled here."},
     {NULL, NULL, 0, NULL},
 };
 

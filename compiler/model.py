@@ -108,7 +108,8 @@ class Document:
     title_from_frontmatter: bool = False
     html: str = ""  # rendered body, filled by the render stage
     excerpt: str = ""  # plain text of the rendered body (first 600 characters)
-    # All of it by section, for the site's offline search (render.search_text).
+    # All of it by section, for the site's offline search: [[anchor, heading, text], ...]
+    # as JSON, as its text shard holds it (site_search.sections_json).
     search_text: str = field(default="", repr=False)
     # Without a frontmatter date: the last commit or modification day (dates.fill).
     file_date: str | None = None

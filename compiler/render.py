@@ -64,7 +64,6 @@ def plain_text(html: str, limit: int) -> str:
 
 
 _HEADING_RE = re.compile(r'<h([1-6])\b[^>]*?\bid="([^"]*)"[^>]*>(.*?)</h\1>', re.S)
-_SEPARATORS = str.maketrans({"\x1e": " ", "\x1f": " "})
 
 
 def text_sections(html: str, fold: Callable[[str], str] = _folded_text) -> list[tuple[str, str, str]]:
@@ -93,23 +92,6 @@ def sections_excerpt(sections: list[tuple[str, str, str]], limit: int) -> str:
     same order (heading tags fold to a space like any tag; anchors are attributes, not
     text), without reading the HTML again."""
     return " ".join([x for _, heading, text in sections for x in (heading, text) if x])[:limit]
-
-
-def joined_sections(sections: list[tuple[str, str, str]]) -> tuple[str, list[tuple[str, str, str]]]:
-    """(`Document.search_text`, the sections it holds): anchor, heading and text joined by
-    U+001F per section, sections joined by U+001E. A separator in the page's own text
-    becomes a space, in both."""
-    joined = "\x1e".join(["\x1f".join(p) for p in sections])
-    if joined.count("\x1e") + 1 != len(sections) or joined.count("\x1f") != 2 * len(sections):
-        # The page's own text held a separator: replace those (rare, so checked after).
-        sections = [tuple(s.translate(_SEPARATORS) for s in p) for p in sections]  # type: ignore[misc]
-        joined = "\x1e".join(["\x1f".join(p) for p in sections])
-    return joined, sections
-
-
-def search_text(html: str) -> str:
-    """`Document.search_text` of a rendered body (`text_sections`, joined)."""
-    return joined_sections(text_sections(html))[0]
 
 
 def root_prefix(from_url: str) -> str:

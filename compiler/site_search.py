@@ -31,18 +31,12 @@ from typing import Any, Iterable, Iterator
 
 from .model import Document, is_session_path
 from .site_search_model import PENDING, SearchModel, text_shard
-from .site_search_terms import (FIELD_SEP, MAX_TERM, SECTION_SEP, script_safe, sections_json, sections_terms, term_key,
-                                text_json, text_terms, tokens)
+from .site_search_terms import MAX_TERM, script_safe, sections_json, sections_terms, term_key, text_terms, tokens
 
-__all__ = ["MAX_TERM", "META_URL", "prepare", "remember", "script_safe", "search_files", "search_urls", "sections", "sections_json",
-           "sections_terms", "term_key", "text_json", "text_shard", "text_terms", "tokens"]
+__all__ = ["MAX_TERM", "META_URL", "prepare", "remember", "script_safe", "search_files", "search_urls", "sections_json",
+           "sections_terms", "term_key", "text_shard", "text_terms", "tokens"]
 
 META_URL = "_/search-data/meta.js"
-
-
-def sections(search_text: str) -> list[list[str]]:
-    """[[anchor, heading, text], ...] from `Document.search_text`."""
-    return [s.split(FIELD_SEP, 2) for s in search_text.split(SECTION_SEP)] if search_text else []
 
 
 def text_shard_url(k: int) -> str:
@@ -62,13 +56,13 @@ def searchable(docs: list[Document]) -> list[Document]:
     return [d for d in docs if not d.is_session]
 
 
-def remember(path: str, search_text: str, terms: str, text: str) -> None:
-    """Take a worker's `text_terms` and `text_json` for a page, so the parent neither
-    tokenizes nor encodes it."""
+def remember(path: str, search_text: str, terms: str) -> None:
+    """Take a worker's search text (`sections_json`) and `sections_terms` for a page, so
+    the parent neither tokenizes nor encodes it."""
     if is_session_path(path):
         PENDING.pop(path, None)
     else:
-        PENDING[path] = (search_text, terms, text)
+        PENDING[path] = (search_text, terms)
 
 
 def prepare(docs: list[Document], owner: Any = None) -> None:
@@ -173,7 +167,7 @@ def read_texts(out: Path, paths: Iterable[str]) -> dict[str, str] | None:
                 return None
             pages = dict(json.loads(raw[len(prefix):-3])["pages"])
             for p in want:
-                found[p] = SECTION_SEP.join([FIELD_SEP.join(s) for s in pages[p]])
+                found[p] = sections_json(pages[p])  # the same bytes: one encoding, one result
         except (OSError, ValueError, KeyError, TypeError):
             return None
     return found

@@ -19,7 +19,7 @@ from itertools import repeat
 from typing import Iterable
 
 from .model import Document
-from .site_search_terms import parse_terms, text_json, text_terms, title_terms
+from .site_search_terms import parse_terms, text_terms, title_terms
 
 BLOCKS = 8  # files per letter the browser loads; a clean build writes 36 x BLOCKS term files
 TEXT_SHARDS = 256  # ~120 KB each at 10,000 pages (snippets load a few); see the decision of 2026-11-24
@@ -34,8 +34,7 @@ class Entry:
     doc: Document
     title: str  # the document's title, and its tags, as last seen
     tags: list[str]
-    search_text: str
-    text_json: str  # the page's sections, encoded for its text shard
+    text_json: str  # the page's sections, as its text shard holds them (Document.search_text)
     shard: int
     block: int
     n_title: int
@@ -44,33 +43,29 @@ class Entry:
     text: dict[str, str]  # shard key -> "terms:counts"
 
 
-# Path -> (search text, `text_terms`, `text_json`) from the workers, taken when the page is
-# next seen.
-PENDING: dict[str, tuple[str, str, str]] = {}
+# Path -> (search text, its terms) from the workers, taken when the page is next seen.
+PENDING: dict[str, tuple[str, str]] = {}
 
 
 def _current(e: Entry | None, d: Document) -> bool:
     """The entry still describes `d`: a changed page is a new Document, or the same one
     with a new search text."""
-    return e is not None and e.doc is d and e.search_text is d.search_text
+    return e is not None and e.doc is d and e.text_json is d.search_text
 
 
 def make_entry(d: Document, old: Entry | None) -> Entry:
-    if old is not None and old.search_text == d.search_text:
-        n_text, text, tj = old.n_text, old.text, old.text_json
+    if old is not None and old.text_json == d.search_text:
+        n_text, text = old.n_text, old.text
     else:
         pending = PENDING.pop(d.path, None)
-        if pending is not None and pending[0] == d.search_text:
-            terms, tj = pending[1], pending[2]
-        else:
-            terms, tj = text_terms(d.search_text), text_json(d.search_text)
+        terms = pending[1] if pending is not None and pending[0] == d.search_text else text_terms(d.search_text)
         n_text, text = parse_terms(terms)
     if old is not None and old.title == d.title and old.tags == d.tags:
         n_title, tt = old.n_title, old.title_terms
     else:
         n_title, tt = title_terms(" ".join([d.title, *d.tags]))
     shard = old.shard if old is not None else text_shard(d.path)
-    return Entry(d, d.title, list(d.tags), d.search_text, tj, shard, shard % BLOCKS, n_title, tt, n_text, text)
+    return Entry(d, d.title, list(d.tags), d.search_text, shard, shard % BLOCKS, n_title, tt, n_text, text)
 
 
 @dataclass
@@ -162,7 +157,7 @@ class SearchModel:
         self.sums[1] += new.n_text
         dirty.meta = True
         dirty.blocks.add(b)
-        if old is None or old.search_text != new.search_text:
+        if old is None or old.text_json != new.text_json:
             dirty.texts.add(new.shard)
 
     def _drop(self, path: str, dirty: Dirty) -> None:

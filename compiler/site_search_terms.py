@@ -1,5 +1,6 @@
 """The site search's tokenizer: what a page's words are, and each page's terms grouped by
-term shard. Runs in the build workers, once per rendered page (`text_terms`).
+term shard. Runs in the build workers, once per rendered page (`sections_terms`; in C
+`textscan.page`).
 
 The tokenizer here and the one in templates/static/search.js must agree: lower-cased runs
 of letters and digits (Unicode), at most MAX_TERM characters.
@@ -16,7 +17,6 @@ from itertools import repeat
 from . import textscan
 
 MAX_TERM = 40
-SECTION_SEP, FIELD_SEP = "\x1e", "\x1f"  # in Document.search_text (render.search_text)
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits: str.isalnum, as \p{L}\p{N} in search.js
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -49,9 +49,10 @@ def term_key(term: str) -> str:
     return c if c.isascii() and c.isalnum() else f"u{ord(c):04x}"
 
 
-def text_terms(search_text: str) -> str:
-    """`sections_terms` of a `Document.search_text` (the parent's fallback)."""
-    return _terms(" ".join([s.partition(FIELD_SEP)[2] for s in search_text.split(SECTION_SEP)]))
+def text_terms(text_json: str) -> str:
+    """`sections_terms` of a page's `sections_json` (`Document.search_text`; the parent's
+    fallback when no worker made them)."""
+    return sections_terms(json.loads(text_json or "[]"))
 
 
 def sections_terms(sections: list) -> str:
@@ -91,17 +92,8 @@ def _terms_py(text: str) -> str:
     return "\x1e".join(out)
 
 
-def _split(search_text: str) -> list[list[str]]:
-    return [s.split(FIELD_SEP, 2) for s in search_text.split(SECTION_SEP)] if search_text else []
-
-
 # One encoder for every page: json.dumps with options makes a new one per call.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-def text_json(search_text: str) -> str:
-    """`sections_json` of a `Document.search_text` (the parent's fallback: the same bytes)."""
-    return sections_json(_split(search_text))
 
 
 def sections_json(sections: list) -> str:

@@ -17,7 +17,7 @@ from .model import Document, Warning_
 from .output import write_file
 from .markdown import markdown
 from .parse import SkipFile, parse
-from .render import draft_document, joined_sections, plain_text, render_document, sections_excerpt, text_sections
+from .render import draft_document, plain_text, render_document, sections_excerpt, text_sections
 from .scan import SourceFile
 from .site import SiteContext
 from .workers import Rendered
@@ -93,13 +93,12 @@ def page_text(d: Document) -> Rendered:
     pass where the compiled scanner is built and covers the page (`textscan`)."""
     fast = textscan.page(d.html) if textscan.page is not None else None
     if fast is not None:
-        d.excerpt, d.search_text, terms, text_json = fast
+        d.excerpt, terms, d.search_text = fast
     else:
         sections = text_sections(d.html)
         d.excerpt = sections_excerpt(sections, 600)
-        d.search_text, sections = joined_sections(sections)
-        terms, text_json = site_search.sections_terms(sections), site_search.sections_json(sections)
+        d.search_text, terms = site_search.sections_json(sections), site_search.sections_terms(sections)
     if d.is_session:  # raw session logs stay out of the site's search
         return Rendered(d.path, "", False, d.excerpt, d.search_text)
-    return Rendered(d.path, "", False, d.excerpt, d.search_text, terms, text_json)
+    return Rendered(d.path, "", False, d.excerpt, d.search_text, terms)
 

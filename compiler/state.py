@@ -178,7 +178,7 @@ class SiteState:
                 for r in part:
                     self.docs[r.path].excerpt = r.excerpt
                     self.docs[r.path].search_text = r.search_text
-                    site_search.remember(r.path, r.search_text, r.search_terms, r.search_json)
+                    site_search.remember(r.path, r.search_text, r.search_terms)
                 site_search.prepare([self.docs[r.path] for r in part], owner=self.resolver)
 
             rendered = runner.render(PageContext(ctx, self.out), [self.docs[p] for p in sorted(render)],

@@ -38,9 +38,8 @@ class Rendered:
     url: str
     written: bool
     excerpt: str
-    search_text: str = ""
-    search_terms: str = ""  # site_search.text_terms: tokenized here, in parallel
-    search_json: str = ""  # site_search.text_json: encoded here, in parallel
+    search_text: str = ""  # the sections as JSON (site_search.sections_json): encoded here, in parallel
+    search_terms: str = ""  # site_search.sections_terms: tokenized here, in parallel
 
 
 ParseFn = Callable[[SourceFile], tuple[Document | None, list[Warning_]]]

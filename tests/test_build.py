@@ -286,6 +286,7 @@ def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
     from commonplace.compiler import emit
     from commonplace.compiler.build import load_corpus
     from commonplace.compiler.site import Site
+    from commonplace.compiler.site_search_terms import sections_json
 
     corpus = load_corpus(DOCS)
     site = Site.build(corpus.docs, corpus.resolver, corpus.graph, "docs")
@@ -298,7 +299,8 @@ def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
         d.excerpt = d.search_text = ""
     early = pages(False)
     for d in site.docs:
-        d.excerpt = d.search_text = f"EXCERPT-OF {d.path}"
+        d.excerpt = f"EXCERPT-OF {d.path}"
+        d.search_text = sections_json([["", "", d.excerpt]])
     assert pages(False) == early
     late = pages(True)
     assert not set(early) & set(late)

@@ -13,7 +13,7 @@ import pytest
 
 from commonplace.compiler.build import BuildOptions, build
 from commonplace.compiler.live import LiveCorpus
-from commonplace.compiler.site_search_terms import MAX_TERM, parse_terms, text_terms, tokens, words
+from commonplace.compiler.site_search_terms import MAX_TERM, parse_terms, sections_json, text_terms, tokens, words
 
 DATA = "_/search-data"
 
@@ -75,7 +75,7 @@ def test_words_fast_paths_agree_with_the_regex():
 
 
 def test_text_terms_counts_every_word_of_headings_and_text_but_not_anchors():
-    st = "\x1f\x1fIntro words here here\x1eanchor-x\x1fA Heading\x1fMore words, WORDS."
+    st = sections_json([["", "", "Intro words here here"], ["anchor-x", "A Heading", "More words, WORDS."]])
     n, groups = parse_terms(text_terms(st))
     got = {}
     for key, g in groups.items():
