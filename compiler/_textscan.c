@@ -9,7 +9,7 @@
  *   fold(html)  == render._folded_text_py(html)
  *   terms(text) == site_search_terms._terms_py(text)
  *   page(html)  == (excerpt, terms, json): what stages.page_text makes of
- *                  render.text_sections(html) in Python.
+ *                  render.text_sections(html) in Python, the JSON as UTF-8 bytes.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -603,43 +603,51 @@ static void words_free(words_t *ws)
 
 /* ---- JSON: site_search_terms.sections_json ------------------------------------------------ */
 
-/* json.dumps(ensure_ascii=False) of one string, then script_safe: `</` as `<\/`, U+2028/9
- * escaped. */
-static int json_str(ubuf *o, const Py_UCS4 *s, Py_ssize_t n)
+/* json.dumps(ensure_ascii=False) of one string, then script_safe (`</` as `<\/`, U+2028/9
+ * escaped), encoded as UTF-8. A lone surrogate (which UTF-8 cannot hold) is BAIL. */
+static int json_str(bbuf *o, const Py_UCS4 *s, Py_ssize_t n)
 {
-    if (ub_grow(o, 6 * n + 2) < 0)
+    if (bb_grow(o, 6 * n + 2) < 0)
         return NOMEM;
-    Py_UCS4 *p = o->p + o->n;
-    *p++ = '"';
+    char *p = o->p;
+    Py_ssize_t m = o->n;
+    p[m++] = '"';
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = s[i];
-        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x2028 && c != 0x2029) {
-            if (c == '/' && p[-1] == '<')
-                *p++ = '\\';
-            *p++ = c;
+        if (c < 128) {
+            if (c >= 0x20 && c != '"' && c != '\\') {
+                if (c == '/' && p[m - 1] == '<')
+                    p[m++] = '\\';
+                p[m++] = (char)c;
+                continue;
+            }
+        } else if (c != 0x2028 && c != 0x2029) {
+            if (c - 0xd800 < 0x800u)
+                return BAIL;
+            put_utf8(p, &m, c);
             continue;
         }
-        *p++ = '\\';
+        p[m++] = '\\';
         switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\r': *p++ = 'r'; break;
-        case '\t': *p++ = 't'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\f': *p++ = 'f'; break;
+        case '"': p[m++] = '"'; break;
+        case '\\': p[m++] = '\\'; break;
+        case '\n': p[m++] = 'n'; break;
+        case '\r': p[m++] = 'r'; break;
+        case '\t': p[m++] = 't'; break;
+        case '\b': p[m++] = 'b'; break;
+        case '\f': p[m++] = 'f'; break;
         default: {
             static const char hex[] = "0123456789abcdef";
-            *p++ = 'u';
-            *p++ = hex[(c >> 12) & 15];
-            *p++ = hex[(c >> 8) & 15];
-            *p++ = hex[(c >> 4) & 15];
-            *p++ = hex[c & 15];
+            p[m++] = 'u';
+            p[m++] = hex[(c >> 12) & 15];
+            p[m++] = hex[(c >> 8) & 15];
+            p[m++] = hex[(c >> 4) & 15];
+            p[m++] = hex[c & 15];
         }
         }
     }
-    *p++ = '"';
-    o->n = p - o->p;
+    p[m++] = '"';
+    o->n = m;
     return 0;
 }
 
@@ -693,6 +701,7 @@ static PyObject *page(PyObject *self, PyObject *arg)
     const void *data = PyUnicode_DATA(arg);
     Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
     ubuf txt = {0}, out = {0};
+    bbuf js = {0};
     sections_t secs = {0};
     words_t ws = {.ascii = 1};
     PyObject *excerpt = NULL, *terms_str = NULL, *json = NULL, *res = NULL;
@@ -734,32 +743,31 @@ static PyObject *page(PyObject *self, PyObject *arg)
     if (!(terms_str = terms_of(&ws)))
         goto out;
 
-    /* json: [[anchor, heading, text], ...], "[]" without sections */
-    out.n = 0;
-    if ((r = ub_grow(&out, 2)) < 0)
+    /* json: [[anchor, heading, text], ...] as UTF-8, "[]" without sections */
+    if ((r = bb_grow(&js, 2)) < 0)
         goto out;
-    out.p[out.n++] = '[';
+    js.p[js.n++] = '[';
     for (Py_ssize_t k = 0; k < secs.n; k++) {
         section_t *c = &secs.p[k];
-        if ((r = ub_grow(&out, 4)) < 0)
+        if ((r = bb_grow(&js, 2)) < 0)
             goto out;
         if (k)
-            out.p[out.n++] = ',';
-        out.p[out.n++] = '[';
-        if ((r = json_str(&out, t + c->a0, c->a1 - c->a0)) < 0 || (r = ub_grow(&out, 1)) < 0)
+            js.p[js.n++] = ',';
+        js.p[js.n++] = '[';
+        if ((r = json_str(&js, t + c->a0, c->a1 - c->a0)) < 0 || (r = bb_grow(&js, 1)) < 0)
             goto out;
-        out.p[out.n++] = ',';
-        if ((r = json_str(&out, t + c->h0, c->h1 - c->h0)) < 0 || (r = ub_grow(&out, 1)) < 0)
+        js.p[js.n++] = ',';
+        if ((r = json_str(&js, t + c->h0, c->h1 - c->h0)) < 0 || (r = bb_grow(&js, 1)) < 0)
             goto out;
-        out.p[out.n++] = ',';
-        if ((r = json_str(&out, t + c->t0, c->t1 - c->t0)) < 0 || (r = ub_grow(&out, 1)) < 0)
+        js.p[js.n++] = ',';
+        if ((r = json_str(&js, t + c->t0, c->t1 - c->t0)) < 0 || (r = bb_grow(&js, 1)) < 0)
             goto out;
-        out.p[out.n++] = ']';
+        js.p[js.n++] = ']';
     }
-    if ((r = ub_grow(&out, 1)) < 0)
+    if ((r = bb_grow(&js, 1)) < 0)
         goto out;
-    out.p[out.n++] = ']';
-    if (!(json = ub_str(out.p, out.n)))
+    js.p[js.n++] = ']';
+    if (!(json = PyBytes_FromStringAndSize(js.p, js.n)))
         goto out;
     res = PyTuple_Pack(3, excerpt, terms_str, json);
 out:
@@ -772,6 +780,7 @@ out:
     Py_XDECREF(json);
     PyMem_Free(txt.p);
     PyMem_Free(out.p);
+    PyMem_Free(js.p);
     PyMem_Free(secs.p);
     words_free(&ws);
     return res;
@@ -780,7 +789,7 @@ out:
 static PyMethodDef methods[] = {
     {"fold", fold, METH_O, "render._folded_text_py(html), or None: not handled here."},
     {"terms", terms, METH_O, "site_search_terms._terms_py(text), or None: not handled here."},
-    {"page", page, METH_O, "(excerpt, terms, sections JSON) of a rendered body, or None: not handled here."},
+    {"page", page, METH_O, "(excerpt, terms, sections JSON as UTF-8) of a rendered body, or None: not handled here."},
     {NULL, NULL, 0, NULL},
 };
 

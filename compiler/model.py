@@ -109,8 +109,8 @@ class Document:
     html: str = ""  # rendered body, filled by the render stage
     excerpt: str = ""  # plain text of the rendered body (first 600 characters)
     # All of it by section, for the site's offline search: [[anchor, heading, text], ...]
-    # as JSON, as its text shard holds it (site_search.sections_json).
-    search_text: str = field(default="", repr=False)
+    # as JSON in UTF-8, the bytes its text shard holds (site_search.sections_json).
+    search_text: bytes = field(default=b"", repr=False)
     # Without a frontmatter date: the last commit or modification day (dates.fill).
     file_date: str | None = None
     title_anchor: str = ""  # anchor of a leading `# Title` the page shows as its title

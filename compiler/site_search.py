@@ -56,7 +56,7 @@ def searchable(docs: list[Document]) -> list[Document]:
     return [d for d in docs if not d.is_session]
 
 
-def remember(path: str, search_text: str, terms: str) -> None:
+def remember(path: str, search_text: bytes, terms: str) -> None:
     """Take a worker's search text (`sections_json`) and `sections_terms` for a page, so
     the parent neither tokenizes nor encodes it."""
     if is_session_path(path):
@@ -115,11 +115,11 @@ def _term_file(key: str, b: int, rows: str) -> bytes:
     return f'CommonplaceData.terms({{"block":{b},"key":"{key}","rows":"{rows}"}});\n'.encode("utf-8")
 
 
-def _text_shard(k: int, pages: list[tuple[str, str]]) -> bytes:
+def _text_shard(k: int, rows: list[tuple[bytes, bytes]]) -> bytes:
     """`_script("text", {"pages": [[path, sections], ...], "shard": k})` from the pages'
-    ready `text_json` (the same bytes, joined instead of encoded)."""
-    rows = ",".join([f"[{script_safe(json.dumps(p, ensure_ascii=False))},{text}]" for p, text in pages])
-    return f'CommonplaceData.text({{"pages":[{rows}],"shard":{k}}});\n'.encode("utf-8")
+    ready path and sections JSON (the same bytes, joined instead of encoded)."""
+    return b"".join([b'CommonplaceData.text({"pages":[', b",".join([b"[%s,%s]" % row for row in rows]),
+                     b'],"shard":%d});\n' % k])
 
 
 def search_files(docs: list[Document], only_text: set[int] | None = None, owner: Any = None
@@ -147,10 +147,10 @@ def search_files(docs: list[Document], only_text: set[int] | None = None, owner:
     for k in sorted(dirty.texts):
         paths = model.text_pages(k)
         if paths:
-            yield text_shard_url(k), _text_shard(k, [(p, entries[p].text_json) for p in paths])
+            yield text_shard_url(k), _text_shard(k, [(entries[p].path_json, entries[p].text_json) for p in paths])
 
 
-def read_texts(out: Path, paths: Iterable[str]) -> dict[str, str] | None:
+def read_texts(out: Path, paths: Iterable[str]) -> dict[str, bytes] | None:
     """The search text of `paths` as the text shards in the site at `out` hold it, or None
     when a shard is missing or unreadable or lacks one of them. The build manifest does
     not keep the pages' text (about half of it at 10,000 pages); a build in a new process
@@ -158,7 +158,7 @@ def read_texts(out: Path, paths: Iterable[str]) -> dict[str, str] | None:
     by_shard: dict[int, list[str]] = {}
     for p in paths:
         by_shard.setdefault(text_shard(p), []).append(p)
-    found: dict[str, str] = {}
+    found: dict[str, bytes] = {}
     prefix = "CommonplaceData.text("
     for k, want in by_shard.items():
         try:
@@ -167,7 +167,7 @@ def read_texts(out: Path, paths: Iterable[str]) -> dict[str, str] | None:
                 return None
             pages = dict(json.loads(raw[len(prefix):-3])["pages"])
             for p in want:
-                found[p] = sections_json(pages[p])  # the same bytes: one encoding, one result
+                found[p] = sections_json(pages[p]).encode("utf-8")  # the same bytes: one encoding, one result
         except (OSError, ValueError, KeyError, TypeError):
             return None
     return found

@@ -11,6 +11,7 @@ update writes what a clean build writes.
 from __future__ import annotations
 
 import hashlib
+import json
 from bisect import bisect_left, insort
 from collections import Counter
 from collections import _count_elements  # type: ignore[attr-defined]
@@ -19,7 +20,7 @@ from itertools import repeat
 from typing import Iterable
 
 from .model import Document
-from .site_search_terms import parse_terms, text_terms, title_terms
+from .site_search_terms import parse_terms, script_safe, text_terms, title_terms
 
 BLOCKS = 8  # files per letter the browser loads; a clean build writes 36 x BLOCKS term files
 TEXT_SHARDS = 256  # ~120 KB each at 10,000 pages (snippets load a few); see the decision of 2026-11-24
@@ -34,7 +35,8 @@ class Entry:
     doc: Document
     title: str  # the document's title, and its tags, as last seen
     tags: list[str]
-    text_json: str  # the page's sections, as its text shard holds them (Document.search_text)
+    text_json: bytes  # the page's sections, as its text shard holds them (Document.search_text)
+    path_json: bytes  # the path as its text shard names it
     shard: int
     block: int
     n_title: int
@@ -44,7 +46,7 @@ class Entry:
 
 
 # Path -> (search text, its terms) from the workers, taken when the page is next seen.
-PENDING: dict[str, tuple[str, str]] = {}
+PENDING: dict[str, tuple[bytes, str]] = {}
 
 
 def _current(e: Entry | None, d: Document) -> bool:
@@ -64,8 +66,11 @@ def make_entry(d: Document, old: Entry | None) -> Entry:
         n_title, tt = old.n_title, old.title_terms
     else:
         n_title, tt = title_terms(" ".join([d.title, *d.tags]))
-    shard = old.shard if old is not None else text_shard(d.path)
-    return Entry(d, d.title, list(d.tags), d.search_text, shard, shard % BLOCKS, n_title, tt, n_text, text)
+    if old is not None:
+        shard, path_json = old.shard, old.path_json
+    else:
+        shard, path_json = text_shard(d.path), script_safe(json.dumps(d.path, ensure_ascii=False)).encode("utf-8")
+    return Entry(d, d.title, list(d.tags), d.search_text, path_json, shard, shard % BLOCKS, n_title, tt, n_text, text)
 
 
 @dataclass

@@ -49,10 +49,10 @@ def term_key(term: str) -> str:
     return c if c.isascii() and c.isalnum() else f"u{ord(c):04x}"
 
 
-def text_terms(text_json: str) -> str:
+def text_terms(text_json: bytes) -> str:
     """`sections_terms` of a page's `sections_json` (`Document.search_text`; the parent's
     fallback when no worker made them)."""
-    return sections_terms(json.loads(text_json or "[]"))
+    return sections_terms(json.loads(text_json or b"[]"))
 
 
 def sections_terms(sections: list) -> str:

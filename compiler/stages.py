@@ -97,7 +97,8 @@ def page_text(d: Document) -> Rendered:
     else:
         sections = text_sections(d.html)
         d.excerpt = sections_excerpt(sections, 600)
-        d.search_text, terms = site_search.sections_json(sections), site_search.sections_terms(sections)
+        d.search_text = site_search.sections_json(sections).encode("utf-8")
+        terms = site_search.sections_terms(sections)
     if d.is_session:  # raw session logs stay out of the site's search
         return Rendered(d.path, "", False, d.excerpt, d.search_text)
     return Rendered(d.path, "", False, d.excerpt, d.search_text, terms)

@@ -38,7 +38,7 @@ class Rendered:
     url: str
     written: bool
     excerpt: str
-    search_text: str = ""  # the sections as JSON (site_search.sections_json): encoded here, in parallel
+    search_text: bytes = b""  # the sections as JSON, UTF-8 (site_search.sections_json): encoded here, in parallel
     search_terms: str = ""  # site_search.sections_terms: tokenized here, in parallel
 
 

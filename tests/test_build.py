@@ -296,11 +296,11 @@ def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
         return dict(emit.site_pages(site, env, emit.Selection(), rendered))
 
     for d in site.docs:
-        d.excerpt = d.search_text = ""
+        d.excerpt, d.search_text = "", b""
     early = pages(False)
     for d in site.docs:
         d.excerpt = f"EXCERPT-OF {d.path}"
-        d.search_text = sections_json([["", "", d.excerpt]])
+        d.search_text = sections_json([["", "", d.excerpt]]).encode()
     assert pages(False) == early
     late = pages(True)
     assert not set(early) & set(late)

@@ -22,7 +22,7 @@ def python_page(html: str) -> tuple[str, str, str]:
     sections = render.text_sections_py(html)
     excerpt = render.sections_excerpt(sections, 600)
     terms = site_search_terms._terms_py(" ".join([f"{s[1]} {s[2]}" for s in sections]))
-    return excerpt, terms, site_search_terms.sections_json(sections)
+    return excerpt, terms, site_search_terms.sections_json(sections).encode("utf-8")
 
 
 def test_the_scanner_is_built_here():
@@ -83,5 +83,5 @@ def test_the_common_cases_are_handled_in_c_not_left_to_python():
     excerpt, terms, json = fast
     assert excerpt == "Intro & more Caf\u00e9 <b> \u201cQuoted\u201d \u2014 stra\u00dfe 'x' \"y\" \u2630"
     assert "caf\u00e9:" in terms or "caf\u00e9 " in terms
-    assert json == ('[["","","Intro & more"],["caf\u00e9-x","Caf\u00e9 <b>",'
-                    '"\u201cQuoted\u201d \u2014 stra\u00dfe \'x\' \\"y\\" \u2630"]]')
+    assert json.decode() == ('[["","","Intro & more"],["caf\u00e9-x","Caf\u00e9 <b>",'
+                             '"\u201cQuoted\u201d \u2014 stra\u00dfe \'x\' \\"y\\" \u2630"]]')
