@@ -207,6 +207,12 @@ def run(args: argparse.Namespace) -> dict:
            "build_s_with_search": min(w for w, _ in with_search)}
     out["search_cost_s"] = out["build_s_with_search"] - out["build_s_without_search"]
     out["search_cost_pct"] = 100 * out["search_cost_s"] / out["build_s_without_search"]
+    # Each round's pair (built minutes apart, in turn): the median of their differences
+    # says what a typical build pays; the best-of difference above can flatter it.
+    pairs = [w2 - w1 for (w1, _), (w2, _) in zip(without, with_search)]
+    out["search_cost_pair_median_s"] = statistics.median(pairs)
+    out["search_cost_pair_median_pct"] = 100 * statistics.median(
+        [(w2 - w1) / w1 for (w1, _), (w2, _) in zip(without, with_search)])
     # CPU seconds (median): the same difference, less moved by other work on the machine.
     out["build_cpu_s_without_search"] = statistics.median(c for _, c in without)
     out["build_cpu_s_with_search"] = statistics.median(c for _, c in with_search)
@@ -231,7 +237,8 @@ def table(r: dict) -> str:
         rows += [
             ("render-only build, no site search (s)", f"{r['build_s_without_search']:.2f}"),
             ("render-only build, with site search (s)", f"{r['build_s_with_search']:.2f}"),
-            ("cost of the search data", f"{r['search_cost_s']:.2f} s ({r['search_cost_pct']:.1f}%, target <= 10%)"),
+            ("cost of the search data, best of each", f"{r['search_cost_s']:.2f} s ({r['search_cost_pct']:.1f}%, target <= 10%)"),
+            ("cost of the search data, median pair", f"{r['search_cost_pair_median_s']:.2f} s ({r['search_cost_pair_median_pct']:.1f}%)"),
             ("each build without / with (s)", f"{r['builds_s']['without']} / {r['builds_s']['with']}"),
             ("page cache dropped before each build", "yes" if r["page_cache_dropped"] else "no (not root): runs move more"),
             ("text scanner", r["text_scanner"]),
