@@ -129,6 +129,24 @@ static inline int is_space(Py_UCS4 c)
         return BAIL;                                                                                \
     }
 
+/* The character at s[*i], an entity decoded (`entity`), into *c; *i moves past it. */
+#define DECODE(T)                                                                                   \
+    static inline int decode_##T(const T *s, Py_ssize_t *i, Py_ssize_t n, Py_UCS4 *c)               \
+    {                                                                                               \
+        Py_ssize_t used = 1;                                                                        \
+        *c = s[*i];                                                                                 \
+        if (*c == '&') {                                                                            \
+            Py_UCS4 e;                                                                              \
+            int r = entity_##T(s, *i, n, &e, &used);                                                \
+            if (r < 0)                                                                              \
+                return r;                                                                           \
+            if (r > 0)                                                                              \
+                *c = e;                                                                             \
+        }                                                                                           \
+        *i += used;                                                                                 \
+        return 0;                                                                                   \
+    }
+
 /* Appends `" ".join(html.unescape(re.sub("<[^>]+>", " ", s[i:n])).split())` to `out`. */
 #define FOLD(T)                                                                                     \
     static int fold_##T(const T *s, Py_ssize_t i, Py_ssize_t n, ubuf *out)                          \
@@ -150,16 +168,9 @@ static inline int is_space(Py_UCS4 c)
                     continue;                                                                       \
                 }                                                                                   \
             }                                                                                       \
-            Py_ssize_t used = 1;                                                                    \
-            if (c == '&') {                                                                         \
-                Py_UCS4 e;                                                                          \
-                int r = entity_##T(s, i, n, &e, &used);                                             \
-                if (r < 0)                                                                          \
-                    return r;                                                                       \
-                if (r > 0)                                                                          \
-                    c = e;                                                                          \
-            }                                                                                       \
-            i += used;                                                                              \
+            int r = decode_##T(s, &i, n, &c);                                                       \
+            if (r < 0)                                                                              \
+                return r;                                                                           \
             if (is_space(c)) {                                                                      \
                 space = 1;                                                                          \
                 continue;                                                                           \
@@ -180,18 +191,11 @@ static inline int is_space(Py_UCS4 c)
         if (ub_grow(out, n - i) < 0)                                                                \
             return NOMEM;                                                                           \
         while (i < n) {                                                                             \
-            Py_UCS4 c = s[i];                                                                       \
-            Py_ssize_t used = 1;                                                                    \
-            if (c == '&') {                                                                         \
-                Py_UCS4 e;                                                                          \
-                int r = entity_##T(s, i, n, &e, &used);                                             \
-                if (r < 0)                                                                          \
-                    return r;                                                                       \
-                if (r > 0)                                                                          \
-                    c = e;                                                                          \
-            }                                                                                       \
+            Py_UCS4 c;                                                                              \
+            int r = decode_##T(s, &i, n, &c);                                                       \
+            if (r < 0)                                                                              \
+                return r;                                                                           \
             out->p[out->n++] = c;                                                                   \
-            i += used;                                                                              \
         }                                                                                           \
         return 0;                                                                                   \
     }
@@ -313,7 +317,7 @@ static inline int ascii_word(Py_UCS4 c)
         }                                                                                           \
     }
 
-#define KIND(T) ENTITY(T) FOLD(T) UNESCAPE(T) HEADING(T) SECTIONS(T)
+#define KIND(T) ENTITY(T) DECODE(T) FOLD(T) UNESCAPE(T) HEADING(T) SECTIONS(T)
 KIND(Py_UCS1)
 KIND(Py_UCS2)
 KIND(Py_UCS4)
