@@ -153,7 +153,8 @@ def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, em
         raise SystemExit(0 if not state.open_error else 1)
 
     signal.signal(signal.SIGTERM, on_term)
-    threading.Thread(target=start, name="commonplace-open", daemon=True).start()
+    opener = threading.Thread(target=start, name="commonplace-open", daemon=True)
+    opener.start()
     code = 0
     try:
         server.run()
@@ -169,5 +170,11 @@ def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, em
             live.close()
         except Exception:  # noqa: BLE001
             pass
+        if state.gate.is_set():
+            # Once ready, the opening thread only preloads the MCP SDK (about a second).
+            # Let it finish rather than be cut off inside an import when the interpreter
+            # shuts down: a stop right after ready once ended in "FATAL: exception not
+            # rethrown" (SIGABRT) under a loaded CI run.
+            opener.join(timeout=15)
         say("commonplace: stopped")
     return code
