@@ -34,34 +34,31 @@ typedef struct {
     Py_ssize_t n, cap;
 } ubuf; /* code points: folded text, the joined outputs */
 
+/* Room in `*p` (an array of `elem`-byte items with `*cap` of them) for `need` items,
+ * doubling: the one growth rule of every buffer here. */
+static int grow(void **p, Py_ssize_t *cap, Py_ssize_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    Py_ssize_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    void *q = PyMem_Realloc(*p, (size_t)c * elem);
+    if (!q)
+        return NOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
 static int bb_grow(bbuf *b, Py_ssize_t more)
 {
-    if (b->n + more <= b->cap)
-        return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (!p)
-        return NOMEM;
-    b->p = p;
-    b->cap = cap;
-    return 0;
+    return grow((void **)&b->p, &b->cap, b->n + more, 1);
 }
 
 static int ub_grow(ubuf *b, Py_ssize_t more)
 {
-    if (b->n + more <= b->cap)
-        return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + more)
-        cap *= 2;
-    Py_UCS4 *p = PyMem_Realloc(b->p, (size_t)cap * sizeof(Py_UCS4));
-    if (!p)
-        return NOMEM;
-    b->p = p;
-    b->cap = cap;
-    return 0;
+    return grow((void **)&b->p, &b->cap, b->n + more, sizeof(Py_UCS4));
 }
 
 static PyObject *ub_str(const Py_UCS4 *p, Py_ssize_t n)
@@ -213,14 +210,8 @@ typedef struct {
 
 static int add_section(sections_t *v, section_t s)
 {
-    if (v->n == v->cap) {
-        Py_ssize_t cap = v->cap ? 2 * v->cap : 16;
-        section_t *p = PyMem_Realloc(v->p, (size_t)cap * sizeof(section_t));
-        if (!p)
-            return NOMEM;
-        v->p = p;
-        v->cap = cap;
-    }
+    if (grow((void **)&v->p, &v->cap, v->n + 1, sizeof(section_t)) < 0)
+        return NOMEM;
     v->p[v->n++] = s;
     return 0;
 }
@@ -456,14 +447,8 @@ static int add_words(words_t *ws, const Py_UCS4 *s, Py_ssize_t n)
         continue;
     sep:
         if (start >= 0) {
-            if (ws->nw == ws->cap) {
-                Py_ssize_t cap = ws->cap ? 2 * ws->cap : 1024;
-                word_t *v = PyMem_Realloc(ws->v, (size_t)cap * sizeof(word_t));
-                if (!v)
-                    return NOMEM;
-                ws->v = v;
-                ws->cap = cap;
-            }
+            if (grow((void **)&ws->v, &ws->cap, ws->nw + 1, sizeof(word_t)) < 0)
+                return NOMEM;
             ws->v[ws->nw++] = (word_t){key, h, start, m - start, chars};
             start = -1;
         }
@@ -657,22 +642,29 @@ static int json_str(bbuf *o, const Py_UCS4 *s, Py_ssize_t n)
 
 /* ---- the module's functions ------------------------------------------------------------ */
 
+static int str_arg(PyObject *arg, const char *fn)
+{
+    if (PyUnicode_Check(arg))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() takes a str", fn);
+    return -1;
+}
+
+/* fn_Py_UCS1/2/4 for the width of `kind`, on the string's characters. */
+#define BY_KIND(kind, fn, data, ...)                                                                \
+    ((kind) == PyUnicode_1BYTE_KIND   ? fn##_Py_UCS1((const Py_UCS1 *)(data), __VA_ARGS__)          \
+     : (kind) == PyUnicode_2BYTE_KIND ? fn##_Py_UCS2((const Py_UCS2 *)(data), __VA_ARGS__)          \
+                                      : fn##_Py_UCS4((const Py_UCS4 *)(data), __VA_ARGS__))
+
 static PyObject *fold(PyObject *self, PyObject *arg)
 {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "fold() takes a str");
+    if (str_arg(arg, "fold") < 0)
         return NULL;
-    }
     int kind = PyUnicode_KIND(arg), r;
     const void *data = PyUnicode_DATA(arg);
     Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
     ubuf out = {0};
-    if (kind == PyUnicode_1BYTE_KIND)
-        r = fold_Py_UCS1(data, 0, n, &out);
-    else if (kind == PyUnicode_2BYTE_KIND)
-        r = fold_Py_UCS2(data, 0, n, &out);
-    else
-        r = fold_Py_UCS4(data, 0, n, &out);
+    r = BY_KIND(kind, fold, data, 0, n, &out);
     PyObject *res = r == BAIL ? Py_NewRef(Py_None) : r == NOMEM ? PyErr_NoMemory() : ub_str(out.p, out.n);
     PyMem_Free(out.p);
     return res;
@@ -680,10 +672,8 @@ static PyObject *fold(PyObject *self, PyObject *arg)
 
 static PyObject *terms(PyObject *self, PyObject *arg)
 {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "terms() takes a str");
+    if (str_arg(arg, "terms") < 0)
         return NULL;
-    }
     Py_UCS4 *text = PyUnicode_AsUCS4Copy(arg);
     if (!text)
         return NULL;
@@ -697,10 +687,8 @@ static PyObject *terms(PyObject *self, PyObject *arg)
 
 static PyObject *page(PyObject *self, PyObject *arg)
 {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "page() takes a str");
+    if (str_arg(arg, "page") < 0)
         return NULL;
-    }
     int kind = PyUnicode_KIND(arg), r;
     const void *data = PyUnicode_DATA(arg);
     Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
@@ -710,12 +698,7 @@ static PyObject *page(PyObject *self, PyObject *arg)
     words_t ws = {.ascii = 1};
     PyObject *excerpt = NULL, *terms_str = NULL, *json = NULL, *res = NULL;
 
-    if (kind == PyUnicode_1BYTE_KIND)
-        r = sections_Py_UCS1(data, n, &txt, &secs);
-    else if (kind == PyUnicode_2BYTE_KIND)
-        r = sections_Py_UCS2(data, n, &txt, &secs);
-    else
-        r = sections_Py_UCS4(data, n, &txt, &secs);
+    r = BY_KIND(kind, sections, data, n, &txt, &secs);
     if (r < 0)
         goto out;
     const Py_UCS4 *t = txt.p;

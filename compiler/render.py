@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Callable
 from urllib.parse import quote
 
@@ -82,9 +82,6 @@ def text_sections(html: str, fold: Callable[[str], str] = _folded_text) -> list[
     if text or heading:
         parts.append((anchor, heading, text))
     return parts
-
-
-text_sections_py = partial(text_sections, fold=_folded_text_py)  # the definition, for tests
 
 
 def sections_excerpt(sections: list[tuple[str, str, str]], limit: int) -> str:

@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 def python_page(html: str) -> tuple[str, str, str]:
     """What stages.page_text makes of a body in Python alone."""
-    sections = render.text_sections_py(html)
+    sections = render.text_sections(html, fold=render._folded_text_py)
     excerpt = render.sections_excerpt(sections, 600)
     terms = site_search_terms._terms_py(" ".join([f"{s[1]} {s[2]}" for s in sections]))
     return excerpt, terms, site_search_terms.sections_json(sections).encode("utf-8")
