@@ -351,3 +351,76 @@ def test_a_local_build_never_imports_ray(tmp_path):
     r = subprocess.run([*CLI, "build", str(corpus), "--out", str(tmp_path / "site"), "--address", "127.0.0.1:6379"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--address needs --engine ray" in r.stderr
+
+
+def _listening_addresses(root_pid: int) -> set[str]:
+    """Local addresses of the TCP sockets that `root_pid` and its descendants listen on,
+    read from /proc (no tool needed): what Ray's local instance bound."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    pids, todo = set(), [root_pid]
+    while todo:
+        pid = todo.pop()
+        if pid not in pids:
+            pids.add(pid)
+            todo.extend(children.get(pid, ()))
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    found = set()
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if parts[3] == "0A" and parts[9] in inodes:  # 0A: LISTEN
+                found.add(parts[1].split(":")[0][-8:] if width == 32 else parts[1].split(":")[0])
+    return found
+
+
+LOOPBACK_HEX = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it (also the tail of ::ffff:127.0.0.1)
+
+
+def test_engine_ray_without_an_address_starts_a_loopback_instance_and_builds_the_local_site(tmp_path):
+    """What a user tries first (and docs/references/ray-cluster.md offers): no --address.
+    Ray starts a local instance for the build; it must outlive the thread that connected
+    (its GCS and raylet die with that thread otherwise), listen on loopback only, and
+    build the same site as the local engine."""
+    local_corpus, ray_corpus = tmp_path / "a" / "docs", tmp_path / "b" / "docs"
+    shutil.copytree(REPO / "docs", local_corpus)
+    shutil.copytree(REPO / "docs", ray_corpus)
+    r, _ = build(local_corpus, tmp_path / "a" / "site", "--no-embed")
+    assert r.returncode in (0, 1), r.stderr
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.Popen([*CLI, "build", str(ray_corpus), "--out", str(tmp_path / "b" / "site"), "--json",
+                             "--engine", "ray"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=str(REPO), env=env)
+    seen: set[str] = set()
+    deadline = time.monotonic() + 900
+    while proc.poll() is None and time.monotonic() < deadline:
+        seen |= _listening_addresses(proc.pid)
+        time.sleep(0.5)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (0, 1), err
+    assert json.loads(out)["documents"] > 0
+    assert seen, "the local Ray instance listened on nothing while it built"
+    assert seen == {LOOPBACK_HEX}, f"a local Ray instance listened beyond loopback: {sorted(seen)}"
+    assert site_bytes(tmp_path / "b" / "site") == site_bytes(tmp_path / "a" / "site")
+    # Its vectors are there: a semantic search answers from them.
+    r = subprocess.run([*CLI, "search", "why rank fusion", "--mode", "vector", "--json", "-C", str(ray_corpus)],
+                       capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"]

@@ -48,6 +48,7 @@ class Cluster:
             import ray
 
             ray.shutdown()
+            _connect_done.set()  # the thread that started a local instance may end now
 
 
 def code_fingerprint() -> str:
@@ -126,26 +127,39 @@ def _stderr_kept(keep: bool) -> Iterator[list[str]]:
             said.append(tmp.read().decode("utf-8", "replace"))
 
 
+# Set by `Cluster.close`: until then the thread that ran ray.init stays alive.
+_connect_done = threading.Event()
+
+
 def _init(kwargs: dict[str, Any], what: str, timeout: float, verbose: bool) -> None:
     """ray.init with a deadline: a port that accepts but never speaks Ray's protocol
-    makes ray.init wait for minutes. The waiting thread is a daemon and is left behind."""
+    makes ray.init wait for minutes. The waiting thread is a daemon and is left behind.
+
+    It also outlives the connect: a local instance's GCS and raylet are started with
+    PR_SET_PDEATHSIG, which Linux fires when the *thread* that spawned them ends, so a
+    thread that returned after ray.init killed the instance a second later."""
     import ray
 
     box: dict[str, BaseException] = {}
+    answered = threading.Event()
+    _connect_done.clear()
 
     def run() -> None:
         try:
             ray.init(**kwargs)
         except BaseException as exc:  # noqa: BLE001 - reported by the caller
             box["error"] = exc
+            return
+        finally:
+            answered.set()
+        _connect_done.wait()
 
     with _stderr_kept(verbose) as said:
-        t = threading.Thread(target=run, name="ray-connect", daemon=True)
-        t.start()
-        t.join(timeout)
-    if (t.is_alive() or "error" in box) and said and said[0].strip():
+        threading.Thread(target=run, name="ray-connect", daemon=True).start()
+        answered.wait(timeout)
+    if (not answered.is_set() or "error" in box) and said and said[0].strip():
         sys.stderr.write(said[0])
-    if t.is_alive():
+    if not answered.is_set():
         raise EngineError(f"the Ray cluster at {what} did not answer within {timeout:.0f} s "
                           "(is it a Ray head node, with the same Ray version?); nothing was written")
     if "error" in box:
@@ -182,11 +196,16 @@ def connect(address: str | None, *, verbose: bool = False) -> Cluster:
     if not verbose:
         # Ray's C++ core logs its retries on stderr; our own error says what failed.
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is None:
+        # A local instance on loopback only. Ray turns a given 127.0.0.1 into the machine's
+        # network address unless it believes it cannot form a multi-node cluster (read when
+        # ray is imported, and inherited by the GCS, raylet and workers it starts).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError:
         raise EngineError("--engine ray needs Ray: pip install 'commonplace[ray]'") from None
-    address = address or os.environ.get("RAY_ADDRESS") or None
     owned = not ray.is_initialized()
     if owned:
         timeout = float(os.environ.get("COMMONPLACE_RAY_CONNECT_TIMEOUT", "") or CONNECT_TIMEOUT)
