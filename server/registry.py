@@ -157,7 +157,9 @@ ROUTES: tuple[Route, ...] = (
     Route("purge", "/v1/purge", ("POST",), "Delete a file for good",
           "Delete a file (inbox, generated or evaluation material by default; canonical memory needs "
           "allow_canonical=true). dry_run defaults to true and lists what would go; a live purge needs "
-          "reason and expected_hash. Prefer dory_write kind=forget, which keeps history.",
+          "reason and expected_hash. Prefer dory_write kind=forget, which keeps history. A target of "
+          "`claim:<claim_id>` or an entity id (person:alex) erases those claims: their text leaves the claim log "
+          "itself and every page, artifact and index (needs reason and allow_canonical; no expected_hash).",
           m.PurgeRequest, _obj("path", "action", "paths", "bytes_deleted", "indexed", "dry_run", path=S, action=S,
                                paths=A, bytes_deleted=I, hash=NS, indexed=B, dry_run=B),
           tool="dory_purge", writes=True, handler="purge:purge", errors=WRITE_ERRORS,
@@ -181,7 +183,67 @@ ROUTES: tuple[Route, ...] = (
           "all once the answer comes (`indexed`), never mixed into durable answers by default.",
           m.SessionIngestRequest, _obj("stored", "path", "reindexed", stored=B, path=S, reindexed=B, indexed=B,
                                        action=S, hash=S, findings=A),
-          writes=True, handler="sessions:ingest", errors=WRITE_ERRORS),
+          tool="dory_session_ingest", writes=True, handler="sessions:ingest", errors=WRITE_ERRORS,
+          example={"path": "logs/sessions/coder/2026-04-12-s1.md", "agent": "coder", "device": "laptop",
+                   "session_id": "s1", "status": "done", "captured_from": "example", "updated": "2026-04-12T10:15:00Z",
+                   "content": "user: We decided to use SQLite for the Atlas cache.\n\nassistant: Noted; Alex "
+                              "owns the Atlas migration and ships it on Friday.\n"}),
+    Route("digest", "/v1/digest", ("POST",), "Digest a session or a day of sessions",
+          "Distil one session transcript (`session`, a logs/sessions/...md path) or one day of them (`date`, "
+          "YYYY-MM-DD) into a page under logs/digests/: its decisions, facts, open questions and follow-ups, each "
+          "with the source turn (path and line range). Deterministic (same sessions, same page); an "
+          "OpenAI-compatible endpoint, when configured, may rewrite it. Decisions, and facts about known entities, "
+          "become proposals for review (never direct writes).",
+          m.DigestRequest, _obj("path", "saved", "digest", "proposals", path=S, saved=B, action=S, indexed=B,
+                                digest=OBJ, content=S, proposals=A),
+          tool="dory_digest", writes=True, handler="digest:digest", errors=WRITE_ERRORS,
+          example={"session": "logs/sessions/coder/2026-04-12-s1.md"}),
+    Route("memory_propose", "/v1/memory-propose", ("POST",), "Propose a memory write for review",
+          "Like dory_memory_write, but nothing is written to memory: the write is planned (dry run) and stored as "
+          "a proposal under inbox/proposed/ with its planned target, preview, risk flags, source paths and "
+          "provenance. A reviewer applies it (dory_proposals_apply) or rejects it. Proposing the same statement "
+          "again returns the same proposal.",
+          m.ProposeRequest, _obj("stored", "id", "path", stored=B, id=NS, path=NS, status=NS, planned=OBJ,
+                                 risk_flags=A, source_paths=A, provenance=OBJ, existing=B, message=S),
+          tool="dory_memory_propose", writes=True, handler="proposals:propose", errors=WRITE_ERRORS,
+          example={"action": "write", "kind": "preference", "subject": "Alex", "content": "Alex prefers written "
+                   "design reviews.", "source_paths": ["logs/sessions/coder/2026-04-12-s1.md#L7-L8"]}),
+    Route("proposals_list", "/v1/proposals", ("GET", "POST"), "List proposals",
+          "Proposals waiting for review (status=proposed, the default), or applied, rejected or all: id, "
+          "statement, subject, planned target, risk flags, sources and provenance, oldest first.",
+          m.ProposalsListRequest, _obj("status", "count", "proposals", status=S, count=I, total=I, proposals=A),
+          tool="dory_proposals_list", handler="proposals:list_proposals", errors=READ_ERRORS, example={}),
+    Route("proposals_show", "/v1/proposals/show", ("GET", "POST"), "Show one proposal",
+          "One proposal by id, with its preview (the diff its dry run planned) and, once settled, its outcome.",
+          m.ProposalShowRequest, _obj("id", "status", "path", id=S, status=S, path=S, planned=OBJ, preview=S),
+          tool="dory_proposals_show", handler="proposals:show", errors=READ_ERRORS,
+          example={"id": "p-c23d86b52de2"}),
+    Route("proposals_apply", "/v1/proposals/apply", ("POST",), "Apply a proposal",
+          "Apply a proposal: its dry run is run again and the apply is refused (409 route_changed) if the target "
+          "path or subject changed since it was proposed; otherwise it is the same write as dory_memory_write "
+          "(claims, evidence, canonical page) and the proposal moves to inbox/applied/. dry_run=true only checks.",
+          m.ProposalApplyRequest, _obj("id", "applied", "path", id=S, applied=B, dry_run=B, path=S, result=S,
+                                       target_path=NS, claim_ids=A, indexed=B),
+          tool="dory_proposals_apply", writes=True, handler="proposals:apply", errors=WRITE_ERRORS,
+          example={"id": "p-c23d86b52de2", "dry_run": True}),
+    Route("proposals_reject", "/v1/proposals/reject", ("POST",), "Reject a proposal",
+          "Reject a proposal (with an optional reason): it moves to inbox/rejected/ and memory is not changed.",
+          m.ProposalRejectRequest, _obj("id", "rejected", "path", id=S, rejected=B, path=S, indexed=B),
+          tool="dory_proposals_reject", writes=True, handler="proposals:reject", errors=WRITE_ERRORS,
+          example={"id": "p-c23d86b52de2", "reason": "not a lasting preference"}),
+    Route("compact", "/v1/compact", ("POST",), "Compact old session transcripts",
+          "Compact session transcripts older than older_than_days (never the most recent third): each keeps its "
+          "frontmatter and its digest as the gist, and its original bytes go to a content-addressed blob under "
+          "logs/blobs/. get with uncompact=true, or /v1/uncompact, gives the original back byte for byte.",
+          m.CompactRequest, _obj("count", "compacted", count=I, compacted=A, would_compact=A, kept_recent=I,
+                                 dry_run=B, indexed=B),
+          tool="dory_compact", writes=True, handler="compaction:compact", errors=WRITE_ERRORS,
+          example={"older_than_days": 30, "dry_run": True}),
+    Route("uncompact", "/v1/uncompact", ("POST",), "Put a compacted transcript back",
+          "Restore a compacted session transcript from its blob, byte for byte.",
+          m.UncompactRequest, _obj("path", "uncompacted", path=S, uncompacted=B, hash=S, indexed=B),
+          tool="dory_uncompact", writes=True, handler="compaction:uncompact", errors=WRITE_ERRORS,
+          example={"path": "logs/sessions/coder/2026-04-12-s1.md"}),
     Route("recall_event", "/v1/recall-event", ("POST",), "Record which memory an agent used",
           "Record a recall: the query, the paths offered and the one selected (kept in the server's state "
           "folder, not in the corpus; /v1/status?debug=true summarises them under `openclaw`).",

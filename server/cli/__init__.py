@@ -16,6 +16,7 @@ from .files import get, write
 from .mcp import mcp
 from .query import search, status
 from .serve import serve
+from .sessions import COMMANDS as SESSION_COMMANDS
 from .token import token
 
 
@@ -28,7 +29,7 @@ def main() -> None:
 
 for _name, _cmd in compiler_cli.main.commands.items():
     main.add_command(_cmd, _name)
-for _cmd in (serve, token, get, write, search, status, mcp):
+for _cmd in (serve, token, get, write, search, status, mcp, *SESSION_COMMANDS):
     main.add_command(_cmd)
 
 

@@ -9,10 +9,13 @@ unknown fields are ignored.
 from .agents import (ActiveMemoryRequest, MigrateRequest, RecallEventRequest, ResearchRequest,
                      SessionIngestRequest, StreamRequest, WakeRequest)
 from .base import EmptyRequest, Request
+from .sessions import (CompactRequest, DigestRequest, ProposalApplyRequest, ProposalRejectRequest,
+                       ProposalShowRequest, ProposalsListRequest, ProposeRequest, UncompactRequest)
 from .memory import (GetRequest, LinkRequest, MemoryWriteRequest, PurgeRequest, Scope, SearchRequest,
                      StatusRequest, WriteRequest)
 
-__all__ = ["ActiveMemoryRequest", "EmptyRequest", "GetRequest", "LinkRequest", "MemoryWriteRequest",
+__all__ = ["CompactRequest", "DigestRequest", "ProposalApplyRequest", "ProposalRejectRequest", "ProposalShowRequest",
+           "ProposalsListRequest", "ProposeRequest", "UncompactRequest", "ActiveMemoryRequest", "EmptyRequest", "GetRequest", "LinkRequest", "MemoryWriteRequest",
            "MigrateRequest", "PurgeRequest", "RecallEventRequest", "Request", "ResearchRequest", "Scope",
            "SearchRequest", "SessionIngestRequest", "StatusRequest", "StreamRequest", "WakeRequest",
            "WriteRequest"]

@@ -59,6 +59,8 @@ class GetRequest(Request):
     lines: Optional[Int] = Field(None, description="How many lines to return (default: to the end).")
     debug: bool = Field(False, description="Add total_lines, lines_returned, frontmatter and hash (sha256 of the "
                                            "whole file, needed as expected_hash to replace, forget or purge).")
+    uncompact: bool = Field(False, description="commonplace: a compacted session transcript as it was before "
+                                               "compaction, byte for byte (the file is not changed).")
 
 
 class WriteRequest(Request):
@@ -82,7 +84,8 @@ class WriteRequest(Request):
 
 
 class PurgeRequest(Request):
-    target: str = Field(..., min_length=1, max_length=1024, description="Corpus-relative path of the file to delete.")
+    target: str = Field(..., min_length=1, max_length=1024, description="Corpus-relative path of the file to delete; "
+                        "or `claim:<claim_id>` or an entity id (person:alex) to erase claims from the claim log too.")
     expected_hash: Optional[str] = Field(None, description="Required for a live purge: 'sha256:<hex>' of the file.")
     reason: Optional[str] = Field(None, description="Required for a live purge: why.")
     dry_run: bool = Field(True, description="Default true: say what would be deleted; send false to delete.")

@@ -18,6 +18,10 @@ def get(ctx: OpContext, req: GetRequest) -> dict[str, Any]:
         raise ApiError(400, "invalid_parameter", "'from' must be >= 1")
     if req.lines is not None and req.lines < 1:
         raise ApiError(400, "invalid_parameter", "'lines' must be >= 1")
+    if req.uncompact:  # a compacted session transcript as it was (issue 31)
+        from .compaction import read_original
+
+        return read_original(ctx, req, start)
     try:
         r = w.read_document(ctx.root, req.path, start, req.lines, ctx.excluded)
     except w.WriteError as exc:

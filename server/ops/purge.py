@@ -56,6 +56,10 @@ def _file(ctx: OpContext, rel: str) -> tuple[Any, bytes]:
 
 
 def purge(ctx: OpContext, req: PurgeRequest) -> dict[str, Any]:
+    from .erase import erase, is_claim_target
+
+    if is_claim_target(req.target):  # a claim or an entity: erased from the claim log too
+        return erase(ctx, req)
     try:
         rel = w.normalize_target(req.target)
         with w.write_lock(ctx.root):

@@ -1,0 +1,99 @@
+"""Compaction of old session transcripts (`/v1/compact`, `/v1/uncompact`, and `get` with
+`uncompact: true`); the work is compiler/sessions/compact.py's.
+
+Each transcript is compacted under the corpus write lock, its gist being its
+deterministic digest; the changed transcripts are refreshed together afterwards, so
+search finds them by their gist at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from commonplace.compiler import writes as w
+from commonplace.compiler.model import is_session_path
+from commonplace.compiler.sessions import blobs
+from commonplace.compiler.sessions import compact as cp
+from commonplace.compiler.sessions import digest as dg
+
+from ..errors import ApiError, from_write_error
+from ..models import CompactRequest, GetRequest, UncompactRequest
+from . import OpContext
+from .refresh import refresh
+
+
+def gist_of(rel: str, data: bytes) -> str:
+    d = dg.build(dg.digest_path(rel), "gist", [(rel, data)], None)
+    return d.sections_markdown()
+
+
+def run_compaction(ctx: OpContext, older_than_days: float, dry_run: bool = False) -> dict[str, Any]:
+    todo, protected = cp.plan(ctx.root, older_than_days)
+    done: list[str] = []
+    if not dry_run:
+        for rel in todo:
+            with w.write_lock(ctx.root):
+                full = ctx.root / rel
+                if not full.is_file():
+                    continue
+                data = full.read_bytes()
+                if cp.compact_file(ctx.root, rel, gist_of(rel, data)):
+                    done.append(rel)
+    indexed = True
+    if done:
+        indexed, _ = refresh(ctx.live, done)
+    return {"dry_run": dry_run, "compacted": done if not dry_run else [], "would_compact": todo if dry_run else [],
+            "count": len(todo) if dry_run else len(done), "kept_recent": len(protected), "indexed": indexed}
+
+
+def compact(ctx: OpContext, req: CompactRequest) -> dict[str, Any]:
+    return run_compaction(ctx, req.older_than_days, req.dry_run)
+
+
+def _session(ctx: OpContext, path: str) -> str:
+    try:
+        rel = w.normalize_target(path)
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    if not is_session_path(rel):
+        raise ApiError(400, "invalid_session_path", "only session transcripts (logs/sessions/...md) are compacted")
+    full = w.locate(ctx.root, rel, ctx.excluded)
+    if not full.is_file() or full.is_symlink():
+        raise ApiError(404, "not_found", f"path not found: {rel}")
+    return rel
+
+
+def uncompact(ctx: OpContext, req: UncompactRequest) -> dict[str, Any]:
+    rel = _session(ctx, req.path)
+    try:
+        with w.write_lock(ctx.root):
+            changed = cp.uncompact_file(ctx.root, rel)
+    except blobs.BlobError as exc:
+        raise ApiError(409, "blob_missing", f"cannot uncompact {rel}: {exc}") from None
+    indexed = True
+    if changed:
+        indexed, _ = refresh(ctx.live, [rel])
+    data = (ctx.root / rel).read_bytes()
+    return {"path": rel, "uncompacted": changed, "hash": w.content_hash(data), "indexed": indexed}
+
+
+def read_original(ctx: OpContext, req: GetRequest, start: int) -> dict[str, Any]:
+    """`get` with uncompact=true: the original of a compacted transcript (any other
+    document reads as it is), sliced like a plain get."""
+    try:
+        r = w.read_document(ctx.root, req.path, 1, None, ctx.excluded)
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    try:
+        data = cp.original_bytes(ctx.root, r.path)
+    except blobs.BlobError as exc:
+        raise ApiError(409, "blob_missing", f"cannot uncompact {r.path}: {exc}") from None
+    text = data.decode("utf-8", "replace")
+    lines = text.splitlines(keepends=True)
+    sliced = lines[start - 1: (start - 1 + req.lines) if req.lines is not None else None]
+    out: dict[str, Any] = {"path": r.path, "from": start, "content": "".join(sliced), "compacted": data != b""
+                           and cp.is_compacted((ctx.root / r.path).read_bytes())}
+    if req.debug:
+        out.update(total_lines=len(lines), lines_returned=len(sliced), frontmatter=dg.session_meta(data),
+                   hash=w.content_hash(data))
+    return out

@@ -1,0 +1,126 @@
+"""Digest quality and compaction throughput on long dialogues.
+
+    python -m tests.benchmarks.bench_digest [--seeds 4] [--sessions 16] [--turns 20]
+
+Each conversation of the long-dialogue generator (tests/benchmarks/quality/dialogue.py)
+is written as session transcripts (one file per session, `Speaker: text` lines) and
+digested by the deterministic extractive digest. Reported:
+- evidence kept: the share of question-answering evidence turns whose content survives in
+  their session's digest (at least 80% of the turn's content words appear in the digest's
+  items; `verbatim` counts turns whose every sentence is an item as it was said);
+- compression: digest tokens / session tokens (body only, same estimator as wake), for the
+  item sections and for the whole page (title and source references included);
+- compaction and uncompaction throughput (MB/s of transcript) over the same files.
+Target (issue 31): >= 80% of evidence kept at <= 25% of the session's tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from commonplace.compiler.sessions import digest as dg
+from tests.benchmarks.quality.dialogue import conversation
+
+
+def transcripts(seed: int, sessions: int, turns: int) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """({path: text}, [(path, evidence turn text)])."""
+    tl, placed = conversation(seed, sessions, turns)
+    files: dict[int, list[str]] = {}
+    dates = {}
+    for t in tl:
+        files.setdefault(t.session, []).append(f"{t.speaker}: {t.text}")
+        dates[t.session] = t.date.isoformat()
+    out = {}
+    for s, lines in files.items():
+        path = f"logs/sessions/bench/conv-{seed}/session-{s:02d}.md"
+        out[path] = (f"---\ntitle: Conversation {seed}, session {s}\ntype: session\ncreated: '{dates[s]}'\n---\n\n"
+                     + "\n".join(lines) + "\n")
+    evidence = []
+    for pl in placed:
+        for s, speaker, text in pl["refs"]:
+            evidence.append((f"logs/sessions/bench/conv-{seed}/session-{s + 1:02d}.md", text))
+    return out, evidence
+
+
+def run(seeds: int, sessions: int, turns: int) -> dict[str, float]:
+    kept = verbatim = total = 0
+    ratios_items, ratios_page = [], []
+    all_files: dict[str, str] = {}
+    for seed in range(seeds):
+        files, evidence = transcripts(seed, sessions, turns)
+        all_files.update(files)
+        digests = {}
+        for path, text in files.items():
+            d = dg.build(dg.digest_path(path), f"Digest of {path}", [(path, text.encode())], None)
+            digests[path] = d
+            body_tokens = d.session_tokens
+            ratios_items.append(dg.estimate_tokens(d.sections_markdown()) / body_tokens)
+            ratios_page.append(dg.estimate_tokens(d.body()) / body_tokens)
+        for path, text in evidence:
+            d = digests[path]
+            items = " ".join(i.text for i in d.items)
+            words = {w.lower() for w in dg.content_words(items)}
+            need = [w.lower() for w in dg.content_words(text)]
+            total += 1
+            if need and sum(w in words for w in need) / len(need) >= 0.8:
+                kept += 1
+            from commonplace.compiler.sessions.transcript import Turn
+
+            sents = Turn(0, None, text, 0, 0).sentences()
+            if all(any(s == i.text for i in d.items) for s in sents):
+                verbatim += 1
+    thr = compaction_throughput(all_files)
+    return {"evidence": total, "kept": kept / total, "verbatim": verbatim / total,
+            "ratio_items": statistics.mean(ratios_items), "ratio_items_max": max(ratios_items),
+            "ratio_page": statistics.mean(ratios_page), "ratio_page_max": max(ratios_page), **thr}
+
+
+def compaction_throughput(files: dict[str, str]) -> dict[str, float]:
+    from commonplace.compiler.sessions import compact as cp
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-digest-"))
+    try:
+        for rel, text in files.items():
+            p = tmp / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        size = sum(len(t.encode()) for t in files.values())
+        t0 = time.perf_counter()
+        done = [cp.compact_file(tmp, rel, gist="(bench gist)") for rel in sorted(files)]
+        t1 = time.perf_counter()
+        for rel in sorted(files):
+            cp.uncompact_file(tmp, rel)
+        t2 = time.perf_counter()
+        assert all(done) and all((tmp / r).read_text("utf-8") == t for r, t in files.items())
+        return {"files": len(files), "mb": size / 1e6, "compact_mb_s": size / 1e6 / (t1 - t0),
+                "uncompact_mb_s": size / 1e6 / (t2 - t1), "compact_files_s": len(files) / (t1 - t0)}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--sessions", type=int, default=16)
+    ap.add_argument("--turns", type=int, default=20)
+    a = ap.parse_args()
+    r = run(a.seeds, a.sessions, a.turns)
+    print(f"long dialogues: {a.seeds} conversations x {a.sessions} sessions x {a.turns} turns; "
+          f"{r['evidence']} evidence turns")
+    print("| measure | value |\n|---|---|")
+    print(f"| evidence kept (>= 80% of its content words in the digest) | {r['kept']:.1%} |")
+    print(f"| evidence kept verbatim (every sentence an item) | {r['verbatim']:.1%} |")
+    print(f"| digest items / session tokens (mean, max) | {r['ratio_items']:.1%}, {r['ratio_items_max']:.1%} |")
+    print(f"| digest page body / session tokens (mean, max) | {r['ratio_page']:.1%}, {r['ratio_page_max']:.1%} |")
+    print(f"| compaction ({r['files']} files, {r['mb']:.2f} MB) | {r['compact_mb_s']:.2f} MB/s, "
+          f"{r['compact_files_s']:.0f} files/s |")
+    print(f"| uncompaction | {r['uncompact_mb_s']:.2f} MB/s |")
+
+
+if __name__ == "__main__":
+    main()
