@@ -240,7 +240,8 @@ ROUTES: tuple[Route, ...] = (
           tool="dory_compact", writes=True, handler="compaction:compact", errors=WRITE_ERRORS,
           example={"older_than_days": 30, "dry_run": True}),
     Route("uncompact", "/v1/uncompact", ("POST",), "Put a compacted transcript back",
-          "Restore a compacted session transcript from its blob, byte for byte.",
+          "Restore a compacted session transcript (logs/sessions/...md) from its content-addressed blob, byte for "
+          "byte; the file is searchable by its full text again. A transcript that was not compacted is unchanged.",
           m.UncompactRequest, _obj("path", "uncompacted", path=S, uncompacted=B, hash=S, indexed=B),
           tool="dory_uncompact", writes=True, handler="compaction:uncompact", errors=WRITE_ERRORS,
           example={"path": "logs/sessions/coder/2026-04-12-s1.md"}),

@@ -151,9 +151,13 @@ def test_status(client) -> None:
 def test_tools(client) -> None:
     d = client.get("/v1/tools").get_json()
     names = [t["name"] for t in d["tools"]]
-    # Dory's ten tools, by Dory's names, in Dory's order
-    assert names == ["dory_wake", "dory_active_memory", "dory_research", "dory_search", "dory_get",
-                     "dory_memory_write", "dory_write", "dory_purge", "dory_link", "dory_status"]
+    # Dory's ten tools, by Dory's names, in Dory's order, then the sessions plane's (issue 31)
+    dory = ["dory_wake", "dory_active_memory", "dory_research", "dory_search", "dory_get",
+            "dory_memory_write", "dory_write", "dory_purge", "dory_link", "dory_status"]
+    sessions = ["dory_session_ingest", "dory_digest", "dory_memory_propose", "dory_proposals_list",
+                "dory_proposals_show", "dory_proposals_apply", "dory_proposals_reject", "dory_compact",
+                "dory_uncompact"]
+    assert names == dory + sessions
     required = {t["name"]: set(t["inputSchema"]["required"]) for t in d["tools"]}
     assert required["dory_wake"] == {"agent"} and required["dory_search"] == {"query"}
     assert required["dory_memory_write"] == {"action", "kind", "subject", "content"}
@@ -161,7 +165,10 @@ def test_tools(client) -> None:
     for t in d["tools"]:
         assert t["inputSchema"]["type"] == "object"
         assert len(t["description"]) > 80
-        assert t["path"] == "/v1/" + t["name"].removeprefix("dory_").replace("_", "-")
+        if t["name"] in dory or t["name"] == "dory_session_ingest":
+            assert t["path"] == "/v1/" + t["name"].removeprefix("dory_").replace("_", "-")
+        else:
+            assert t["path"].startswith("/v1/")
         assert "$ref" not in json.dumps(t["inputSchema"])  # inlined, as Dory's registry does
     urls = {rule.rule for rule in client.application.url_map.iter_rules()}
     for t in d["tools"]:
