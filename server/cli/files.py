@@ -34,11 +34,23 @@ def _excluded(root: Path, out: Path | None) -> tuple[Path, ...]:
 @click.option("--from", "start", default=1, show_default=True, type=click.IntRange(1, None), help="First line (1-based).")
 @click.option("--lines", default=None, type=click.IntRange(1, None), help="How many lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print {path, from, content, total_lines, lines_returned, frontmatter, hash}.")
-def get(path: str, corpus_opt: Path | None, start: int, lines: int | None, as_json: bool) -> None:
+@click.option("--uncompact", is_flag=True, help="A compacted session transcript as it was, byte for byte.")
+def get(path: str, corpus_opt: Path | None, start: int, lines: int | None, as_json: bool, uncompact: bool) -> None:
     """Print a document of the corpus (or some of its lines), like GET /v1/get."""
     from commonplace.compiler.writes import WriteError, read_document
 
     root = pick_corpus(None, corpus_opt)
+    if uncompact:
+        from .sessions import run_op
+
+        data = run_op(root, Path("site"), "get", {"path": path, "from": start, "lines": lines, "debug": as_json,
+                                                  "uncompact": True}, local=True, build=False)
+        if as_json:
+            emit_json(data)
+        else:
+            sys.stdout.buffer.write(data["content"].encode("utf-8", "surrogateescape"))
+            sys.stdout.flush()
+        return
     try:
         r = read_document(root, path, start, lines, _excluded(root, Path("site")))
     except WriteError as exc:

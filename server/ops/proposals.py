@@ -139,7 +139,8 @@ def apply(ctx: OpContext, req: ProposalApplyRequest) -> dict[str, Any]:
         raise ApiError(409, "route_changed",
                        f"proposal {req.id} no longer routes where it was reviewed: planned "
                        f"{planned.get('subject_ref')} at {planned.get('target_path')}, now "
-                       f"{now['subject_ref']} at {now['target_path']}; reject it and propose again",
+                       + (f"{now['subject_ref']} at {now['target_path']}" if again.get("resolved")
+                          else f"unresolved ({again.get('message')})") + "; reject it and propose again",
                        planned=planned, now=now)
     if req.dry_run:
         return {"id": req.id, "applied": False, "dry_run": True, "path": rel, "planned": planned,
