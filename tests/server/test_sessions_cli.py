@@ -1,0 +1,84 @@
+"""The sessions commands of the console script (issue 31): digest, proposals
+create/list/show/apply/reject, compact, uncompact and `get --uncompact`, run here (then
+an incremental build) and, for one of them, sent to a running server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dorylive import Server
+from srvkit import CORPUS, write_files
+
+CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
+OLD = "logs/sessions/coder/2025-03-01-a.md"
+NEW = "logs/sessions/coder/2026-11-25-b.md"
+TEXT = ("---\ntitle: coder session a\ntype: session\ncreated: '{day}'\n---\n\n"
+        "user: We decided to keep the heron index in SQLite.\n\n"
+        "assistant: Alex owns the heron index and reviews it on {day}.\n")
+
+
+def cp(root: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COMMONPLACE_ACTOR="cli-test", HF_HUB_OFFLINE="1")
+    env.pop("COMMONPLACE_TOKEN", None)
+    r = subprocess.run([*CLI, *args, "-C", str(root)], capture_output=True, text=True, timeout=300, env=env,
+                       cwd=root.parent)
+    assert (r.returncode == 0) == ok, r.stdout + r.stderr
+    return r
+
+
+def test_sessions_commands_here_and_through_a_server(tmp_path: Path) -> None:
+    root = write_files(tmp_path / "corpus", {**CORPUS, OLD: TEXT.format(day="2025-03-01"),
+                                             NEW: TEXT.format(day="2026-11-25")})
+    original = (root / OLD).read_bytes()
+    out = ["--out", str(tmp_path / "site"), "--no-embed"]
+    r = cp(root, "digest", "--session", NEW, *out)
+    assert r.stdout.startswith("logs/digests/sessions/coder/2026-11-25-b.md: created") and "2 proposal(s)" in r.stdout
+    assert (tmp_path / "site" / "logs/digests/sessions/coder/2026-11-25-b/index.html").is_file()  # built
+    page = (root / "logs/digests/sessions/coder/2026-11-25-b.md").read_text("utf-8")
+    assert cp(root, "digest", "--session", NEW, "--print", "--no-propose", "--no-build").stdout == page
+
+    listed = json.loads(cp(root, "proposals", "list", "--json", "--no-build").stdout)
+    ids = {p["kind"]: p["id"] for p in listed["proposals"]}
+    assert set(ids) == {"decision", "fact"}
+    shown = cp(root, "proposals", "show", ids["fact"], "--no-build").stdout
+    assert "planned: people/alex.md (person:alex)" in shown
+    r = cp(root, "proposals", "apply", ids["fact"], *out)
+    assert "written -> people/alex.md" in r.stdout
+    assert "reviews it on 2026-11-25" in (root / "people/alex.md").read_text("utf-8")
+    assert "rejected" in cp(root, "proposals", "reject", ids["decision"], "--reason", "not yet", *out).stdout
+    r = cp(root, "proposals", "create", "Sam", "Sam prefers pairing on Fridays.", "--kind", "preference", *out)
+    pid = r.stdout.split(":")[0]
+    assert "people/sam.md (person:sam)" in r.stdout
+    assert cp(root, "proposals", "apply", "p-000000000000", "--no-build", ok=False).stderr.strip().endswith(
+        "no proposal p-000000000000")
+
+    r = cp(root, "compact", "--older-than", "30", *out)
+    assert r.stdout.startswith("compacted 2 transcript(s); 1 recent kept") and OLD in r.stdout  # CORPUS has one too
+    assert (root / OLD).read_bytes() != original
+    got = subprocess.run([*CLI, "get", OLD, "--uncompact", "-C", str(root)], capture_output=True, timeout=120)
+    assert got.returncode == 0 and got.stdout == original
+    assert "restored" in cp(root, "uncompact", OLD, *out).stdout
+    assert (root / OLD).read_bytes() == original
+
+    # With a server running for the corpus, the command goes to it (and needs its token).
+    from commonplace.server.tokens import TokenStore
+
+    token = TokenStore(root).create("cli")
+    server = Server(root, tmp_path / "site").start()
+    try:
+        env = dict(os.environ, COMMONPLACE_TOKEN=token)
+        r = subprocess.run([*CLI, "proposals", "list", "--json", "-C", str(root)], capture_output=True, text=True,
+                           timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+        assert [p["id"] for p in json.loads(r.stdout)["proposals"]] == [pid]
+        r = subprocess.run([*CLI, "proposals", "apply", pid, "-C", str(root)], capture_output=True, text=True,
+                           timeout=120, env=env)
+        assert r.returncode == 0 and "written -> people/sam.md" in r.stdout, r.stderr
+        found = server.request("POST", "/v1/search", {"query": "pairing on Fridays", "mode": "bm25"}, token=token)
+        assert "people/sam.md" in [h["path"] for h in found.json()["results"]]
+    finally:
+        server.stop()
