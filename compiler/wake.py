@@ -51,6 +51,7 @@ from typing import Any, Iterable
 from .markdown import slugify
 from .scan import session_files
 from .model import Document
+from .sessions.actors import is_personal, preferences
 
 PROFILES = ("default", "casual", "coding", "writing", "privacy")
 SECTION_ORDERS: dict[str, tuple[str, ...]] = {
@@ -288,6 +289,7 @@ def _extra_core(docs: dict[str, Document], profile: str, taken: set[str]) -> lis
         return []
     everything = profile in ("default", "casual")
     extra = [d for d in docs.values() if _is_core(d) and d.path not in taken and not d.is_session
+             and not is_personal(d.path)  # an actor's own page: only in that actor's wake
              and (everything or _truthy(d.frontmatter.get("pinned")))
              and str(d.status or "").lower() not in RETIRED]
     extra.sort(key=lambda d: (not _truthy(d.frontmatter.get("pinned")), d.path))
@@ -369,7 +371,6 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
          agent: str | None = None, include_recent_sessions: int = 5, include_pinned_decisions: bool = True,
          resolver: Any = None) -> WakeResult:
     """The wake block for `docs` (path -> Document); file text comes from `root`."""
-    del agent  # Dory picks a tokenizer by agent; the estimate here is the same for all
     if not isinstance(docs, dict):
         docs = {d.path: d for d in docs}
     budget = max(1, min(MAX_BUDGET, int(budget_tokens)))
@@ -392,6 +393,9 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
     # Dory's named core files appear only where their profile puts them (coding leaves
     # out user, soul and identity on purpose), never as extras.
     taken.update(f"core/{n}.md" for n in NAMED_CORE)
+    personal = preferences(root, agent) if prof != "privacy" else None
+    if personal is not None:
+        sections.append(_Section("personal", [personal[0]], personal[1]))
     for d in _extra_core(docs, prof, taken):
         text = read.text(d.path)
         if text and text.strip():
