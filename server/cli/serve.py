@@ -43,9 +43,11 @@ def parse_size(text: str) -> int:
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
               help="Extra Host header names to answer to (for a non-loopback bind behind a name).")
 @click.option("--access-log", is_flag=True, help="Log one line per request (request id, method, path, status, ms).")
+@click.option("--compact-after", type=click.FloatRange(0, None), default=None, metavar="DAYS",
+              help="Compact session transcripts older than DAYS, now and every hour (never the most recent third).")
 def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str, port: int, watch: bool,
           no_auth: bool, loopback_reads: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...],
-          access_log: bool) -> None:
+          access_log: bool, compact_after: float | None) -> None:
     """Serve the wiki at / and Dory's /v1 API (search, get, write, memory-write, wake, ...).
 
     As in Dory, every /v1 request needs `Authorization: Bearer <token>` (see `commonplace
@@ -85,6 +87,14 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
     app = create_app(live, cfg)
 
     from .. import runner
+
+    if compact_after is not None:
+        import os
+
+        from ..ops.compaction import Schedule
+
+        interval = float(os.environ.get("COMMONPLACE_COMPACT_INTERVAL", "3600"))
+        Schedule(live, root, out, compact_after, interval).start()
 
     try:
         code = runner.run(app, live, cfg, threads=threads, watch=watch, embed=not no_embed, say=click.echo,

@@ -97,3 +97,40 @@ def read_original(ctx: OpContext, req: GetRequest, start: int) -> dict[str, Any]
         out.update(total_lines=len(lines), lines_returned=len(sliced), frontmatter=dg.session_meta(data),
                    hash=w.content_hash(data))
     return out
+
+
+class Schedule:
+    """`serve --compact-after DAYS`: compaction every `interval` seconds in a daemon thread,
+    once the corpus is open; a failed run is logged and the next one tries again."""
+
+    def __init__(self, live: Any, root: Any, out: Any, days: float, interval: float = 3600.0) -> None:
+        import threading
+
+        self.live, self.root, self.out, self.days, self.interval = live, root, out, days, interval
+        self.stop = threading.Event()
+        self.runs = 0
+        self.thread = threading.Thread(target=self._loop, name="commonplace-compact", daemon=True)
+
+    def start(self) -> "Schedule":
+        self.thread.start()
+        return self
+
+    def _loop(self) -> None:
+        import logging
+
+        log = logging.getLogger("commonplace.server")
+        while not self.stop.is_set():
+            if getattr(self.live, "ready", False):
+                try:
+                    out = self.out.resolve() if self.out is not None else None
+                    excluded = (out,) if out is not None and out.is_relative_to(self.root) else ()
+                    r = run_compaction(OpContext(live=self.live, root=self.root, out=out, excluded=excluded,
+                                                 actor="compaction"), self.days)
+                    self.runs += 1
+                    if r["count"]:
+                        log.warning("compacted %d session transcript(s)", r["count"])
+                except Exception:  # noqa: BLE001 - the next run tries again
+                    log.exception("scheduled compaction failed")
+                self.stop.wait(self.interval)
+            else:
+                self.stop.wait(1.0)

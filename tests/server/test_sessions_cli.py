@@ -82,3 +82,23 @@ def test_sessions_commands_here_and_through_a_server(tmp_path: Path) -> None:
         assert "people/sam.md" in [h["path"] for h in found.json()["results"]]
     finally:
         server.stop()
+
+
+def test_serve_compacts_on_a_schedule(tmp_path: Path) -> None:
+    import time
+
+    root = write_files(tmp_path / "corpus", {**CORPUS, OLD: TEXT.format(day="2025-03-01"),
+                                             NEW: TEXT.format(day="2026-11-25")})
+    original = (root / OLD).read_bytes()
+    server = Server(root, tmp_path / "site", "--compact-after", "30", "--no-auth",
+                    env={"COMMONPLACE_COMPACT_INTERVAL": "0.5"}).start()
+    try:
+        deadline = time.time() + 60
+        while b"commonplace:compacted" not in (root / OLD).read_bytes() and time.time() < deadline:
+            time.sleep(0.2)
+        assert b"commonplace:compacted" in (root / OLD).read_bytes()
+        assert b"commonplace:compacted" not in (root / NEW).read_bytes()  # the recent third stays
+        r = server.request("GET", f"/v1/get?path={OLD}&uncompact=true")
+        assert r.status == 200 and r.json()["content"].encode() == original
+    finally:
+        server.stop()
