@@ -249,4 +249,25 @@ def uncompact(path: str, **o: Any) -> None:
         click.echo(f"{data['path']}: {'restored' if data['uncompacted'] else 'was not compacted'} ({data['hash']})")
 
 
-COMMANDS = (digest, proposals, compact, uncompact)
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("target")
+@click.option("--reason", default=None, help="Why (needed to delete or erase).")
+@click.option("--expected-hash", default=None, help="Current sha256:<hex> of the file (a file purge).")
+@click.option("--allow-canonical", is_flag=True, help="Needed for canonical memory, claims and entities.")
+@click.option("--yes", is_flag=True, help="Do it (without: only say what would go).")
+@_common
+def purge(target: str, reason: str | None, expected_hash: str | None, allow_canonical: bool, yes: bool,
+          **o: Any) -> None:
+    """Delete a file for good, or erase a claim (`claim:<id>`) or an entity (`person:alex`)
+    from the claim log, pages, artifacts and indexes (`forget` keeps history; this does not)."""
+    data = _run(o, "purge", {"target": target, "reason": reason, "expected_hash": expected_hash,
+                             "allow_canonical": allow_canonical, "dry_run": not yes})
+    if o["as_json"]:
+        emit_json(data)
+        return
+    verb = "would go" if data["dry_run"] else "erased" if data.get("erased") else "purged"
+    click.echo(f"{target}: {verb}" + (f" ({len(data['claims'])} claim(s))" if "claims" in data else "")
+               + (f"; files: {', '.join(data['paths'])}" if data.get("paths") else ""))
+
+
+COMMANDS = (digest, proposals, compact, uncompact, purge)

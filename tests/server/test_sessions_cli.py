@@ -64,6 +64,16 @@ def test_sessions_commands_here_and_through_a_server(tmp_path: Path) -> None:
     assert "restored" in cp(root, "uncompact", OLD, *out).stdout
     assert (root / OLD).read_bytes() == original
 
+    # Erasing a claim from the command line: the text leaves every file.
+    r = cp(root, "claim", "add", "person:alex", "Alex stores the ocelot cipher in the attic", "-C", str(root))
+    cid = next(w for w in r.stdout.replace("`", " ").split() if w.startswith("c_"))
+    cp(root, "build", str(root), *out[:2], "--no-embed")
+    assert "would go" in cp(root, "purge", f"claim:{cid}", "--no-build").stdout
+    r = cp(root, "purge", f"claim:{cid}", "--yes", "--reason", "asked", "--allow-canonical", *out)
+    assert "erased (1 claim(s))" in r.stdout
+    for base in (root, tmp_path / "site"):
+        assert not [p for p in base.rglob("*") if p.is_file() and b"ocelot" in p.read_bytes()]
+
     # With a server running for the corpus, the command goes to it (and needs its token).
     from commonplace.server.tokens import TokenStore
 
