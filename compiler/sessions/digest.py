@@ -25,7 +25,7 @@ SECTIONS = (("decision", "Decisions"), ("fact", "Facts"), ("question", "Open que
             ("followup", "Follow-ups"))
 GENERATOR = "extractive-v1"
 BUDGET_RATIO = 0.2  # of the session's tokens; the page's header and sources come on top
-MIN_BUDGET = 40  # tokens: a short session keeps its few points whatever the ratio
+MIN_BUDGET = 60  # tokens: a short session keeps its few points whatever the ratio
 
 _DECISION = re.compile(r"\b(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed|chose|settled on|are going with|"
                        r"will go with|went with)\b|\bdecision\b|\blet'?s go with\b|\bwe'?ll use\b|\bwe will use\b",
