@@ -130,7 +130,7 @@ class Digest:
     def body(self) -> str:
         head = f"# {self.title}\n\n"
         if len(self.sources) == 1:
-            head += f"Session: `{self.sources[0]}` (items name their lines there)\n\n"
+            head += f"Session: `{self.sources[0]}`\n\n"
         return head + (self.body_override if self.body_override is not None else self.sections_markdown())
 
     def text(self) -> str:

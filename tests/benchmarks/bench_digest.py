@@ -56,7 +56,8 @@ def run(seeds: int, sessions: int, turns: int) -> dict[str, float]:
         all_files.update(files)
         digests = {}
         for path, text in files.items():
-            d = dg.build(dg.digest_path(path), f"Digest of {path}", [(path, text.encode())], None)
+            title = "Digest: " + str(dg.session_meta(text.encode()).get("title"))  # as /v1/digest titles it
+            d = dg.build(dg.digest_path(path), title, [(path, text.encode())], None)
             digests[path] = d
             body_tokens = d.session_tokens
             ratios_items.append(dg.estimate_tokens(d.sections_markdown()) / body_tokens)
@@ -75,6 +76,11 @@ def run(seeds: int, sessions: int, turns: int) -> dict[str, float]:
             if all(any(s == i.text for i in d.items) for s in sents):
                 verbatim += 1
     thr = compaction_throughput(all_files)
+    # Long transcripts too: each conversation's sessions end to end, eight times over (~180 KB each).
+    big = {f"logs/sessions/bench/long-{i}.md": "---\ntitle: long\ntype: session\n---\n\n" + "\n".join(
+        t.split("---\n", 2)[2] for t in list(all_files.values())[i * sessions:(i + 1) * sessions]) * 8
+        for i in range(seeds)}
+    thr.update({f"big_{k}": v for k, v in compaction_throughput(big).items()})
     return {"evidence": total, "kept": kept / total, "verbatim": verbatim / total,
             "ratio_items": statistics.mean(ratios_items), "ratio_items_max": max(ratios_items),
             "ratio_page": statistics.mean(ratios_page), "ratio_page_max": max(ratios_page), **thr}
@@ -120,6 +126,9 @@ def main() -> None:
     print(f"| compaction ({r['files']} files, {r['mb']:.2f} MB) | {r['compact_mb_s']:.2f} MB/s, "
           f"{r['compact_files_s']:.0f} files/s |")
     print(f"| uncompaction | {r['uncompact_mb_s']:.2f} MB/s |")
+    print(f"| compaction ({r['big_files']} long transcripts, {r['big_mb']:.2f} MB) | {r['big_compact_mb_s']:.2f} MB/s, "
+          f"{r['big_compact_files_s']:.0f} files/s |")
+    print(f"| uncompaction (long transcripts) | {r['big_uncompact_mb_s']:.2f} MB/s |")
 
 
 if __name__ == "__main__":
