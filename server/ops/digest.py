@@ -119,7 +119,7 @@ def digest(ctx: OpContext, req: DigestRequest) -> dict[str, Any]:
         full = w.locate(ctx.root, target, ctx.excluded)
         old = full.read_bytes() if full.is_file() else None
         if old == data:
-            out.update(saved=True, action="unchanged", indexed=True)
+            out.update(saved=True, action="unchanged", indexed=True, hash=w.content_hash(data))
         else:
             wr = w.WriteRequest("create" if old is None else "replace", target, d.text(),
                                 expected_hash=None if old is None else w.content_hash(old), actor=ctx.actor or "api")

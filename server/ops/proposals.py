@@ -62,7 +62,7 @@ def propose(ctx: OpContext, req: ProposeRequest) -> dict[str, Any]:
     rel = pr.rel_of("proposed", pid)
     if existing:
         meta, _ = pr.read(ctx.root, rel)
-        return {"stored": True, "existing": True, "id": pid, "path": rel, **pr.summary(meta, rel)}
+        return {"stored": True, "existing": True, "indexed": True, **pr.summary(meta, rel)}
     meta = {
         "title": f"Proposal: {req.kind} about {req.subject}"[:200],
         "type": "capture", "status": "pending", "canonical": False, "source_kind": "generated",
@@ -164,7 +164,11 @@ def apply(ctx: OpContext, req: ProposalApplyRequest) -> dict[str, Any]:
 
 
 def reject(ctx: OpContext, req: ProposalRejectRequest) -> dict[str, Any]:
-    rel, meta = _pending(ctx, req.id)
+    state, rel, meta = _load(ctx, req.id)
+    if state == "rejected":  # rejecting twice is one rejection
+        return {"id": req.id, "rejected": True, "path": rel, "indexed": True}
+    if state != "proposed":
+        raise ApiError(409, "already_settled", f"proposal {req.id} was already {state} ({rel})")
     if req.reason:
         findings = w.scan_content(req.reason)
         if findings:
