@@ -15,6 +15,7 @@ from typing import Any
 
 from commonplace.compiler import writes as w
 from commonplace.compiler.model import is_session_path
+from commonplace.compiler.sessions import blobs
 from commonplace.compiler.sessions import compact as cp
 from commonplace.compiler.sessions import digest as dg
 
@@ -25,6 +26,13 @@ from .refresh import refresh
 
 MAX_PROPOSALS = 20
 _DECISION_WORDS = {"decided", "agreed", "chose", "settled", "decision", "going", "use"}
+
+
+def _original(ctx: OpContext, rel: str) -> bytes:
+    try:
+        return cp.original_bytes(ctx.root, rel)
+    except blobs.BlobError as exc:
+        raise ApiError(409, "blob_missing", f"cannot digest {rel}: it is compacted and {exc}") from None
 
 
 def _session_files(ctx: OpContext, req: DigestRequest) -> tuple[str, str, list[tuple[str, bytes]], str | None]:
@@ -42,7 +50,7 @@ def _session_files(ctx: OpContext, req: DigestRequest) -> tuple[str, str, list[t
         full = w.locate(ctx.root, rel, ctx.excluded)
         if not full.is_file() or full.is_symlink():
             raise ApiError(404, "not_found", f"path not found: {rel}")
-        data = cp.original_bytes(ctx.root, rel)
+        data = _original(ctx, rel)
         meta = dg.session_meta(data)
         title = f"Digest: {meta.get('title') or rel.rsplit('/', 1)[-1][:-3]}"
         return dg.digest_path(rel), title, [(rel, data)], dg.session_date(meta)
@@ -51,7 +59,7 @@ def _session_files(ctx: OpContext, req: DigestRequest) -> tuple[str, str, list[t
     for c in cp.candidates(ctx.root):
         name_day = re.search(r"\d{4}-\d{2}-\d{2}", c.path.rsplit("/", 1)[-1])
         if c.date == day or (name_day and name_day.group(0) == day):
-            chosen.append((c.path, cp.original_bytes(ctx.root, c.path)))
+            chosen.append((c.path, _original(ctx, c.path)))
     return dg.day_path(day), f"Digest of {day}", chosen, day
 
 

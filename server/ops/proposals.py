@@ -88,17 +88,38 @@ def _load(ctx: OpContext, pid: str) -> tuple[str, str, dict[str, Any]]:
     if where is None:
         raise ApiError(404, "not_found", f"no proposal {pid}")
     state, rel = where
-    meta, _ = pr.read(ctx.root, rel)
-    return state, rel, meta
+    return state, rel, _read(ctx, rel)
+
+
+def _read(ctx: OpContext, rel: str) -> dict[str, Any]:
+    """A proposal's frontmatter; a file edited into something unreadable is a 409 that
+    names it, never a crash."""
+    from commonplace.compiler import frontmatter as fm
+
+    try:
+        meta, _ = pr.read(ctx.root, rel)
+    except (OSError, UnicodeDecodeError, fm.FrontmatterError) as exc:
+        raise ApiError(409, "proposal_unreadable", f"{rel} cannot be read as a proposal: {exc}") from None
+    if not isinstance(meta.get("request"), dict) or not meta.get("proposal_id"):
+        raise ApiError(409, "proposal_unreadable", f"{rel} has no proposal_id or request in its frontmatter")
+    return meta
 
 
 def list_proposals(ctx: OpContext, req: ProposalsListRequest) -> dict[str, Any]:
     found = pr.listing(ctx.root, req.status)
     items = []
-    for state, rel in found[: req.limit]:
-        meta, _ = pr.read(ctx.root, rel)
-        items.append(pr.summary(meta, rel))
-    return {"status": req.status, "count": len(items), "total": len(found), "proposals": items}
+    skipped = []
+    for state, rel in found:
+        if len(items) >= req.limit:
+            break
+        try:
+            items.append(pr.summary(_read(ctx, rel), rel))
+        except ApiError as exc:
+            skipped.append({"path": rel, "message": exc.message})
+    out = {"status": req.status, "count": len(items), "total": len(found), "proposals": items}
+    if skipped:
+        out["unreadable"] = skipped
+    return out
 
 
 def show(ctx: OpContext, req: ProposalShowRequest) -> dict[str, Any]:

@@ -120,6 +120,13 @@ def test_apply_refuses_a_changed_route(env) -> None:
     assert "AK is someone else now" in (root / r["path"]).read_text("utf-8")
     assert server.request("POST", "/v1/proposals/show", {"id": "p-000000000000"}, token=token).status == 404
     assert server.request("POST", "/v1/proposals/show", {"id": "../etc"}, token=token).status == 422
+    # A proposal file edited into nonsense is named, never a crash.
+    (root / "inbox/proposed/p-0123456789ab.md").write_text("---\ntitle: [unclosed\n---\nbroken\n")
+    listed = call(server, token, "/v1/proposals", {})
+    assert [u["path"] for u in listed["unreadable"]] == ["inbox/proposed/p-0123456789ab.md"]
+    r = server.request("POST", "/v1/proposals/apply", {"id": "p-0123456789ab"}, token=token)
+    assert r.status == 409 and r.json()["error"]["code"] == "proposal_unreadable"
+    (root / "inbox/proposed/p-0123456789ab.md").unlink()
 
 
 def test_compaction_keeps_the_gist_searchable_and_the_original_recoverable(env) -> None:
