@@ -6,7 +6,7 @@ recovery, erasure from the claim log, and per-actor preferences.
                    questions, follow-ups, each with its source turn)
     llm.py         the optional rewrite by an OpenAI-compatible endpoint (falls back)
     proposals.py   proposal files under inbox/proposed|applied|rejected/
-    blobs.py       the content-addressed blob store of compacted originals (sessions/blobs/)
+    blobs.py       the content-addressed blob store of compacted originals (logs/blobs/)
     compact.py     compaction and uncompaction of old session transcripts
     erase.py       erasing claims' text from the claim log itself
     actors.py      an actor's own preferences for wake
