@@ -152,6 +152,24 @@ EXPECT = {
     "commonplace token new claude -C docs": _all(token_printed),
     "commonplace status -C docs --json":
         _all(json_out(lambda d: [] if json.dumps(d) and (d.get("documents") or d.get("files")) else [f"JSON: {d}"])),
+    # sessions, digests, proposals, compaction, erasure (docs/concepts/sessions.md)
+    "commonplace digest --session logs/sessions/coder/2025-01-05-s1.md --no-embed -C my-notes":
+        _all(stdout_has("logs/digests/sessions/coder/2025-01-05-s1.md: created (3 items", "p-01e36b0012a7",
+                        "p-27a86eef8609"),
+             file_has("my-notes/logs/digests/sessions/coder/2025-01-05-s1.md",
+                      "- user: Who signs off the vendor review for the cache? (L11)")),
+    "commonplace proposals apply p-01e36b0012a7 --no-embed -C my-notes":
+        _all(stdout_has("written -> projects/atlas/state.md"),
+             file_has("my-notes/projects/atlas/state.md", "Atlas ships the SQLite cache on Friday"),
+             files("my-notes/inbox/applied/p-01e36b0012a7.md")),
+    "commonplace proposals reject p-27a86eef8609 --reason \"decided later\" --no-embed -C my-notes":
+        _all(files("my-notes/inbox/rejected/p-27a86eef8609.md")),
+    "commonplace compact --older-than 30 --no-embed -C my-notes":
+        _all(stdout_has("compacted 1 transcript(s); 1 recent kept"),
+             file_has("my-notes/logs/sessions/coder/2025-01-05-s1.md", "commonplace:compacted")),
+    "commonplace get logs/sessions/coder/2025-01-05-s1.md --uncompact -C my-notes":
+        _all(stdout_has("user: We decided to keep the Atlas cache in SQLite."), stdout_lacks("commonplace:compacted")),
+    "grep -rl 4417 my-notes site || echo \"no trace of 4417\"": _all(stdout_has("no trace of 4417")),
     # HTTP API
     "curl -s -X POST http://127.0.0.1:8766/v1/search "
     "-H \"Authorization: Bearer $COMMONPLACE_TOKEN\" -H 'Content-Type: application/json' "
