@@ -216,7 +216,7 @@ ROUTES: tuple[Route, ...] = (
     Route("proposals_show", "/v1/proposals/show", ("GET", "POST"), "Show one proposal",
           "One proposal by id, with its preview (the diff its dry run planned) and, once settled, its outcome.",
           m.ProposalShowRequest, _obj("id", "status", "path", id=S, status=S, path=S, planned=OBJ, preview=S),
-          tool="dory_proposals_show", handler="proposals:show", errors=READ_ERRORS,
+          tool="dory_proposals_show", handler="proposals:show", errors=(*READ_ERRORS, 409),
           example={"id": "p-c23d86b52de2"}),
     Route("proposals_apply", "/v1/proposals/apply", ("POST",), "Apply a proposal",
           "Apply a proposal: its dry run is run again and the apply is refused (409 route_changed) if the target "
