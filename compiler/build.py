@@ -17,6 +17,7 @@ from . import dates, manifest
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_, content_hash
 from .output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
+from .attachments import scan_files
 from .scan import SourceFile, scan
 from .site import resolve_site
 from .stages import parse_file
@@ -94,14 +95,17 @@ def _progress(items: list[T], label: str, enabled: bool) -> Iterator[T]:
 
 
 def make_corpus(root: Path, parsed: Iterable[tuple[Document | None, list[Warning_]]],
-                warnings: list[Warning_]) -> Corpus:
-    """Collect parsed documents and resolve every link against the whole corpus."""
+                warnings: list[Warning_], files: Iterable[str] = ()) -> Corpus:
+    """Collect parsed documents and resolve every link against the whole corpus (and its
+    attachments, `files`)."""
     docs: list[Document] = []
     for doc, doc_warnings in parsed:
         warnings.extend(doc_warnings)
         if doc is not None:
             docs.append(doc)
     resolver = Resolver.build(docs)
+    for f in files:
+        resolver.add_file(f)
     resolve_all(docs, resolver)
     return Corpus(root, docs, resolver, LinkGraph.build(docs), warnings)
 
@@ -109,7 +113,9 @@ def make_corpus(root: Path, parsed: Iterable[tuple[Document | None, list[Warning
 def load_corpus(root: Path, out: Path | None = None, progress: bool = False) -> Corpus:
     """Scan, parse and resolve links. Bad files become warnings, never exceptions."""
     files, warnings = scan(root, out)
-    return make_corpus(root, (parse_file(f) for f in _progress(files, "Parsing", progress)), warnings)
+    disk, file_warnings = scan_files(root, out)
+    return make_corpus(root, (parse_file(f) for f in _progress(files, "Parsing", progress)), warnings + file_warnings,
+                       files=disk)
 
 
 @contextmanager
@@ -193,6 +199,9 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
             state = SiteState(root, out, name, site_url)
             state.out_fresh = fresh
         upserts, deletes = _changes(state, files)
+        disk, file_warnings = scan_files(root, out)
+        state.set_files(disk)
+        scan_warnings += file_warnings
     progress = make_progress(opts.progress)
     runner = {"runner_factory": engine.runner_factory} if engine is not None else {}
     with _timed(result.stages, "update"):
@@ -203,6 +212,9 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
             state = SiteState(root, out, name, site_url)
             state.out_fresh = fresh
             files, scan_warnings = scan(root, out)
+            disk, file_warnings = scan_files(root, out)
+            state.set_files(disk)
+            scan_warnings += file_warnings
             stats = state.update(files, [], progress=progress, **runner)
         finally:
             if progress is not None:

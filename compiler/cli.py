@@ -210,22 +210,28 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
 @click.option("--strict", is_flag=True, help="Exit 1 when anything is found.")
 @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
 def lint(corpus_arg: Path | None, corpus_opt: Path | None, strict: bool, as_json: bool) -> None:
-    """Report broken or ambiguous links, self-links, bad frontmatter, missing or duplicate titles.
+    """Report broken or ambiguous links, missing attachments, self-links, bad frontmatter, duplicate titles.
 
-    Exits 1 when broken links or unreadable files are found (any finding with --strict).
+    Each finding is an error or a warning. Exits 1 when there is an error (any finding
+    with --strict).
     """
     from .build import load_corpus
     from .lint import lint as run_lint
 
     root = pick_corpus(corpus_arg, corpus_opt)
     findings = run_lint(load_corpus(root.resolve(), Path("site").resolve()))
-    serious = [f for f in findings if f.code in {"broken-link", "ambiguous-link", "skipped", "frontmatter"}]
+    serious = [f for f in findings if f.severity == "error"]
     if as_json:
-        emit_json({"findings": [f.as_dict() for f in findings], "count": len(findings)})
+        emit_json({"findings": [f.as_dict() for f in findings], "count": len(findings),
+                   "errors": len(serious), "warnings": len(findings) - len(serious)})
     else:
         for f in findings:
             click.echo(str(f))
-        click.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}.")
+        n = len(findings)
+        click.echo(f"{n} finding{'s' if n != 1 else ''}.")
+        if n:
+            click.echo(f"{len(serious)} error{'s' if len(serious) != 1 else ''}, "
+                       f"{n - len(serious)} warning{'s' if n - len(serious) != 1 else ''}.")
     if serious or (strict and findings):
         sys.exit(1)
 

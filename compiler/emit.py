@@ -424,7 +424,7 @@ def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None
     def want(name: str) -> bool:
         return (run is None or name in run) and (rendered is None or needs_render(name) == rendered)
 
-    if want("home"):
+    if want("home") and not site.home:  # else the home document's page is the home page
         yield home_page(site, env)
     if want("types"):
         yield from type_pages(site, env, sel.types)

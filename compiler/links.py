@@ -1,8 +1,15 @@
 """Stage 3, links: extract links from tokens and resolve them against the corpus.
 
-Resolution order (design): exact relative path, path without `.md`, unique file stem,
-then title or alias (case-insensitive). No fuzzy guessing: anything else is broken,
-and a name that matches several documents is ambiguous (reported, never guessed).
+Resolution order (design): exact relative path, path without `.md`, file stem, then
+title or alias (case-insensitive). A stem several documents share goes to the one
+nearest the linking note (most leading folders in common, as Obsidian prefers the
+note's own folder); the link keeps every candidate, so it still shows as ambiguous.
+No fuzzy guessing: a tie for nearest, or no match, is broken.
+
+Links to other files (attachments: images, PDFs, audio...) are links of kind "file",
+resolved against the corpus's attachment table (`attachments`): the path as written
+(relative to the note, then from the corpus root), else the bare file name anywhere
+in the corpus, nearest first. They are never graph edges.
 """
 
 from __future__ import annotations
@@ -15,9 +22,18 @@ from dataclasses import dataclass, field
 from typing import Iterable
 from urllib.parse import unquote
 
+from .attachments import is_attachment_target
 from .model import Document, Link
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:|^//", re.I)
+
+
+def file_target(href: str) -> str | None:
+    """A markdown href or image src that points at a corpus attachment -> its path, decoded."""
+    if not href or _SCHEME.match(href) or href.startswith("#"):
+        return None
+    path = unquote(href.partition("#")[0].split("?", 1)[0])
+    return path if is_attachment_target(path) else None
 
 
 def _md_target(href: str) -> tuple[str, str | None] | None:
@@ -46,11 +62,19 @@ def extract_links(tokens: list, body_line: int) -> list[Link]:
                 child_line += 1  # links later in a paragraph sit on later lines
             elif child.type == "wikilink":
                 meta = child.meta
-                links.append(Link(meta["target"], meta["label"], meta["heading"], child_line, "wiki"))
+                kind = "file" if is_attachment_target(meta["target"]) else ("embed" if meta.get("embed") else "wiki")
+                links.append(Link(meta["target"], meta["label"], meta["heading"], child_line, kind))
             elif child.type == "link_open":
-                parsed = _md_target(str(child.attrGet("href") or ""))
+                href = str(child.attrGet("href") or "")
+                parsed = _md_target(href)
                 if parsed:
                     links.append(Link(parsed[0], None, parsed[1], child_line, "md"))
+                elif (path := file_target(href)) is not None:
+                    links.append(Link(path, None, None, child_line, "file"))
+            elif child.type == "image":
+                path = file_target(str(child.attrGet("src") or ""))
+                if path is not None:
+                    links.append(Link(path, None, None, child_line, "file"))
     return links
 
 
@@ -72,6 +96,8 @@ class Resolver:
     paths: set[str] = field(default_factory=set)
     stems: dict[str, set[str]] = field(default_factory=dict)
     names: dict[str, set[str]] = field(default_factory=dict)  # title/alias, lowercased
+    files: set[str] = field(default_factory=set)  # attachments (non-markdown files)
+    file_names: dict[str, set[str]] = field(default_factory=dict)  # file name, lowercased -> paths
 
     @classmethod
     def build(cls, docs: Iterable[Document]) -> "Resolver":
@@ -103,6 +129,33 @@ class Resolver:
                     if not holders:
                         del table[key]
 
+    def add_file(self, path: str) -> None:
+        self.files.add(path)
+        self.file_names.setdefault(posixpath.basename(path).lower(), set()).add(path)
+
+    def remove_file(self, path: str) -> None:
+        self.files.discard(path)
+        key = posixpath.basename(path).lower()
+        holders = self.file_names.get(key)
+        if holders is not None:
+            holders.discard(path)
+            if not holders:
+                del self.file_names[key]
+
+    def resolve_file(self, target: str, source: str) -> Resolution:
+        """An attachment: relative to the note, then from the corpus root, then by its
+        bare file name anywhere (case-insensitive), nearest the note first."""
+        t = target.strip().replace("\\", "/")
+        folder = posixpath.dirname(source)
+        for cand in (posixpath.normpath(posixpath.join(folder, t)), posixpath.normpath(t.lstrip("/"))):
+            if cand in self.files and not cand.startswith("../"):
+                return Resolution(cand)
+        hits = self.file_names.get(posixpath.basename(t).lower(), ())
+        if "/" in t.strip("/"):  # a path that matches no file: only files ending so
+            tail = "/" + t.strip("/").lstrip("./").lower()
+            hits = [h for h in hits if ("/" + h.lower()).endswith(tail)]
+        return _nearest(hits, folder)
+
     def resolve_wiki(self, target: str, source: str) -> Resolution:
         if not target.strip():
             return Resolution(source)  # [[#heading]] is a link into the same page
@@ -121,6 +174,10 @@ class Resolver:
             hits = self.stems.get(stem, ())
             if len(hits) == 1:
                 return Resolution(next(iter(hits)))
+            if hits:
+                near = _nearest(hits, posixpath.dirname(source))
+                if near.path is not None:
+                    return near
             by_name = self.names.get(t.lower(), ())
             if len(by_name) == 1:
                 return Resolution(next(iter(by_name)))
@@ -143,7 +200,31 @@ class Resolver:
     def resolve(self, link: Link, source: str) -> Resolution:
         if link.kind == "md":
             return self.resolve_md(link.target, source)
+        if link.kind == "file":
+            return self.resolve_file(link.target, source)
         return self.resolve_wiki(link.target, source)
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading folders two folders have in common."""
+    n = 0
+    for x, y in zip(a.split("/") if a else [], b.split("/") if b else []):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _nearest(paths: Iterable[str], folder: str) -> Resolution:
+    """The one path nearest `folder` (most leading folders shared, then the shallowest);
+    a tie is no answer. Several paths: the resolution keeps them all as candidates."""
+    paths = sorted(paths)
+    if len(paths) <= 1:
+        return Resolution(paths[0] if paths else None)
+    ranked = sorted(paths, key=lambda p: (-_shared(posixpath.dirname(p), folder), p.count("/"), p))
+    a, b = ranked[0], ranked[1]
+    key = lambda p: (_shared(posixpath.dirname(p), folder), p.count("/"))  # noqa: E731
+    return Resolution(None if key(a) == key(b) else a, tuple(paths))
 
 
 def resolve_all(docs: Iterable[Document], resolver: Resolver) -> None:
@@ -157,8 +238,8 @@ def resolve_all(docs: Iterable[Document], resolver: Resolver) -> None:
         folder = posixpath.dirname(d.path)
         for link in d.links:
             target = link.target
-            if link.kind == "md":
-                key = ("md", target, folder)
+            if link.kind in ("md", "file"):
+                key = (link.kind, target, folder)
             else:
                 name = _wiki_name(target)
                 key = ("wiki", target, folder if (not name or "/" in name) else "")
@@ -167,6 +248,12 @@ def resolve_all(docs: Iterable[Document], resolver: Resolver) -> None:
             res = memo.get(key)
             if res is None:
                 res = memo[key] = resolver.resolve(link, d.path)
+            if len(res.candidates) > 1 and key[2] != folder:
+                # An ambiguous name resolves nearest the page: per folder, not once.
+                key = (key[0], target, folder)
+                res = memo.get(key)
+                if res is None:
+                    res = memo[key] = resolver.resolve(link, d.path)
             link.resolved = res.path
             link.candidates = res.candidates
 
@@ -175,6 +262,8 @@ def outgoing_targets(d: Document) -> list[str]:
     """Resolved targets of a document's links: unique, in order, no self-links."""
     seen: list[str] = []
     for link in d.links:
+        if link.kind == "file":
+            continue  # attachments are not pages
         if link.resolved and link.resolved != d.path and link.resolved not in seen:
             seen.append(link.resolved)
     return seen

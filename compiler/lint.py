@@ -65,9 +65,19 @@ def link_problems(docs: Mapping[str, Document], path: str | None = None) -> Link
 
 def _has_heading(doc: Document, heading: str, cache: dict[str, set[str]]) -> bool:
     """Whether `heading` (as written after `#`) names a heading of `doc`: by its anchor,
-    as the renderer links it (`slugify`), or as an anchor written out."""
+    as the renderer links it (`slugify`), or as an anchor written out. A nested heading
+    (`A#B#C`) names its last part; `^id` names a block, which a document read without its
+    text (a served state keeps none) is taken to have."""
     from .markdown import slugify
 
+    heading = heading.split("#")[-1].strip() or heading
+    if heading.startswith("^"):
+        if not doc.body:
+            return True
+        key = doc.path + "\0^"
+        if key not in cache:
+            cache[key] = block_ids(doc.body)
+        return heading[1:] in cache[key]
     known = cache.get(doc.path)
     if known is None:
         known = {a for _, _, a in doc.headings if a} | {slugify(t) for _, t, _ in doc.headings}
@@ -77,33 +87,63 @@ def _has_heading(doc: Document, heading: str, cache: dict[str, set[str]]) -> boo
     return slugify(heading) in known or heading in known
 
 
+def block_ids(body: str) -> set[str]:
+    """The block ids (`^id` ending a line, outside code) a body defines."""
+    from .embeds import _BLOCK_ID, _outside_fences
+
+    lines = body.split("\n")
+    return {m.group(1) for line, ok in zip(lines, _outside_fences(lines)) if ok and (m := _BLOCK_ID.search(line))}
+
+
+# Findings that make `lint` exit 1: the site shows something broken. Everything else is
+# a warning (exit 1 only with --strict).
+ERRORS = {"broken-link", "missing-attachment", "ambiguous-link", "skipped", "unreadable", "frontmatter"}
+
+
 @dataclass(frozen=True)
 class LintFinding:
-    code: str  # broken-link | ambiguous-link | self-link | missing-heading | frontmatter | skipped | missing-title | ...
+    code: str  # broken-link | ambiguous-link | missing-attachment | self-link | missing-heading | frontmatter | ...
     path: str
     message: str
     line: int | None = None
+    severity: str = ""  # error | warning; empty: by `ERRORS`
+
+    def __post_init__(self) -> None:
+        if not self.severity:
+            object.__setattr__(self, "severity", "error" if self.code in ERRORS else "warning")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "path": self.path, "line": self.line, "message": self.message}
+        return {"code": self.code, "severity": self.severity, "path": self.path, "line": self.line,
+                "message": self.message}
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: [{self.code}] {self.message}"
+        return f"{where}: {self.severity}: [{self.code}] {self.message}"
 
 
 def lint(corpus: Corpus) -> list[LintFinding]:
     findings: list[LintFinding] = []
     for w in corpus.warnings:
         findings.append(LintFinding(w.code, w.path, w.message, w.line))
-    links = link_problems({d.path: d for d in corpus.docs})
+    docs = {d.path: d for d in corpus.docs}
+    links = link_problems(docs)
+    kinds = {(d.path, l.line, l.target): l.kind for d in corpus.docs for l in d.links if l.broken}
     for p in links.broken:
-        if p.candidates:
+        if kinds.get((p.source, p.line, p.target)) == "file":
+            findings.append(LintFinding("missing-attachment", p.source, f"no file {p.target!r} in the corpus", p.line))
+        elif p.candidates:
             findings.append(LintFinding(
                 "ambiguous-link", p.source,
-                f"[[{p.target}]] matches several pages: {', '.join(p.candidates)}", p.line))
+                f"[[{p.target}]] matches several pages, none nearest: {', '.join(p.candidates)}", p.line))
         else:
             findings.append(LintFinding("broken-link", p.source, f"link to {p.target!r} matches no page", p.line))
+    for d in corpus.docs:
+        for link in d.links:
+            if link.kind != "file" and link.resolved and len(link.candidates) > 1 and link.resolved.rpartition("/")[0] != d.folder:
+                findings.append(LintFinding(
+                    "ambiguous-link", d.path, f"[[{link.target}]] matches several pages; the nearest, "
+                    f"{link.resolved}, is used (others: {', '.join(c for c in link.candidates if c != link.resolved)})",
+                    link.line, "warning"))
     for p in links.self_links:
         findings.append(LintFinding("self-link", p.source, f"link to {p.target!r} points at the page itself", p.line))
     for p in links.missing_headings:
@@ -111,14 +151,23 @@ def lint(corpus: Corpus) -> list[LintFinding]:
         findings.append(LintFinding(
             "missing-heading", p.source,
             f"link to {p.target!r}: {page or 'this page'} has no heading {heading!r}", p.line))
-    for d in corpus.docs:
-        if not d.title_from_frontmatter and not any(level == 1 for level, _, _ in d.headings):
-            findings.append(LintFinding("missing-title", d.path, f"no `title` and no `# ` heading; using {d.title!r}"))
+    # A title taken from the file name is a vault's convention, not a finding; two notes of
+    # one name in different folders are Obsidian's too (links go to the nearest), so only
+    # titles and aliases someone wrote count as duplicates.
     for name, paths in sorted(corpus.resolver.names.items()):
-        unique = sorted(set(paths))
+        unique = sorted(p for p in set(paths) if _named(docs.get(p), name))
         if len(unique) > 1:
             findings.append(LintFinding(
                 "duplicate-name", unique[0],
                 f"title or alias {name!r} is shared by {', '.join(unique)}; links to it are ambiguous"))
     findings.sort(key=lambda f: (f.path, f.line or 0, f.code, f.message))
     return findings
+
+
+def _named(d: Document | None, name: str) -> bool:
+    """Whether `name` is a title or alias written in `d` (not just its file name)."""
+    if d is None:
+        return False
+    if any(a.strip().lower() == name for a in d.aliases):
+        return True
+    return d.title.strip().lower() == name and d.title != d.stem

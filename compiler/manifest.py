@@ -16,11 +16,12 @@ from typing import Any
 from ..templates import TEMPLATE_DIR
 from . import __version__, site_search
 from .deps import facets
+from .attachments import Attachments
 from .links import LinkGraph
 from .model import STATE_DIR, TRANSIENT_FIELDS, Document, Link, Warning_
 from .state import SiteState
 
-FORMAT = 2
+FORMAT = 3
 # Not saved: the source text (read again when the file changes), the rendered HTML (it is
 # in the pages), the text by section for the site's search (it is in the search data's
 # text shards, about half the manifest otherwise), the parse-time fields, and links
@@ -97,6 +98,8 @@ def snapshot(state: SiteState, fp: str) -> tuple[Path, dict[str, Any]]:
         "docs": _encoded_docs(state),
         "warnings": {p: [w.as_dict() for w in ws] for p, ws in sorted(state.doc_warnings.items()) if ws},
         "outputs": sorted(state.outputs),
+        "attachments": state.attachments.as_json(),
+        "home": state.home,
     }
     return path, payload
 
@@ -133,6 +136,10 @@ def load(root: Path, out: Path, name: str, site_url: str, fp: str) -> SiteState 
         for p, ws in payload["warnings"].items():
             state.doc_warnings[p] = [Warning_(w["path"], w["message"], w.get("line"), w.get("code", "warning")) for w in ws]
         state.outputs = set(payload["outputs"])
+        state.attachments = Attachments.from_json(payload.get("attachments", {}))
+        state.home = payload.get("home")
+        for p in state.attachments.disk:
+            state.resolver.add_file(p)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # missing or damaged: a full build recreates it
     texts = site_search.read_texts(out, [p for p, d in state.docs.items() if not d.is_session])

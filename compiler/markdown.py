@@ -82,6 +82,9 @@ def _render_wikilink(self: Any, tokens: list, idx: int, options: Any, env: dict)
 
 
 def _wikilink_html(self: Any, meta: dict, env: dict) -> str:
+    special = env.get("special_wikilink")  # attachments and transclusions: `embeds`
+    if special is not None and (html := special(meta)) is not None:
+        return html
     resolve: Callable[..., tuple[str | None, str, str]] | None = env.get("resolve_wikilink")
     escape = self.escape if hasattr(self, "escape") else _escape
     text = meta["label"] or (meta["target"] + (f" › {meta['heading']}" if meta["heading"] else "")) or (meta["heading"] or "")
@@ -95,7 +98,8 @@ def _wikilink_html(self: Any, meta: dict, env: dict) -> str:
             f'<a class="wikilink broken" title="Broken link: no page matches '
             f'{escape(meta["target"])}">{escape(text)}</a>'
         )
-    return f'<a class="{css}" href="{escape(href)}">{escape(text)}</a>'
+    tip = ' title="Ambiguous link: several pages have this name; this is the nearest"' if "ambiguous" in css else ""
+    return f'<a class="{css}" href="{escape(href)}"{tip}>{escape(text)}</a>'
 
 
 _MARKER = re.compile(r"^<!-- commonplace:([a-z0-9_:-]+)(?: (.*?))? -->[ \t]*$")
@@ -177,6 +181,23 @@ def _render_link_open(self: Any, tokens: list, idx: int, options: Any, env: dict
         # Outgoing links never leak the reader's page through Referer.
         token.attrSet("rel", "noopener noreferrer")
     return self.renderToken(tokens, idx, options, env)
+
+
+def _render_image(self: Any, tokens: list, idx: int, options: Any, env: dict) -> str:
+    token = tokens[idx]
+    defer = env.get("defer")
+    if defer is not None:
+        defer.append(("image", token))
+        return _MARK
+    rewrite = env.get("rewrite_src")
+    src = token.attrGet("src")
+    if rewrite is not None and isinstance(src, str):
+        new_src, css = rewrite(src)  # an attachment: its copy in the site, from this page
+        if new_src is not None:
+            token.attrSet("src", new_src)
+        if css:
+            token.attrSet("class", css)
+    return self.image(tokens, idx, options, env)
 
 
 def _heading_label(text: str) -> str:
@@ -315,6 +336,7 @@ def make_markdown(shortcuts: bool = True) -> MarkdownIt:
     md.add_render_rule("cp_marker", _render_marker)
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("image", _render_image)
     return md
 
 
@@ -363,6 +385,8 @@ def fill_links(draft: str, deferred: list, env: dict) -> str:
     for i, (kind, item) in enumerate(deferred):
         if kind == "wiki":
             out.append(_wikilink_html(md.renderer, item, env))
+        elif kind == "image":
+            out.append(_render_image(md.renderer, [item], 0, md.options, env))
         else:
             out.append(_render_link_open(md.renderer, [item], 0, md.options, env))
         out.append(pieces[2 * i + 2])

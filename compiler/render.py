@@ -12,9 +12,12 @@ from functools import lru_cache
 from typing import Callable
 from urllib.parse import quote
 
-from . import textscan
-from .links import Resolver, _md_target
-from .markdown import fill_links, parse_tokens, render_draft, slugify
+from pathlib import Path
+
+from . import embeds, textscan
+from .attachments import file_url, is_attachment_target
+from .links import Resolver, _md_target, file_target
+from .markdown import fill_links, parse_tokens, render_draft, render_tokens, slugify
 from .model import Document, page_url
 
 
@@ -108,50 +111,102 @@ def draft_document(doc: Document) -> None:
     doc.tokens = doc.md_env = None
 
 
-def render_document(doc: Document, resolver: Resolver, titles: dict[str, str]) -> str:
-    """Render `doc` to HTML. `titles` maps paths to titles for wikilink text. Uses (and
-    uses up) the document's draft when it has one."""
+def render_document(doc: Document, resolver: Resolver, titles: dict[str, str], root: Path | None = None) -> str:
+    """Render `doc` to HTML. `titles` maps paths to titles for wikilink text; `root` is
+    the corpus, where embedded notes are read. Uses (and uses up) the document's draft
+    when it has one."""
     if doc.draft is None:
         draft_document(doc)
     assert doc.draft is not None and doc.deferred is not None
     draft, deferred = doc.draft, doc.deferred
     doc.draft = doc.deferred = None  # a link's rendering changes its token: one use only
-    return fill_links(draft, deferred, link_env(doc, resolver, titles))
+    return fill_links(draft, deferred, link_env(doc, resolver, titles, root))
 
 
-def link_env(doc: Document, resolver: Resolver, titles: dict[str, str]) -> dict:
+def heading_anchor(heading: str | None) -> str:
+    """`#anchor` for what a link names after `#`: a block (`^id`, kept as written, as
+    the block's anchor is), else a heading's slug; nested `A#B#C` names the last."""
+    if not heading:
+        return ""
+    last = heading.split("#")[-1].strip() or heading
+    return f"#{last}" if last.startswith("^") else f"#{slugify(last)}"
+
+
+def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Path | None = None,
+             chain: tuple[str, ...] = (), source: str | None = None) -> dict:
     """What the link rules need to render `doc`'s links (`markdown._wikilink_html`,
-    `markdown._render_link_open`): hrefs relative to its page, titles for link text."""
+    `markdown._render_link_open`, `markdown._render_image`): hrefs relative to its page,
+    titles for link text. Text embedded from another note (`source`, with the `chain`
+    of notes embedding it) resolves its links from that note, as it would there."""
     here = doc.url
+    source = source or doc.path
     # The build resolved every link of the page already (the parent, against the whole
     # corpus; `state` keeps them current, as the link graph needs): reuse those answers
     # instead of asking the resolver again (5% of rendering). A target resolves the same
     # wherever it stands in one page; unresolved ones are asked again.
-    known = {l.target: l.resolved for l in doc.links if l.kind == "wiki" and l.resolved is not None}
+    known = {l.target: (l.resolved, len(l.candidates) > 1) for l in doc.links
+             if l.kind in ("wiki", "embed") and l.resolved is not None} if source == doc.path else {}
+
+    def resolve_path(target: str) -> tuple[str | None, bool]:
+        got = known.get(target)
+        if got is None:
+            res = resolver.resolve_wiki(target, source)
+            got = (res.path, len(res.candidates) > 1)
+        return got
 
     def resolve_wikilink(target: str, heading: str | None) -> tuple[str | None, str, str]:
-        path = known.get(target)
+        path, ambiguous = resolve_path(target)
         if path is None:
-            path = resolver.resolve_wiki(target, doc.path).path
-            if path is None:
-                return None, "", "wikilink broken"
-        anchor = f"#{slugify(heading)}" if heading else ""
+            return None, "", "wikilink broken"
+        css = "wikilink ambiguous" if ambiguous else "wikilink"
+        anchor = heading_anchor(heading)
         if path == doc.path:
-            return anchor or "#", titles.get(path, ""), "wikilink"
-        return href(here, page_url(path)) + anchor, titles.get(path, path), "wikilink"
+            return anchor or "#", titles.get(path, ""), css
+        return href(here, page_url(path)) + anchor, titles.get(path, path), css
+
+    def file_href(target: str, md: bool) -> tuple[str | None, str | None]:
+        path = resolver.resolve_file(target, source).path
+        return path, (href(here, file_url(path)) if path is not None else None)
 
     def rewrite_href(raw: str) -> tuple[str | None, str | None]:
         parsed = _md_target(raw)
         if parsed is None:
-            return raw, None
+            target = file_target(raw)
+            if target is None:
+                return raw, None
+            path, new = file_href(target, True)
+            return (new, "attachment") if new is not None else (None, "broken")
         target, heading = parsed
-        res = resolver.resolve_md(target, doc.path)
+        res = resolver.resolve_md(target, source)
         if res.path is None:
             return None, "broken"
-        anchor = f"#{slugify(heading)}" if heading else ""
-        return href(here, page_url(res.path)) + anchor, None
+        return href(here, page_url(res.path)) + heading_anchor(heading), None
 
-    return {"resolve_wikilink": resolve_wikilink, "rewrite_href": rewrite_href}
+    def rewrite_src(raw: str) -> tuple[str | None, str | None]:
+        target = file_target(raw)
+        if target is None:
+            return raw, None
+        path, new = file_href(target, True)
+        return (new, None) if new is not None else (None, "attachment missing")
+
+    def render_embedded(text: str, path: str, inner: tuple[str, ...]) -> str:
+        tokens, env = parse_tokens(text)
+        return render_tokens(tokens, {**env, **link_env(doc, resolver, titles, root, inner, path)})
+
+    def special_wikilink(meta: dict) -> str | None:
+        target = meta["target"]
+        if is_attachment_target(target):
+            path, new = file_href(target, False)
+            return embeds.attachment_html(meta, path, new)
+        if not meta.get("embed") or not target:
+            return None
+        path = resolve_path(target)[0]
+        new = None if path is None else href(here, page_url(path)) + heading_anchor(meta["heading"])
+        return embeds.note_html(meta, path, new, titles.get(path or "", target), chain or (doc.path,), root,
+                                render_embedded, slugify)
+
+    return {"resolve_wikilink": resolve_wikilink, "rewrite_href": rewrite_href, "rewrite_src": rewrite_src,
+            "special_wikilink": special_wikilink}
 
 
 def _drop_title_heading(doc: Document, tokens: list) -> list:

@@ -1,7 +1,8 @@
 """Stage 1, scan: find the corpus's documents.
 
 Every `*.md` under the root is a document except hidden paths (any part starting with
-`.`, which covers `.commonplace/`), the build output directory when it lies inside the
+`.`, which covers `.commonplace/`; a hidden file name is reported, and a name of dots
+only such as `..md` is a document), the build output directory when it lies inside the
 corpus, and symlinks that leave the corpus.
 """
 
@@ -20,8 +21,15 @@ class SourceFile:
     abspath: Path
 
 
+def dots_only(stem: str) -> bool:
+    """`..md` (the shell's `.` command) is a note named ".", not a hidden file."""
+    return bool(stem) and not stem.strip(".")
+
+
 def is_hidden(relpath: str) -> bool:
-    return any(part.startswith(".") for part in relpath.split("/"))
+    parts = relpath.split("/")
+    return any(part.startswith(".") for part in parts[:-1]) or (
+        parts[-1].startswith(".") and not (parts[-1].endswith(".md") and dots_only(parts[-1][:-3])))
 
 
 def _inside(child: Path, parent: Path) -> bool:
@@ -53,10 +61,14 @@ def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], lis
             keep.append(d)
         dirnames[:] = sorted(keep)
         for name in filenames:
-            if not name.endswith(".md") or name.startswith("."):
+            if not name.endswith(".md"):
                 continue
             full = here / name
             rel = full.relative_to(root).as_posix()
+            if name.startswith(".") and not dots_only(name[:-3]):
+                # Hidden, as Obsidian hides it; said so rather than dropped silently.
+                warnings.append(Warning_(rel, "hidden file name (starts with '.'); skipped", code="hidden-file"))
+                continue
             if full.is_symlink():
                 try:
                     real = full.resolve()

@@ -32,6 +32,7 @@ class SettingsError(OutputError):
 class SiteSettings:
     title: str = ""
     url: str = ""
+    home: str = ""  # the corpus page shown as the home page (`home_document`)
 
 
 def check_site_url(url: str, where: str) -> str:
@@ -49,6 +50,7 @@ def load_settings(root: Path) -> SiteSettings:
         [site]
         title = "Team memory"                  # default: the corpus folder's name
         url = "https://notes.example.org/"     # absolute sitemap and feed links
+        home = "Start.md"                      # default: Home.md, else index.md
 
     Command-line options win over the file. Unknown keys are an error, so a typo never
     silently does nothing."""
@@ -63,13 +65,36 @@ def load_settings(root: Path) -> SiteSettings:
     site = data.get("site", {})
     if not isinstance(site, dict):
         raise SettingsError(f"{path}: [site] must be a table")
-    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url"})]
+    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url", "home"})]
     if unknown:
-        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} (known: site.title, site.url)")
-    title, url = site.get("title", ""), site.get("url", "")
-    if not isinstance(title, str) or not isinstance(url, str):
-        raise SettingsError(f"{path}: site.title and site.url must be strings")
-    return SiteSettings(title.strip(), check_site_url(url, str(path)) if url else "")
+        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} (known: site.title, site.url, site.home)")
+    title, url, home = site.get("title", ""), site.get("url", ""), site.get("home", "")
+    if not isinstance(title, str) or not isinstance(url, str) or not isinstance(home, str):
+        raise SettingsError(f"{path}: site.title, site.url and site.home must be strings")
+    return SiteSettings(title.strip(), check_site_url(url, str(path)) if url else "", home.strip().lstrip("/"))
+
+
+HOME_NAMES = ("Home.md", "home.md", "index.md", "Index.md")
+
+
+def home_document(paths: "set[str] | dict[str, object]", configured: str = "") -> str | None:
+    """The document the site shows as its home page: the configured one (`site.home`,
+    with or without `.md`), else `Home.md`, else `index.md` at the top of the corpus;
+    None: the generated overview."""
+    if configured:
+        for cand in (configured, configured + ".md"):
+            if cand in paths:
+                return cand
+        return None
+    return next((n for n in HOME_NAMES if n in paths), None)
+
+
+def as_home_page(data: bytes, url: str) -> bytes:
+    """A document page's bytes moved to the site's top (`index.html`): every reference
+    in it is relative and climbs to the top first ("../" per folder: `render.href`,
+    `render.root_prefix`), so the climb is all that changes."""
+    depth = url.count("/")
+    return data.replace(b'="' + b"../" * depth, b'="./') if depth else data
 
 
 def resolve_site(root: Path, name: str | None, site_url: str) -> tuple[str, str]:
@@ -128,6 +153,8 @@ class SiteContext:
     types: list[str]
     name: str
     site_url: str = ""
+    root: Path | None = None  # the corpus: embedded notes are read from it
+    home: str | None = None  # the document shown as the home page (`home_document`)
 
     @property
     def root_path(self) -> str:
@@ -178,7 +205,8 @@ class Site(SiteContext):
         )
 
     def context(self) -> SiteContext:
-        return SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
+        return SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url,
+                           self.root, self.home)
     def all_folders(self) -> list[str]:
         """Every folder that holds a document, directly or below it (sorted)."""
         out: set[str] = set()

@@ -19,7 +19,7 @@ from .markdown import markdown
 from .parse import SkipFile, parse
 from .render import draft_document, plain_text, render_document, sections_excerpt, text_sections
 from .scan import SourceFile
-from .site import SiteContext
+from .site import SiteContext, as_home_page
 from .workers import Rendered
 
 
@@ -55,6 +55,8 @@ def render_page(ctx: PageContext, d: Document) -> Rendered:
     """Render one document's body and page, and write the page if its bytes changed."""
     rendered, data = page_bytes(ctx.site, d)
     rendered.written = write_file(ctx.out / rendered.url, data)
+    if d.path == ctx.site.home:
+        write_file(ctx.out / "index.html", as_home_page(data, rendered.url))
     return rendered
 
 
@@ -79,7 +81,7 @@ def page_bytes(site: SiteContext, d: Document) -> tuple[Rendered, bytes]:
     global _ENV
     if _ENV is None:
         _ENV = emit.make_env()
-    d.html = render_document(d, site.resolver, site.titles)  # also frees its parse tree
+    d.html = render_document(d, site.resolver, site.titles, site.root)  # also frees its parse tree
     rendered = page_text(d)
     url, data = emit.document_page(site, _ENV, d)
     rendered.url = url

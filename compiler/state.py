@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import dates, emit, site_search
+from .attachments import Attachments, Stat
 from .stages import PageContext, parse_page, render_page
 from .deps import changed_facets, emitters_to_run, facets
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_
 from .output import remove_files, remove_unlisted, write_file
 from .scan import SourceFile
-from .site import Site, SiteContext, patch_site
+from .site import Site, SiteContext, SettingsError, home_document, load_settings, patch_site
 from .workers import InProcess, Pool, Rendered, worker_count
 
 RunnerFactory = Callable[[int], Any]
@@ -84,6 +85,9 @@ class SiteState:
         # Paths whose documents changed since the manifest last encoded them (None: all).
         self.manifest_dirty: set[str] | None = None
         self.site: Site | None = None  # the whole-corpus view, patched by each update
+        self.home: str | None = None  # the document shown as the home page (`site.home_document`)
+        self.attachments = Attachments()  # the corpus's other files, and the site's copies
+        self._file_keys: set[str] = set()  # link keys of attachments that came or went
         # Set by the caller when the output folder held no file at all (but our marker)
         # before this state's first update: a clean build then has nothing to sweep.
         self.out_fresh = False
@@ -108,6 +112,18 @@ class SiteState:
     @property
     def broken_links(self) -> int:
         return sum(1 for d in self.docs.values() for l in d.links if l.broken)
+
+    def set_files(self, disk: dict[str, Stat]) -> None:
+        """The attachments now on disk (`attachments.scan_files`); the next update
+        re-resolves the links that could name one that came or went, and copies edits."""
+        old = self.attachments.disk
+        for p in set(old) ^ set(disk):
+            (self.resolver.add_file if p in disk else self.resolver.remove_file)(p)
+            self._file_keys |= {p.lower(), posixpath.basename(p).lower()}
+        self.attachments.disk = dict(disk)
+
+    def _referenced_files(self) -> set[str]:
+        return {l.resolved for d in self.docs.values() for l in d.links if l.kind == "file" and l.resolved}
 
     # ----- the update ------------------------------------------------------------
     def update(self, upserts: list[SourceFile], deletes: list[str],
@@ -148,6 +164,12 @@ class SiteState:
             stats.changed, stats.removed = sorted(changed), sorted(removed)
 
             render = self._relink(old_docs, changed, removed, full)
+            home = home_document(self.docs, _home_setting(self.root))
+            home_moved = home != self.home
+            if home_moved:
+                self.home = home
+                if home is not None:
+                    render.add(home)  # its page is written at the top too (`stages.render_page`)
             types = sorted(t for t, n in self.type_counts.items() if n)
             if types != self.types:
                 self.types = types
@@ -164,7 +186,8 @@ class SiteState:
                         raise StaleState(p)
                     held = self.docs[p]
                     held.draft, held.deferred, held.title_anchor = doc.draft, doc.deferred, doc.title_anchor
-            ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url)
+            ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url, self.root,
+                              self.home)
             def emit_early() -> None:
                 # Every generated page is due. Those that show nothing rendering makes
                 # (all but the search data and the feed) are emitted while the workers
@@ -189,20 +212,27 @@ class SiteState:
         stats.pages_unchanged += sum(1 for r in rendered if not r.written)
 
         selection, touched = self._selection(render | removed, full)
+        if home_moved and selection.emitters is not None:
+            selection.emitters.add("home")
         if not full:
             self.site = self._site_view(old_docs)
         if selection.emitters is None or selection.emitters:
             self._emit_site(selection, stats, rendered=True if full else None)
             clock("emit")
+        before = self.attachments.urls()
+        copied, gone = self.attachments.publish(self.root, self.out, self._referenced_files())
+        stats.pages_written += copied
+        stats.files_removed += gone
+        files_moved = before != self.attachments.urls()
         # Pages may appear or vanish (search term files with the words in titles and text).
-        if full or touched & {"exists", "type", "tags", "folder", "title", "search_text"}:
+        if full or files_moved or touched & {"exists", "type", "tags", "folder", "title", "search_text"}:
             assert self.site is not None
-            new_outputs = self.doc_urls | emit.site_urls(self.site)
+            new_outputs = self.doc_urls | emit.site_urls(self.site) | self.attachments.urls()
             if was_empty:  # a clean build also clears whatever an older build left behind
-                stats.files_removed = 0 if self.out_fresh else remove_unlisted(self.out, new_outputs)
+                stats.files_removed += 0 if self.out_fresh else remove_unlisted(self.out, new_outputs)
                 stats.swept = True
             else:
-                stats.files_removed = remove_files(self.out, self.outputs - new_outputs)
+                stats.files_removed += remove_files(self.out, self.outputs - new_outputs)
             self.outputs = new_outputs
         self.out_fresh = False
         if self.manifest_dirty is not None:
@@ -226,8 +256,10 @@ class SiteState:
         view with the documents it replaced (`old_docs`: path -> the document before)."""
         site = self.site
         if old_docs is None or site is None or site.resolver is not self.resolver or site.graph is not self.graph:
-            return Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
-        patch_site(site, old_docs, self.docs)
+            site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
+        else:
+            patch_site(site, old_docs, self.docs)
+        site.root, site.home = self.root, self.home
         return site
 
     def _emit_site(self, selection: emit.Selection, stats: UpdateStats, rendered: bool | None) -> None:
@@ -247,6 +279,7 @@ class SiteState:
                 full: bool) -> set[str]:
         """Re-resolve the links a change could affect; return the pages to re-render."""
         if full:
+            self._file_keys = set()
             # Every page is rendered anyway: resolve and graph, skip the change tracking.
             resolve_all((self.docs[p] for p in sorted(self.docs)), self.resolver)
             for p in sorted(set(self.docs) | removed):
@@ -256,7 +289,7 @@ class SiteState:
         # stem, title or alias, each as its own table keys it) that appeared or
         # disappeared. (A body edit to a page with 2,000 backlinks re-resolved all of
         # them: 50 ms a save.) The lookup names of those keys find the linking pages.
-        names: set[str] = set()
+        names, self._file_keys = self._file_keys, set()  # attachments that came or went
         for p, old in old_docs.items():
             new = self.docs.get(p)
             gone_or_new = _resolver_keys(old) ^ _resolver_keys(new)
@@ -277,12 +310,27 @@ class SiteState:
         for p in sorted(reresolve | removed):
             old_targets, new_targets = self.graph.set_outgoing(p, self.docs.get(p))
             render |= old_targets ^ new_targets  # their backlinks changed
+        render |= self._embedders(changed | removed)
         # A title shows on every page that links to or from its document.
         for p, old in old_docs.items():
             new = self.docs.get(p)
             if old is None or new is None or old.title != new.title:
                 render |= set(self.graph.backlinks.get(p, ())) | set(self.graph.outgoing.get(p, ()))
         return {p for p in render if p in self.docs}
+
+    def _embedders(self, paths: set[str]) -> set[str]:
+        """Pages that show one of `paths` embedded (`![[Note]]`), directly or through
+        other embeds: their text changes with it."""
+        found: set[str] = set()
+        todo = list(paths)
+        while todo:
+            p = todo.pop()
+            for s in self.graph.backlinks.get(p, ()):
+                d = self.docs.get(s)
+                if s not in found and d is not None and any(l.kind == "embed" and l.resolved == p for l in d.links):
+                    found.add(s)
+                    todo.append(s)
+        return found
 
     def _selection(self, paths: set[str], full: bool) -> tuple[emit.Selection, set[str]]:
         """Which generated pages show something that changed (and which facets did)."""
@@ -345,6 +393,13 @@ class SiteState:
                     holders.discard(path)
                     if not holders:
                         del self._link_index[key]
+
+
+def _home_setting(root: Path) -> str:
+    try:
+        return load_settings(root).home
+    except SettingsError:
+        return ""  # the build reported it before it started
 
 
 class _Clock:
