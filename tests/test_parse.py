@@ -113,7 +113,7 @@ def test_bad_date_warns_but_keeps_document():
 def test_links_are_extracted_with_source_lines_but_not_from_code():
     doc, _ = p("notes/a.md", "---\ntitle: A\n---\nSee [[b]] and [c](c.md#top).\n\n```\n[[in-code]]\n```\n`[[inline]]`\n![[embed]]\n")
     assert [(l.target, l.line, l.kind) for l in doc.links] == [
-        ("b", 4, "wiki"), ("c.md", 4, "md"), ("embed", 10, "wiki")]
+        ("b", 4, "wiki"), ("c.md", 4, "md"), ("embed", 10, "embed")]
     assert doc.links[1].heading == "top"
 
 
