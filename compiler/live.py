@@ -329,6 +329,9 @@ class LiveCorpus:
             from .build import _changes
 
             files, _ = scan(self.root, self.out)
+            from .attachments import scan_files
+
+            state.set_files(scan_files(self.root, self.out)[0])  # attachments that came, went or changed
             return _changes(state, files)
         upserts: list[SourceFile] = []
         deletes: list[str] = []
