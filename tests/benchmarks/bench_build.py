@@ -626,7 +626,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commonplace", metavar="PATH",
                     help="commonplace executable to time (default: the one next to this Python, else PATH)")
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    ap.add_argument("--real", action="store_true",
+                    help="also build a public Obsidian vault and a large markdown repository (bench_real)")
+    ap.add_argument("--real-dir", type=Path, default=Path("bench-real"), help="where --real clones and builds")
+    ap.add_argument("--vault-repo", default=None, help="git URL or path of the vault (default: obsidian-help)")
+    ap.add_argument("--vault-dir", default=None, help="folder of the vault inside its repository (default: en)")
+    ap.add_argument("--markdown-repo", default=None, help="git URL or path of the markdown repository (default: tldr)")
+    ap.add_argument("--markdown-dir", default=None, help="its folder of pages (default: pages)")
     args = ap.parse_args(argv)
+    if args.real:
+        return _main_real(args)
     if args.n < 0 or args.compare_n < 0 or args.repeat < 1:
         ap.error("--n and --compare-n must be >= 0 and --repeat >= 1")
     try:
@@ -638,6 +647,26 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         print(render_table(result))
+    return 0
+
+
+def _main_real(args: argparse.Namespace) -> int:
+    """`--real`: the synthetic corpora (unless --n 0 --compare-n 0), then the real ones."""
+    try:
+        from .bench_real import MARKDOWN, VAULT, render_real, run_real
+    except ImportError:
+        from bench_real import MARKDOWN, VAULT, render_real, run_real  # type: ignore[no-redef]
+    if args.n or args.compare_n:
+        code = main([a for a in sys.argv[1:] if a != "--real"])
+        if code:
+            return code
+    exe = args.commonplace or find_commonplace()
+    if exe is None:
+        log("error: no `commonplace` executable")
+        return 1
+    rows = run_real(exe, args.real_dir.resolve(), log, args.vault_repo or VAULT[1], args.vault_dir or VAULT[2],
+                    args.markdown_repo or MARKDOWN[1], args.markdown_dir or MARKDOWN[2])
+    print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else render_real(rows))
     return 0
 
 
