@@ -20,6 +20,7 @@ from .deps import needs_render
 from .model import Document, page_url
 from .render import quote_url, root_prefix
 from . import emit_parts, site_search
+from .folder_tree import tree_html
 from .site import Site, SiteContext, folder_url, slug, tag_url, type_label, type_url
 
 Output = tuple[str, bytes]
@@ -85,7 +86,8 @@ def _nav(site: SiteContext, root: str) -> Markup:
 def _common(site: SiteContext, url: str) -> dict:
     # `root` is only "./" or "../" repeated: safe as it is, so the templates skip escaping it.
     root = Markup(root_prefix(url))
-    return {"root": root, "site_name": _escaped(site.name), "nav_types_html": _nav(site, root)}
+    return {"root": root, "site_name": _escaped(site.name), "nav_types_html": _nav(site, root),
+            "nav_folders_html": tree_html(site.folders, root, folder_url)}
 
 
 # Escaped fragments reused across pages. A page lists ~30 links and the same documents

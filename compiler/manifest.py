@@ -17,6 +17,7 @@ from ..templates import TEMPLATE_DIR
 from . import __version__, site_search
 from .deps import facets
 from .attachments import Attachments
+from .folder_tree import all_folders
 from .links import LinkGraph
 from .model import STATE_DIR, TRANSIENT_FIELDS, Document, Link, Warning_
 from .state import SiteState
@@ -150,4 +151,5 @@ def load(root: Path, out: Path, name: str, site_url: str, fp: str) -> SiteState 
     state.graph = LinkGraph.build(state.docs.values())
     state.facets = {p: facets(d) for p, d in state.docs.items()}
     state.types = sorted({d.type for d in state.docs.values()})
+    state.folders = tuple(all_folders({d.folder for d in state.docs.values()}))
     return state

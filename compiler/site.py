@@ -155,6 +155,7 @@ class SiteContext:
     site_url: str = ""
     root: Path | None = None  # the corpus: embedded notes are read from it
     home: str | None = None  # the document shown as the home page (`home_document`)
+    folders: tuple[str, ...] = ()  # every folder holding a document: the sidebar's tree
 
     @property
     def root_path(self) -> str:
@@ -206,7 +207,7 @@ class Site(SiteContext):
 
     def context(self) -> SiteContext:
         return SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url,
-                           self.root, self.home)
+                           self.root, self.home, self.folders)
     def all_folders(self) -> list[str]:
         """Every folder that holds a document, directly or below it (sorted)."""
         out: set[str] = set()

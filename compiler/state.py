@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from . import dates, emit, site_search
 from .attachments import Attachments, Stat
+from .folder_tree import all_folders
 from .stages import PageContext, parse_page, render_page
 from .deps import changed_facets, emitters_to_run, facets
 from .links import LinkGraph, Resolver, resolve_all
@@ -76,6 +77,8 @@ class SiteState:
         self.facets: dict[str, dict[str, Any]] = {}
         self.titles: dict[str, str] = {}
         self.type_counts: dict[str, int] = {}
+        self.folder_counts: dict[str, int] = {}
+        self.folders: tuple[str, ...] = ()  # the sidebar's folder tree (`folder_tree`)
         self.resolver = Resolver()
         self.graph = LinkGraph({}, {})
         self._link_index: dict[str, set[str]] | None = None  # see link_index
@@ -171,8 +174,9 @@ class SiteState:
                 if home is not None:
                     render.add(home)  # its page is written at the top too (`stages.render_page`)
             types = sorted(t for t, n in self.type_counts.items() if n)
-            if types != self.types:
-                self.types = types
+            folders = tuple(all_folders([f for f, n in self.folder_counts.items() if n]))
+            if types != self.types or folders != self.folders:
+                self.types, self.folders = types, folders
                 render = set(self.docs)  # the navigation on every page changed
                 full = True
             clock("links")
@@ -187,7 +191,7 @@ class SiteState:
                     held = self.docs[p]
                     held.draft, held.deferred, held.title_anchor = doc.draft, doc.deferred, doc.title_anchor
             ctx = SiteContext(self.resolver, self.graph, self.titles, self.types, self.name, self.site_url, self.root,
-                              self.home)
+                              self.home, self.folders)
             def emit_early() -> None:
                 # Every generated page is due. Those that show nothing rendering makes
                 # (all but the search data and the feed) are emitted while the workers
@@ -259,7 +263,7 @@ class SiteState:
             site = Site.build(list(self.docs.values()), self.resolver, self.graph, self.name, self.site_url)
         else:
             patch_site(site, old_docs, self.docs)
-        site.root, site.home = self.root, self.home
+        site.root, site.home, site.folders = self.root, self.home, self.folders
         return site
 
     def _emit_site(self, selection: emit.Selection, stats: UpdateStats, rendered: bool | None) -> None:
@@ -368,6 +372,7 @@ class SiteState:
         self.titles[doc.path] = doc.title
         self.resolver.add(doc)
         self.type_counts[doc.type] = self.type_counts.get(doc.type, 0) + 1
+        self.folder_counts[doc.folder] = self.folder_counts.get(doc.folder, 0) + 1
         if self._link_index is not None:
             _index_links(self._link_index, doc)
 
@@ -378,6 +383,7 @@ class SiteState:
         self._unindex_links(path)
         self.resolver.remove(old)
         self.type_counts[old.type] -= 1
+        self.folder_counts[old.folder] -= 1
         del self.docs[path]
         self.doc_urls.discard(old.url)
         del self.titles[path]

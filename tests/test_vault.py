@@ -225,3 +225,21 @@ def test_home_page_follows_home_md_coming_and_going(tmp_path):
     assert "Bread for beginners." in (out / "index.html").read_text("utf-8")
     for url, target in references(out / "index.html", out):
         assert target.is_file(), url
+
+
+def test_the_sidebar_folder_tree_follows_new_and_removed_folders(tmp_path):
+    root = make(tmp_path)
+    out = tmp_path / "site"
+    run(root, out)
+    nav = (out / "projects/Recipe/index.html").read_text("utf-8")
+    assert '<ul class="tree">' in nav and 'href="../../_/folders/deep/a/b/index.html">b</a>' in nav
+    (root / "journal/2026").mkdir(parents=True)
+    (root / "journal/2026/Day.md").write_text("# Day\n")
+    run(root, out)
+    assert 'href="../../_/folders/journal/2026/index.html">2026</a>' in (out / "projects/Recipe/index.html").read_text("utf-8")
+    shutil.rmtree(root / "deep")
+    run(root, out)
+    assert "folders/deep/" not in (out / "projects/Recipe/index.html").read_text("utf-8")
+    clean = tmp_path / "clean"
+    run(root, clean, clean=True)
+    assert site_bytes(out) == site_bytes(clean)
