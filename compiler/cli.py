@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 problems found or refused, 2 usage error. Heavy imports
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -126,9 +127,22 @@ def json_output(as_json: bool) -> None:
         progress.configure(enabled=False)
 
 
+def _set_state_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        from .model import STATE_ENV
+
+        os.environ[STATE_ENV] = str(value.expanduser().resolve())  # servers and workers it starts inherit it
+
+
+state_dir_option = click.option(
+    "--state-dir", type=click.Path(file_okay=False, path_type=Path), callback=_set_state_dir, expose_value=False,
+    is_eager=True, help="Keep derived state (indexes, manifest, tokens) in DIR instead of CORPUS/.commonplace.")
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="commonplace")
 @verbose_option
+@state_dir_option
 def main() -> None:
     """commonplace: compile a folder of markdown memory into a wiki and search indexes."""
 

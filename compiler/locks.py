@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .fsutil import makedirs
-from .model import STATE_DIR
+from .model import state_path
 
 WRITES_LOCK = "writes.lock"
 CLAIMS_LOCK = "claims.lock"
@@ -89,7 +89,7 @@ def file_lock(path: Path, mode: int = 0o644) -> Iterator[None]:
 
 def corpus_lock(root: Path, name: str, mode: int = 0o644) -> AbstractContextManager[None]:
     """The lock file `name` in the corpus's state folder."""
-    return file_lock(Path(root).resolve() / STATE_DIR / name, mode)
+    return file_lock(state_path(Path(root).resolve()) / name, mode)
 
 
 def claims_lock(root: Path) -> AbstractContextManager[None]:

@@ -19,7 +19,7 @@ from .deps import facets
 from .attachments import Attachments
 from .folder_tree import all_folders
 from .links import LinkGraph
-from .model import STATE_DIR, TRANSIENT_FIELDS, Document, Link, Warning_
+from .model import TRANSIENT_FIELDS, state_path, Document, Link, Warning_
 from .state import SiteState
 
 FORMAT = 3
@@ -33,7 +33,7 @@ _SKIP = {"text", "body", "html", "links", "search_text", *TRANSIENT_FIELDS}
 def manifest_path(root: Path, out: Path) -> Path:
     """One manifest per output folder, so building to two places never thrashes."""
     key = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
-    return root / STATE_DIR / "builds" / key / "manifest.json"
+    return state_path(root) / "builds" / key / "manifest.json"
 
 
 def fingerprint(name: str, site_url: str, out: Path) -> str:

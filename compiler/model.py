@@ -6,8 +6,11 @@ A `Document` is one markdown file of the corpus after parsing. Later stages add 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Folder prefix -> default `type`. Longest prefix wins (logs/daily before logs).
@@ -29,6 +32,40 @@ STATUSES = ("active", "done", "interrupted", "paused", "pending", "raw", "supers
 
 # Where derived state lives inside a corpus; never scanned, rendered or served.
 STATE_DIR = ".commonplace"
+# Derived state elsewhere (`commonplace --state-dir DIR`, or `state_dir` under [site] in
+# commonplace.toml): a synced vault then holds no index files.
+STATE_ENV = "COMMONPLACE_STATE_DIR"
+
+
+def state_path(root: "str | os.PathLike[str]") -> "Path":
+    """The folder holding a corpus's derived state (indexes, manifest, tokens, locks):
+    `$COMMONPLACE_STATE_DIR`, else the corpus's `state_dir` setting (relative to the
+    corpus), else `<corpus>/.commonplace`."""
+    env = os.environ.get(STATE_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    root = Path(root)
+    try:
+        st = os.stat(root / "commonplace.toml")
+    except OSError:
+        return root / STATE_DIR
+    configured = _configured(str(root.resolve()), st.st_mtime_ns, st.st_size)
+    return Path(configured) if configured else root / STATE_DIR
+
+
+@functools.lru_cache(maxsize=64)
+def _configured(root: str, _mtime: int, _size: int) -> str:
+    import tomllib
+
+    try:
+        data = tomllib.loads((Path(root) / "commonplace.toml").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""  # the build reports a bad settings file
+    site = data.get("site")
+    value = site.get("state_dir") if isinstance(site, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        return ""
+    return str((Path(root) / Path(value.strip()).expanduser()).resolve())
 
 
 def content_hash(data: bytes) -> str:

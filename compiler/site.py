@@ -51,6 +51,7 @@ def load_settings(root: Path) -> SiteSettings:
         title = "Team memory"                  # default: the corpus folder's name
         url = "https://notes.example.org/"     # absolute sitemap and feed links
         home = "Start.md"                      # default: Home.md, else index.md
+        state_dir = "~/.cache/my-vault"        # derived state outside the corpus
 
     Command-line options win over the file. Unknown keys are an error, so a typo never
     silently does nothing."""
@@ -65,9 +66,9 @@ def load_settings(root: Path) -> SiteSettings:
     site = data.get("site", {})
     if not isinstance(site, dict):
         raise SettingsError(f"{path}: [site] must be a table")
-    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url", "home"})]
+    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url", "home", "state_dir"})]
     if unknown:
-        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} (known: site.title, site.url, site.home)")
+        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} (known: site.title, site.url, site.home, site.state_dir)")
     title, url, home = site.get("title", ""), site.get("url", ""), site.get("home", "")
     if not isinstance(title, str) or not isinstance(url, str) or not isinstance(home, str):
         raise SettingsError(f"{path}: site.title, site.url and site.home must be strings")

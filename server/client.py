@@ -28,9 +28,9 @@ class ServerError(Exception):
 
 
 def server_file(root: Path) -> Path:
-    from commonplace.compiler.model import STATE_DIR
+    from commonplace.compiler.model import state_path
 
-    return Path(root) / STATE_DIR / SERVER_FILE
+    return state_path(root) / SERVER_FILE
 
 
 def _pid_alive(pid: Any) -> bool:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from commonplace.compiler.model import STATE_DIR
+from commonplace.compiler.model import state_path
 
 TOKEN_PREFIX = "cp_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
@@ -56,7 +56,7 @@ class TokenInfo:
 
 
 def tokens_path(root: Path) -> Path:
-    return Path(root) / STATE_DIR / "tokens.json"
+    return state_path(root) / "tokens.json"
 
 
 def hash_token(token: str) -> str:

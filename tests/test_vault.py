@@ -27,7 +27,7 @@ def site_bytes(out: Path) -> dict[str, bytes]:
 
 def make(tmp: Path, name: str = "vault") -> Path:
     root = tmp / name
-    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("syntax"))  # obsmd's part has its own tests
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("syntax", ".commonplace"))  # obsmd's part has its own tests
     return root
 
 
@@ -243,3 +243,20 @@ def test_the_sidebar_folder_tree_follows_new_and_removed_folders(tmp_path):
     clean = tmp_path / "clean"
     run(root, clean, clean=True)
     assert site_bytes(out) == site_bytes(clean)
+
+
+def test_derived_state_can_live_outside_the_vault(tmp_path):
+    from commonplace.server.cli import main
+
+    root = make(tmp_path)
+    state = tmp_path / "elsewhere"
+    r = CliRunner().invoke(main, ["--state-dir", str(state), "build", str(root), "--out", str(tmp_path / "site"),
+                                  "--no-embed"], env={"COMMONPLACE_STATE_DIR": None})
+    os.environ.pop("COMMONPLACE_STATE_DIR", None)  # the option sets it for the process
+    assert r.exit_code == 0, r.output
+    assert not (root / ".commonplace").exists()
+    assert list(state.glob("builds/*/manifest.json")) and (state / "index").is_dir()
+    # The same through the corpus's settings, relative to the corpus.
+    (root / "commonplace.toml").write_text('[site]\nstate_dir = "../kept"\n')
+    run(root, tmp_path / "site2")
+    assert not (root / ".commonplace").exists() and list((tmp_path / "kept").glob("builds/*/manifest.json"))

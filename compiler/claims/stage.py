@@ -22,7 +22,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from ..model import STATE_DIR, Warning_
+from ..model import STATE_DIR, Warning_, state_path
 
 if TYPE_CHECKING:
     from .canonical import PageChange
@@ -58,7 +58,7 @@ class StageResult:
         from ..fsutil import atomic_write
 
         try:
-            atomic_write(self.root / STATE_DIR / SEEN_FILE,
+            atomic_write(state_path(self.root) / SEEN_FILE,
                          json.dumps({"forgotten": sorted(self.forgotten_ids)}, indent=1).encode("utf-8"))
             self._seen = set(self.forgotten_ids)
         except OSError as exc:
@@ -83,7 +83,7 @@ class StageResult:
 
 def _read_seen(root: Path) -> set[str] | None:
     try:
-        data = json.loads((root / STATE_DIR / SEEN_FILE).read_text("utf-8"))
+        data = json.loads((state_path(root) / SEEN_FILE).read_text("utf-8"))
         return {x for x in data.get("forgotten", []) if isinstance(x, str)}
     except (OSError, ValueError, AttributeError):
         return None

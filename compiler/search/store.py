@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..locks import file_lock
-from ..model import STATE_DIR
+from ..model import state_path
 
 INDEX_FORMAT = 2
 MAX_PENDING_LISTED = 100
@@ -142,7 +142,7 @@ END;
 
 
 def state_dir(root: Path) -> Path:
-    return Path(root) / STATE_DIR
+    return state_path(root)
 
 
 def index_root(root: Path) -> Path:

@@ -23,6 +23,7 @@ from .token import token
 @click.group(context_settings=compiler_cli.CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="commonplace")
 @compiler_cli.verbose_option
+@compiler_cli.state_dir_option
 def main() -> None:
     """commonplace: compile a folder of markdown memory into a wiki and search indexes."""
 

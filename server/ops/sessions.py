@@ -24,7 +24,7 @@ from typing import Any
 from commonplace.compiler import frontmatter as fm
 from commonplace.compiler import writes as w
 from commonplace.compiler.fsutil import atomic_replace, makedirs
-from commonplace.compiler.model import STATE_DIR, is_session_path
+from commonplace.compiler.model import STATE_DIR, is_session_path, state_path
 from commonplace.compiler.writes.checks import has_hidden_characters
 
 from ..errors import ApiError
@@ -178,7 +178,7 @@ class RecallLog:
     _lock = threading.Lock()
 
     def __init__(self, root: Path, max_bytes: int = 4 * 1024 * 1024) -> None:
-        self.path = Path(root) / STATE_DIR / self.NAME
+        self.path = state_path(root) / self.NAME
         self.max_bytes = max_bytes
 
     def append(self, event: dict[str, Any]) -> None:

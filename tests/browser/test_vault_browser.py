@@ -25,7 +25,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "vault"
 def vault(tmp_path_factory):
     base = tmp_path_factory.mktemp("vaultb")
     root = base / "vault"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns(".commonplace"))
     return root, build_site(root, base / "site")
 
 
