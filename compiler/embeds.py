@@ -22,7 +22,8 @@ MAX_CHARS = 200_000  # of one embedded note's markdown
 _SIZE = re.compile(r"^\s*(\d{1,5})(?:\s*x\s*(\d{1,5}))?\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+# A block id ends its line, after a space or right after an embed (`![[x.png]]^id`).
+_BLOCK_ID = re.compile(r"(?:^|\s|(?<=\]\]))\^([A-Za-z0-9-]+)\s*$")
 
 
 def _esc(s: str) -> str:

@@ -95,6 +95,7 @@ class Resolver:
 
     paths: set[str] = field(default_factory=set)
     stems: dict[str, set[str]] = field(default_factory=dict)
+    stems_folded: dict[str, set[str]] = field(default_factory=dict)  # stems lowercased: Obsidian ignores case
     names: dict[str, set[str]] = field(default_factory=dict)  # title/alias, lowercased
     files: set[str] = field(default_factory=set)  # attachments (non-markdown files)
     file_names: dict[str, set[str]] = field(default_factory=dict)  # file name, lowercased -> paths
@@ -115,13 +116,15 @@ class Resolver:
     def add(self, d: Document) -> None:
         self.paths.add(d.path)
         self.stems.setdefault(d.stem, set()).add(d.path)
+        self.stems_folded.setdefault(d.stem.lower(), set()).add(d.path)
         for key in self._name_keys(d):
             self.names.setdefault(key, set()).add(d.path)
 
     def remove(self, d: Document) -> None:
         """Forget a document (pass the version that was added)."""
         self.paths.discard(d.path)
-        for table, keys in ((self.stems, {d.stem}), (self.names, self._name_keys(d))):
+        for table, keys in ((self.stems, {d.stem}), (self.stems_folded, {d.stem.lower()}),
+                            (self.names, self._name_keys(d))):
             for key in keys:
                 holders = table.get(key)
                 if holders is not None:
@@ -181,6 +184,10 @@ class Resolver:
             by_name = self.names.get(t.lower(), ())
             if len(by_name) == 1:
                 return Resolution(next(iter(by_name)))
+            if not hits and not by_name:  # `[[basic formatting syntax]]`: a stem in another case
+                folded = self.stems_folded.get(stem.lower(), ())
+                if folded:
+                    return _nearest(folded, posixpath.dirname(source))
             ambiguous = sorted(set(hits) | set(by_name))
             return Resolution(None, tuple(ambiguous) if len(ambiguous) > 1 else ())
         by_name = self.names.get(t.lower(), ())

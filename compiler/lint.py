@@ -54,7 +54,7 @@ def link_problems(docs: Mapping[str, Document], path: str | None = None) -> Link
             if link.resolved is None:
                 found.broken.append(LinkProblem(d.path, shown, link.line, tuple(link.candidates)))
                 continue
-            if link.resolved == d.path and link.target:
+            if link.resolved == d.path and link.target and not link.heading:  # [[Page#Part]] on Page: navigation
                 found.self_links.append(LinkProblem(d.path, shown, link.line))
             target = docs.get(link.resolved)
             if link.heading and target is not None and not _has_heading(target, link.heading, anchors):

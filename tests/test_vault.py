@@ -260,3 +260,27 @@ def test_derived_state_can_live_outside_the_vault(tmp_path):
     (root / "commonplace.toml").write_text('[site]\nstate_dir = "../kept"\n')
     run(root, tmp_path / "site2")
     assert not (root / ".commonplace").exists() and list((tmp_path / "kept").glob("builds/*/manifest.json"))
+
+
+def test_obsidian_resolution_details():
+    from commonplace.compiler.embeds import section
+    from commonplace.compiler.links import Resolver
+    from commonplace.compiler.markdown import slugify
+    from commonplace.compiler.parse import parse
+
+    docs = [parse(p, t.encode())[0] for p, t in {
+        "a/Basic formatting syntax.md": "# Basic formatting\n",
+        "a/Self.md": "# Self\n\nSee [[Self#Part]].\n\n## Part\n",
+    }.items()]
+    r = Resolver.build(docs)
+    assert r.resolve_wiki("basic formatting syntax", "b/x.md").path == "a/Basic formatting syntax.md"  # case
+    body = "Text\n\n![[shot.png]]^after-embed\n\n- item one ^li\n- item two\n"
+    assert section(body, "^after-embed", slugify) == "![[shot.png]]"
+    assert section(body, "^li", slugify) == "- item one"
+    assert section("# A\n\n```\n# not a heading\n```\n\n## B\nb\n", "A#B", slugify) == "## B\nb\n"
+
+
+def test_a_link_to_a_heading_of_its_own_page_is_not_a_self_link(tmp_path):
+    (tmp_path / "Self.md").write_text("# Self\n\nSee [[Self#Part]] and [[Self]].\n\n## Part\n")
+    findings = [(f.code, f.line) for f in lint(load_corpus(tmp_path))]
+    assert findings == [("self-link", 3)]
