@@ -35,7 +35,8 @@ def _size_attrs(label: str | None) -> tuple[str, str]:
     m = _SIZE.match(label or "")
     if not m:
         return "", label or ""
-    attrs = f' width="{m.group(1)}"' + (f' height="{m.group(2)}"' if m.group(2) else "")
+    # Both sizes given: the page's `height: auto` for images must not undo the height.
+    attrs = f' width="{m.group(1)}"' + (f' height="{m.group(2)}" style="height:{m.group(2)}px"' if m.group(2) else "")
     return attrs, ""
 
 

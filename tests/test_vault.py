@@ -82,7 +82,7 @@ def test_embeds_show_images_sized_pdf_audio_and_a_placeholder(built):
     _, out, _ = built
     html = content(out / "Home/index.html")
     assert re.search(r'<img class="attachment" src="\.\./_/files/attachments/red\.png" alt="red\.png"', html)
-    assert 'width="300"' in html and 'width="40" height="20"' in html
+    assert 'width="300"' in html and 'width="40" height="20" style="height:20px"' in html
     assert '<img src="../_/files/attachments/red.png" alt="A red square"' in html  # ![alt](path)
     assert "my%20picture.png" in html
     assert '<iframe src="../_/files/attachments/paper.pdf"' in html

@@ -48,6 +48,7 @@ def check_page(page, url: str) -> None:
     widths = page.eval_on_selector_all(".content img", "els => els.map(e => [e.getAttribute('src'), e.naturalWidth])")
     assert len(widths) >= 5, widths
     assert all(w > 0 for _, w in widths), widths
+    assert page.eval_on_selector('img[height="20"]', "e => [e.clientWidth, e.clientHeight]") == [40, 20]
     # The audio's source and the PDF are reachable from this page.
     for sel in ("audio.attachment", ".attachment.pdf iframe"):
         src = page.eval_on_selector(sel, "e => e.src")
