@@ -30,6 +30,13 @@ def relevant(rel: str) -> bool:
     return rel.endswith(".md") or (parts[0] == "claims" and rel.endswith(".jsonl"))
 
 
+def attachment(rel: str) -> bool:
+    """A file pages may embed or link (`attachments`), outside hidden paths."""
+    from .attachments import is_attachment_target
+
+    return not any(p.startswith(".") for p in rel.split("/")) and is_attachment_target(rel)
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, watcher: "Watcher"):
         self.watcher = watcher
@@ -136,6 +143,8 @@ class Watcher:
                 self._rescan = True
             elif relevant(rel):
                 self._pending.add(rel)
+            elif attachment(rel):
+                self._rescan = True  # an image or other file: the rescan finds what it changed
             else:
                 return
             self._last = time.monotonic()

@@ -126,3 +126,14 @@ def test_folder_holding_the_output_is_still_watched(write_corpus, tmp_path: Path
     corpus = write_corpus({"build/notes.md": "# Notes\n", "build/site/index.html": "x"})
     w = Watcher(corpus, corpus / "build" / "site", lambda paths, rescan: None)
     assert sorted(w._watches) == ["build"]
+
+
+def test_an_image_that_appears_is_published_and_shown(live):
+    (live.root / "b.md").write_text("# B\n\n![[pic.png]]\n")
+    assert wait_for(lambda: "Missing attachment: pic.png" in page(live, "b"))
+    (live.root / "pics").mkdir()
+    (live.root / "pics" / "pic.png").write_bytes(b"\x89PNG not really")
+    assert wait_for(lambda: (live.out / "_/files/pics/pic.png").is_file() and 'src="../_/files/pics/pic.png"' in page(live, "b"),
+                    timeout=5.0)
+    (live.root / "pics" / "pic.png").write_bytes(b"\x89PNG edited")
+    assert wait_for(lambda: (live.out / "_/files/pics/pic.png").read_bytes() == b"\x89PNG edited", timeout=5.0)
