@@ -43,9 +43,13 @@ def extension(path: str) -> str:
 
 
 def is_attachment_target(target: str) -> bool:
-    """Whether a link target names an attachment (by its extension) rather than a note."""
-    ext = extension(target.strip())
-    return ext in KNOWN or ext in ACTIVE
+    """Whether a link target names an attachment (by its extension) rather than a note.
+    Asked of every link of every page: most have no dot and answer at once."""
+    dot = target.rfind(".")
+    if dot < 0:
+        return False
+    ext = target[dot + 1:].rstrip().lower()
+    return (ext in KNOWN or ext in ACTIVE) and "/" not in ext
 
 
 def kind_of(path: str) -> str:
