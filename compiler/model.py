@@ -198,6 +198,6 @@ def page_url(path: str) -> str:
     """`people/alex.md` -> `people/alex/index.html` (works from disk and when served)."""
     base = path[:-3] if path.endswith(".md") else path
     folder, _, name = base.rpartition("/")
-    if name and not name.strip("."):  # `..md`: no folder may be named "." or ".."
-        base = (folder + "/" if folder else "") + "%2E" * len(name)
+    if name and not name.strip("."):  # `..md`: no folder may be named "." or ".." (nor start so: hidden)
+        base = (folder + "/" if folder else "") + "_" + "dot" * len(name)
     return f"{base}/index.html"

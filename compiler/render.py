@@ -164,7 +164,7 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
             return anchor or "#", titles.get(path, ""), css
         return href(here, page_url(path)) + anchor, titles.get(path, path), css
 
-    def file_href(target: str, md: bool) -> tuple[str | None, str | None]:
+    def file_href(target: str) -> tuple[str | None, str | None]:
         path = resolver.resolve_file(target, source).path
         return path, (href(here, file_url(path)) if path is not None else None)
 
@@ -174,7 +174,7 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
             target = file_target(raw)
             if target is None:
                 return raw, None
-            path, new = file_href(target, True)
+            path, new = file_href(target)
             return (new, "attachment") if new is not None else (None, "broken")
         target, heading = parsed
         res = resolver.resolve_md(target, source)
@@ -186,7 +186,7 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
         target = file_target(raw)
         if target is None:
             return raw, None
-        path, new = file_href(target, True)
+        path, new = file_href(target)
         return (new, None) if new is not None else (None, "attachment missing")
 
     def render_embedded(text: str, path: str, inner: tuple[str, ...]) -> str:
@@ -196,7 +196,7 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
     def special_wikilink(meta: dict) -> str | None:
         target = meta["target"]
         if is_attachment_target(target):
-            path, new = file_href(target, False)
+            path, new = file_href(target)
             return embeds.attachment_html(meta, path, new)
         if not meta.get("embed") or not target:
             return None

@@ -133,7 +133,7 @@ def test_home_md_is_the_home_page(built):
 
 def test_a_note_named_dot_is_a_document_and_a_hidden_name_is_reported(built):
     root, out, result = built
-    assert "A note named with one dot" in (out / "%2E/index.html").read_text("utf-8")
+    assert "A note named with one dot" in (out / "_dot/index.html").read_text("utf-8")
     assert [(w.path, w.code) for w in result.warnings] == [(".hidden.md", "hidden-file")]
 
 
