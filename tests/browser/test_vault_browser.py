@@ -94,6 +94,15 @@ def test_vault_under_serve(vault, browser, tmp_path):
         for path in ("/", "/Home/", "/Home/index.html"):
             with checked_page(browser) as page:
                 check_page(page, url + path)
+        import urllib.request
+
+        with urllib.request.urlopen(url + "/_dot/") as r:  # the note named `..md`
+            assert b"A note named with one dot" in r.read()
+        with urllib.request.urlopen(url + "/_/files/attachments/paper.pdf") as r:
+            assert r.headers["Content-Type"] == "application/pdf"
+            assert "frame-ancestors 'self'" in r.headers["Content-Security-Policy"]
+        with urllib.request.urlopen(url + "/_/files/attachments/red.png") as r:
+            assert r.headers["Content-Type"] == "image/png" and "sandbox" in r.headers["Content-Security-Policy"]
     finally:
         proc.terminate()
         proc.wait(20)
