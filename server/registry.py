@@ -108,7 +108,9 @@ ROUTES: tuple[Route, ...] = (
     Route("research", "/v1/research", ("POST",), "Research a question and save a report",
           "Search memory (durable and sessions by default) for `question` and compile a markdown artifact with "
           "Question, Answer and Evidence sections. With save=true it is written into the corpus "
-          "(references/reports/, references/briefings/, wiki/concepts/ or inbox/proposed/ by kind).",
+          "(references/reports/, references/briefings/, wiki/concepts/ or inbox/proposed/ by kind), unless "
+          "nothing answered the question (then nothing is saved and `warnings` says so). Earlier reports "
+          "are never cited as evidence.",
           m.ResearchRequest, _obj("artifact", "research", artifact={"type": ["object", "null"]}, research=OBJ),
           tool="dory_research", writes=True, handler="research:research", errors=WRITE_ERRORS,
           example={"question": "Who owns the billing migration?", "save": False}),

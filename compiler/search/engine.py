@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..model import is_session_path
-from . import engine_carry, fusion
+from . import audit, engine_carry, fusion, notes
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
 from .store import IndexNotReady, IndexStore, Meta, unpin  # IndexNotReady: raised and exported here
@@ -480,35 +480,41 @@ class SearchEngine:
         prefixes = [t for p in pq.prefixes for t in unique_terms(p)[:1]]
         terms: list[str] = []
         dropped = 0
+        # Default searches leave out evidence artifacts and demote other audit material
+        # (`audit.py`); they look deeper so what is demoted can be replaced.
+        policy = audit.applies(req.corpus, scope.empty)
+        deep = max(2 * k, k + 10) if policy else k
         if mode == "exact":
-            hits = self._exact_list(req.query, req.corpus, scope, k)
+            hits = self._audit(self._exact_list(req.query, req.corpus, scope, deep), policy)[:k]
             for h in hits:
                 h.coverage = 1.0  # the whole query occurs verbatim
         elif mode == "bm25":
-            hits, terms = self._bm25_list(pq, req.corpus, scope, k, coverage=True)
-            if not terms:
-                warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
+            hits, terms = self._bm25_list(pq, req.corpus, scope, deep, coverage=True)
+            hits = self._audit(hits, policy)[:k]
         else:
             depth = max(CANDIDATES, k)
             if self.meta and self.meta.pending_count:
                 warnings.append(f"{self.meta.pending_count} document(s) are not embedded yet; "
                                 "vector results may miss them")
             vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
+            if vec is not None:
+                vec = self._audit(vec, policy, demote=False)
             if vec is None or mode == "hybrid":
-                bm, terms = self._bm25_list(pq, req.corpus, scope, k if vec is None else depth, coverage=True)
+                bm, terms = self._bm25_list(pq, req.corpus, scope, deep if vec is None else depth, coverage=True)
+                bm = self._audit(bm, policy, demote=vec is None)
             if vec is None:  # degrade to lexical
                 hits = bm[:k]
                 if mode == "vector" and hits:
                     warnings.append("vector search unavailable; these are bm25 results")
             elif mode == "vector":
-                hits = vec[:k]
+                hits = self._audit(vec, policy)[:k]
                 # the query terms mark matches in snippets and give each hit its coverage
                 weights = self._bm25.build_query(pq.words, pq.phrases, pq.prefixes, pq.fielded)[1]
                 terms = list(weights)
                 for h, cov in zip(hits, self._coverage(hits, weights) if hits else []):
                     h.coverage = cov
             else:
-                hits = self._fuse(bm, vec, depth)
+                hits = self._audit(self._fuse(bm, vec, depth), policy)
                 if req.min_score is None and vec and fusion.normalized_score(
                         None, vec[0].cosine, vec[0].background) < fusion.WEAK_VECTOR_ONLY:
                     # Even the vector list's best hit is weak (a made-up word has neighbours
@@ -517,16 +523,24 @@ class SearchEngine:
                     dropped = len(hits) - len(keep)
                     hits = keep
                 hits = hits[:k]
-        for h in hits:
-            h.norm = fusion.normalized_score(h.coverage, h.cosine, h.background)
+        evidence = [fusion.normalized_score(h.coverage, h.cosine, h.background) for h in hits]
+        for h, norm in zip(hits, fusion.spread(evidence, [h.score for h in hits])):
+            h.norm = norm
+        found = len(hits)
         if req.min_score is not None:
             hits = [h for h in hits if h.norm >= req.min_score]
-        if mode != "exact" and (dropped or hits) and fusion.weak(h.norm for h in hits):
+        if mode != "exact" and (dropped or hits) and fusion.weak(evidence):
             what = (f"{dropped} weak match(es) by meaning alone were left out (set min_score to see them)"
                     if dropped else "these results are weak (score_normalized below "
                     f"{fusion.WEAK_VECTOR_ONLY})")
             warnings.append(f"nothing matched the query well: {what}")
+        elif not hits:
+            sessions = req.corpus != "sessions" or any(r["is_session"] for r in self._doc_table().values())
+            warnings.append(notes.empty(mode, pq, found, req.min_score, sessions))
         return self._results(hits, req, terms, prefixes)
+
+    def _audit(self, hits: list[_Hit], policy: bool, demote: bool = True) -> list[_Hit]:
+        return audit.apply(self._db, hits, policy, demote)
 
 
 # ---------------------------------------------------------------------- registry

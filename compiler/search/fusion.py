@@ -14,9 +14,10 @@ the table is in docs/decisions/2026-11-23-hybrid-fusion-weights.md.
 The normalised score (`score_normalized`, 0-1) is the strongest of three pieces of
 evidence, each mapped onto 0-1: the lexical coverage; the cosine similarity rescaled
 between `COSINE_NONE` (what unrelated text scores against this model) and `COSINE_FULL`;
-and how far the cosine stands above the vector list's background. It orders like neither
-list exactly; it says how well a result matched, comparably across queries, so
-`min_score` and the weak-list cut-off can use it.
+and how far the cosine stands above the vector list's background; then scaled a little by
+the result's raw score relative to the answer's best (`spread`), so results that matched
+equally well by that evidence but ranked apart do not tie. It says how well a result
+matched, comparably across queries, so `min_score` and the weak-list cut-off can use it.
 """
 
 from __future__ import annotations
@@ -146,6 +147,24 @@ def cosine_evidence(cosine: float | None, back: float | None = None) -> float:
 def normalized_score(coverage: float | None, cosine: float | None, back: float | None = None) -> float:
     """How well a result matched, 0-1: the stronger of lexical coverage and vector evidence."""
     return round(max(min(1.0, max(0.0, coverage or 0.0)), cosine_evidence(cosine, back)), 4)
+
+
+# How much a result's rank within its answer lowers its normalised score: the best result
+# keeps its evidence score, one with half the best raw score loses SPREAD / 2 of it. Many
+# pages contain every word of a short query (coverage 1.0); without this they tied at 1.0
+# and `min_score` could not tell them apart.
+SPREAD = 0.2
+
+
+def spread(evidence: Sequence[float], scores: Sequence[float]) -> list[float]:
+    """Normalised scores for one answer: each result's evidence (`normalized_score`)
+    scaled by its raw score relative to the answer's best, so different raw scores never
+    tie (equal raw scores keep equal values)."""
+    top = max((s for s in scores if s is not None), default=0.0)
+    if top <= 0:
+        return [round(e, 4) for e in evidence]
+    return [round(e * (1.0 - SPREAD * (1.0 - min(1.0, max(0.0, (s or 0.0) / top)))), 4)
+            for e, s in zip(evidence, scores)]
 
 
 def weak(values: Iterable[float], threshold: float | None = None) -> bool:

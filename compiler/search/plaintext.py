@@ -3,7 +3,7 @@
 What goes: HTML comments (the claim section markers), HTML tags, heading hashes,
 blockquote and list markers, task boxes, table rule rows and cell pipes (cells are joined
 with " · "), code fences, emphasis markers (`**`, `__`, `*`, `_`, `~~`) and the backticks
-of code spans. Links become their labels; a wikilink without a label becomes its target's
+of code spans, and the backslash of an escaped character (`\\*` is `*`). Links become their labels; a wikilink without a label becomes its target's
 title when `titles` knows it (`[[rank-fusion]]` -> "Rank fusion"), else the last part of
 its target. Code spans keep their text exactly (no link or emphasis handling inside).
 Lines are joined with single spaces.
@@ -34,6 +34,9 @@ _EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _WS = re.compile(r"\s+")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+_HOLD = 0xF0000  # a private-use plane: never in real text
+_HELD = re.compile("[\U000F0021-\U000F007E]")
 
 
 def _wikilink(m: re.Match, titles: TitleOf | None) -> str:
@@ -51,6 +54,9 @@ def _wikilink(m: re.Match, titles: TitleOf | None) -> str:
 
 
 def _inline(text: str, titles: TitleOf | None) -> str:
+    # A backslash-escaped character is that character, never markup: held aside as a
+    # private-use character while the markup goes, then put back without its backslash.
+    text = _ESCAPED.sub(lambda m: chr(_HOLD + ord(m.group(1))), text)
     text = _WIKILINK.sub(lambda m: _wikilink(m, titles), text)
     text = _MDLINK.sub(lambda m: m.group(1), text)
     text = _AUTOLINK.sub(lambda m: m.group(1), text)
@@ -58,7 +64,8 @@ def _inline(text: str, titles: TitleOf | None) -> str:
     text = _STRONG.sub(lambda m: m.group(2), text)
     text = _STRIKE.sub(lambda m: m.group(1), text)
     text = _EM_STAR.sub(lambda m: m.group(1), text)
-    return _EM_UNDER.sub(lambda m: m.group(1), text)
+    text = _EM_UNDER.sub(lambda m: m.group(1), text)
+    return _HELD.sub(lambda m: chr(ord(m.group(0)) - _HOLD), text)
 
 
 def inline_plain(text: str, titles: TitleOf | None = None) -> str:

@@ -1,7 +1,8 @@
 """Snippets: the best short window of a chunk, with matched terms marked.
 
 Snippets are plain text (`plaintext.plain_text`: no markdown syntax, no HTML comments,
-link labels or the linked pages' titles instead of slugs). The window is the one whose
+link labels or the linked pages' titles instead of slugs), without the claim store's
+bookkeeping and without repeating a line (`snippet_clean`). The window is the one whose
 matched terms weigh most (each distinct term counted once, by the query weight given,
 usually its idf), then the one with most matches, then the earliest. Matches are
 marked according to the request's `snippet_marks`:
@@ -19,6 +20,7 @@ import html
 from typing import Iterable, Mapping, Sequence
 
 from .plaintext import TitleOf, plain_text
+from .snippet_clean import drop_repeats, strip_bookkeeping
 from .text import analyze
 
 WIDTH = 240
@@ -123,7 +125,7 @@ def make_snippet(text: str, terms: Iterable[str] = (), prefixes: Sequence[str] =
                  weights: Mapping[str, float] | None = None) -> str:
     """A plain-text window of markdown `text` around its best-matching passage, marks
     applied. `titles` maps a wikilink target to its page title; `weights` weighs terms."""
-    clean = plain_text(text, titles)
+    clean = readable(text, titles)
     if needle is not None:
         spans = _substring_spans(clean, needle)
     else:
@@ -137,3 +139,12 @@ def make_snippet(text: str, terms: Iterable[str] = (), prefixes: Sequence[str] =
     if end < len(clean):
         body = body + "…"
     return body
+
+
+def readable(markdown: str, titles: TitleOf | None = None) -> str:
+    """A chunk's markdown as the plain text a snippet is cut from: bookkeeping left out,
+    no line repeated."""
+    lines = strip_bookkeeping(markdown).split("\n")
+    if len(lines) > 1:
+        lines = drop_repeats(lines, [plain_text(line) for line in lines])
+    return plain_text("\n".join(lines), titles)

@@ -5,7 +5,9 @@ A call answers the operation's JSON both as text (what most hosts show the model
 `structuredContent`. A refused call (bad arguments, missing document, stale hash, server
 not ready) is a tool error (`isError`) whose text is the HTTP API's `error.message`, and
 whose structured content carries the HTTP status and the error object; the call never
-takes the connection down. An unknown tool name is a protocol error, as the spec says.
+takes the connection down. A write the operation answered with `result: rejected` (200 over
+HTTP, Dory's contract) is a tool error too: its text starts with the message that says how
+to succeed, and its structured content is the whole answer. An unknown tool name is a protocol error, as the spec says.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from .backend import Backend
 
 log = logging.getLogger("commonplace.mcp")
 
+# Business outcomes HTTP answers with 200 that did not do what the call asked.
+REFUSED_RESULTS = ("rejected", "failed")
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
@@ -79,7 +83,11 @@ def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | None,
         log.exception("tool %s failed", name)
         return error_result(500, "internal_error", "internal error; the MCP server's log (stderr) has the details",
                             "server_error")
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-        structured_content=data,
-    )
+    text = json.dumps(data, ensure_ascii=False)
+    if isinstance(data, dict) and data.get("result") in REFUSED_RESULTS:
+        # HTTP answers a rejected write with 200 (Dory's contract); a tool host needs the
+        # refusal as one, with what to do about it first.
+        first = str(data.get("message") or data["result"])
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"{first}\n{text}")],
+                                    structured_content=data, is_error=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)

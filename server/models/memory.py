@@ -40,10 +40,13 @@ class SearchRequest(Request):
                                "all: both.")
     min_score: Num = Field(0.0, ge=0.0, allow_inf_nan=False,
                            description="Drop results whose normalised score (0-1) is below this.")
+    min_relevance_score: Optional[Num] = Field(
+        None, ge=0.0, allow_inf_nan=False,
+        description="Dory's newer name for min_score (min_score wins when both are sent).")
     include_content: bool = Field(True, description="Longer snippets (up to 700 characters instead of 240).")
     rerank: Rerank = Field("auto", description="Accepted for Dory compatibility; commonplace has no reranker.")
     snippet_marks: Optional[Literal["markdown", "brackets", "html", "none"]] = Field(
-        None, description="commonplace: how matched words are marked in snippets (default markdown **bold**).")
+        None, description="commonplace: how matched words are marked in snippets (default none: plain text).")
     debug: bool = Field(False, description="Add score, score_normalized, rank_score and frontmatter.")
 
     @field_validator("mode", mode="before")

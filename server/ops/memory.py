@@ -16,6 +16,12 @@ replaced, forgotten, quarantined, rejected. Dory's rules, as defaults:
   cannot be resolved or is refused by the content checks.
 Forgotten claim text is still removed from the page, the artifacts and every derived index
 (commonplace's forgetting).
+
+Where what a write produced lands (issue 28): the evidence artifact is written but, as in
+Dory, not indexed by the write (default search leaves it out after a rebuild too); a
+`kind: decision` about an existing project is linked from the project's page (`## Key
+Decisions`; the answer's `linked_from`); a rejection says how to succeed (create the page,
+`force_inbox`, `soft`, `allow_canonical`).
 """
 
 from __future__ import annotations
@@ -90,18 +96,19 @@ def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
 
     store = c.ClaimStore(ctx.root, actor=ctx.actor or "api")
     try:
-        entity, planned = _resolve(store, req)
+        entity, planned, project = _resolve(store, req)
     except c.UnknownSubject as exc:
         why = f"could not resolve semantic subject: {req.subject} ({exc.message})"
         if req.soft:
             return _quarantine(ctx, req, answer, why)
-        answer.update(message=why, candidates=list(exc.candidates))
+        answer.update(message=why + "; " + how_to_resolve(req), candidates=list(exc.candidates))
         return answer
     except c.AmbiguousSubject as exc:
         why = f"ambiguous semantic subject: {req.subject} ({exc.message})"
         if req.soft:
             return _quarantine(ctx, req, answer, why)
-        answer.update(message=why, candidates=list(exc.candidates))
+        answer.update(message=why + "; name one exactly (a candidate's id, e.g. person:<slug>), or rerun with "
+                              "force_inbox=true for a tentative capture", candidates=list(exc.candidates))
         return answer
     except c.ClaimError as exc:
         raise _claim_error(exc) from None
@@ -118,13 +125,25 @@ def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
         raise _claim_error(exc) from None
     except w.WriteError as exc:
         raise from_write_error(exc) from None
-    return _answer(ctx, req, answer, r, extra)
+    return _answer(ctx, req, answer, r, extra, project)
 
 
-def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str]:
-    """(entity, the subject to record against). Scope narrows the search to a family; an
-    unknown project, concept or decision subject is planned as a new entity (Dory); a
-    `decision` claim goes to a decision entity."""
+def how_to_resolve(req: MemoryWriteRequest) -> str:
+    """How an unresolved write can succeed (Dory never creates people or core entities)."""
+    slug = _slug(req.subject.split(":", 1)[-1]) or "<slug>"
+    page = {"person": f"people/{slug}.md (frontmatter type: person)", "core": f"core/{slug}.md (type: core)"}
+    create = page.get(req.scope or "", f"the page, e.g. people/{slug}.md for a person")
+    other = "" if req.scope in ("person", "core") else (
+        "; or send scope=project, concept or decision, which creates that entity")
+    return (f"to record it, create {create} first with POST /v1/write (kind=create) and send this write "
+            f"again with allow_canonical=true; or rerun with force_inbox=true for a tentative capture in "
+            f"inbox/semantic/, or soft=true to quarantine it for review{other}")
+
+
+def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str, Any]:
+    """(entity, the subject to record against, the project a decision is about or None).
+    Scope narrows the search to a family; an unknown project, concept or decision subject
+    is planned as a new entity (Dory); a `decision` claim goes to a decision entity."""
     from commonplace.compiler import claims as c
 
     subject = req.subject.strip()
@@ -140,10 +159,12 @@ def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str]:
             entity = store.resolve(subject)  # the family may be named differently: try everything
         else:
             raise
+    project = None
     if req.kind == "decision" and entity.family != "decision":
+        project = entity if entity.family == "project" and entity.exists else None
         entity = store.resolve(f"decision:{_slug(subject.split(':', 1)[-1]) or entity.slug}", create=True)
     planned = entity.id if entity.exists else f"{entity.family}:{entity.title}"
-    return entity, planned
+    return entity, planned, project
 
 
 def _fields(req: MemoryWriteRequest, entity: Any) -> dict[str, Any]:
@@ -217,7 +238,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
 
 
 def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: Any,
-            extra: dict[str, Any]) -> dict[str, Any]:
+            extra: dict[str, Any], project: Any = None) -> dict[str, Any]:
     if r is None:  # the page forgotten by path
         res = extra["write"]
         answer.update(result="preview" if req.dry_run else "forgotten", target_path=res.path,
@@ -243,12 +264,22 @@ def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: 
         return answer
     answer["result"] = {"write": "written", "replace": "replaced", "forget": "forgotten"}[req.action]
     answer["message"] = r.message
-    if r.action == "noop":
+    linked = None
+    if project is not None and req.action != "forget":
+        from commonplace.compiler.claims.related import link_decision
+
+        if link_decision(ctx.root, project.path, r.target_path, r.entity.title):
+            linked = project.path
+        answer["linked_from"] = project.path  # the project page links the decision
+    if r.action == "noop" and not linked:
         answer["indexed"] = True
         return answer
-    # The claim store compiled the page; refresh it, the evidence file (or tombstones) and
-    # any artifact a forget redacted (the claim log itself is not a document).
-    paths = [r.target_path, r.evidence_path, getattr(r, "side_tombstone", None), *r.redacted]
+    # The claim store compiled the page; refresh it, the project page that now links it,
+    # the page's tombstone and any artifact a forget redacted (the claim log itself is not
+    # a document). The evidence artifact (or a forget's claim tombstone) is written but,
+    # as in Dory, not indexed by the write: a rebuild indexes it, and default search
+    # leaves it out (compiler/search/audit.py).
+    paths = [r.target_path, linked, getattr(r, "side_tombstone", None), *r.redacted]
     indexed, note = refresh(ctx.live, list(dict.fromkeys(p for p in paths if p)))
     if r.action == "forget":
         purge(ctx.live)

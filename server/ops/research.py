@@ -16,6 +16,11 @@ temperature warm and the question, and a `## Sources` list. Where Dory overwrite
 the same name, commonplace writes `<slug>-2.md` (and so on): an earlier report is never
 lost. Content the write checks refuse (a snippet quoting a prompt-injection marker, say)
 is quarantined under inbox/quarantine/ as a soft write would, and the answer says so.
+
+Evidence is what the search found minus earlier research output (saved reports,
+briefings, proposals, generated wiki notes: `is_report`), and nothing when nothing
+matched well. With no evidence, `save` writes nothing: `artifact` is null and `warnings`
+says why.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from .search import engine_body, run_engine, shape
 MAX_TITLE = 120
 MAX_SUFFIX = 50
 ANSWER_LINES = 3
+_SAVED = ("references/reports/", "references/briefings/", "inbox/proposed/")
 
 
 def slug(text: str) -> str:
@@ -112,17 +118,39 @@ def _save(ctx: OpContext, artifact: dict[str, Any], day: str) -> dict[str, Any]:
     raise ApiError(409, "conflict", f"{base} and {MAX_SUFFIX - 1} numbered variants exist; research saved nothing")
 
 
+def is_report(r: dict[str, Any]) -> bool:
+    """A saved research report (or briefing, proposal, wiki note) among search results:
+    what research wrote is not evidence for new research."""
+    from commonplace.compiler.search.audit import audit_kind
+
+    path = str(r.get("path", ""))
+    return audit_kind(path, r.get("frontmatter") or {}) == "report" or path.startswith(_SAVED)
+
+
 def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
     from ..models import SearchRequest
 
-    sreq = SearchRequest(query=req.question, k=req.limit, mode="hybrid", corpus=req.corpus, include_content=False)
-    results = shape(run_engine(ctx.live, engine_body(sreq, debug=False)), sreq)["results"][: req.limit]
+    sreq = SearchRequest(query=req.question, k=min(50, req.limit + 5), mode="hybrid", corpus=req.corpus,
+                         include_content=False)
+    answer = run_engine(ctx.live, engine_body(sreq, debug=True))
+    warnings = list(answer.get("warnings") or [])
+    answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)][: req.limit]
+    results = shape(answer, sreq)["results"]  # (debug off: the engine's frontmatter goes)
+    if any(w.startswith("nothing matched the query well") for w in warnings):
+        results = []  # weak matches are no evidence
     sources = _dedupe([str(r.get("path", "")) for r in results])
     title = _one_line(req.question).rstrip("?").strip()[:MAX_TITLE] or "Research"
     artifact = {"kind": req.kind, "title": title, "question": req.question.strip(),
                 "body": findings(req.question, results), "sources": sources, "target": None, "status": "draft"}
     saved = None
+    out: dict[str, Any] = {"artifact": None, "research": {"artifact": artifact, "sources": sources}}
+    if req.save and not results:
+        out["warnings"] = warnings + ["no evidence found for the question; nothing was saved"]
+        return out
     if req.save:
         saved = _save(ctx, artifact, w.today())
         artifact["target"] = saved["path"]
-    return {"artifact": saved, "research": {"artifact": artifact, "sources": sources}}
+    out["artifact"] = saved
+    if warnings:
+        out["warnings"] = warnings
+    return out

@@ -7,13 +7,15 @@ What this layer adds to the engine's answer (`compiler/search/engine.py`):
 - `evidence_class` in Dory's values (`dory_class`), checked in Dory's order: a session,
   inbox, archive, raw status, generated, canonical, else other. `debug` keeps the
   engine's finer class as `evidence_detail`.
-- snippets at most 700 characters with `include_content` (Dory's default), 240 without;
-  `content` (the chunk's text) only with `include_content`.
+- snippets at most 700 characters with `include_content` (Dory's default), 240 without,
+  plain text (no marks unless `snippet_marks` asks); `content` (the chunk's text) only with
+  `include_content`.
 - `debug` adds `rank_score` (min-max of `score` over the returned rows; position-based
   when all are equal) and `frontmatter`. `score` and `score_normalized` (0-1) are always
   there: commonplace returned them before debug existed.
-- `min_score` goes to the engine only when the client sent it: it applies to the
-  normalised score, and its absence lets hybrid leave out weak meaning-only hits.
+- `min_score` (or Dory's newer name, `min_relevance_score`) goes to the engine only when
+  the client sent it: it applies to the normalised score, and its absence lets hybrid leave
+  out weak meaning-only hits.
 - `rerank` is accepted and ignored (no reranker).
 """
 
@@ -60,10 +62,11 @@ def engine_body(req: SearchRequest, *, debug: bool = True) -> dict[str, Any]:
                             "include_content": req.include_content, "debug": debug}
     if req.scope is not None:
         body["scope"] = req.scope.model_dump(exclude_none=True)
-    if req.snippet_marks is not None:
-        body["snippet_marks"] = req.snippet_marks
+    body["snippet_marks"] = req.snippet_marks or "none"  # an agent reads plain text
     if "min_score" in req.model_fields_set:
         body["min_score"] = req.min_score
+    elif req.min_relevance_score is not None:
+        body["min_score"] = req.min_relevance_score
     return body
 
 

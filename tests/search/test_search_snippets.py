@@ -69,9 +69,11 @@ def test_links_show_labels_or_titles_not_slugs() -> None:
 
 
 def test_snippet_window_is_around_the_best_passage_with_terms_marked() -> None:
-    filler = "Nothing to see in this sentence about unrelated matters. " * 8
-    text = (f"# Notes\n\n{filler}\n\nThe **vendor** mentioned an api once.\n\n{filler}\n\n"
-            f"Atlas is blocked on the `vendor API` until March.\n\n{filler}")
+    def filler(n: int) -> str:  # distinct paragraphs: a snippet drops a line it already holds
+        return " ".join(f"Nothing to see in sentence {n}.{i} about unrelated matters." for i in range(8))
+
+    text = (f"# Notes\n\n{filler(1)}\n\nThe **vendor** mentioned an api once.\n\n{filler(2)}\n\n"
+            f"Atlas is blocked on the `vendor API` until March.\n\n{filler(3)}")
     snip = make_snippet(text, {"vendor", "api", "atlas", "block"}, style="brackets",
                         weights={"vendor": 3.0, "api": 2.0, "atlas": 4.0, "block": 1.0})
     assert "[[Atlas]] is [[blocked]] on the [[vendor]] [[API]] until March" in snip

@@ -1,0 +1,92 @@
+"""Audit and generated material, and how default search ranks it.
+
+An agent searching memory wants facts, not the bookkeeping around them. Some documents
+record how memory changed or were produced from other documents:
+
+- `evidence`: per-write evidence artifacts (`sources/semantic/**`), the raw input of each
+  `memory-write`. The entity page holds the same fact, current.
+- `inbox`: captures, proposals and quarantine (`inbox/**`, status `quarantined`).
+- `report`: saved research reports (generated, with the `question` they answered).
+- `generated`: other generated pages (`source_kind: generated`: compiled wiki pages,
+  tombstones).
+
+Default search (no `scope`, corpus `durable` or `all`) leaves evidence artifacts out, as
+Dory leaves them out of its index, and demotes the rest: a demoted hit's score is
+multiplied by `DEMOTION`, so it ranks below ordinary matches but still answers when
+nothing else does. A request with any `scope` asked for specific documents and gets them
+ranked as they match.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping
+
+EVIDENCE_PREFIX = "sources/semantic/"
+REPORT_PREFIXES = ("references/reports/", "references/briefings/")
+# A demoted hit's score factor. In hybrid fusion (k=20) a page first in both lists scores
+# about 3/21; halved it still beats a page found by one list only, but not one found by
+# both in the top ten.
+DEMOTION = 0.5
+
+
+def audit_kind(path: str, fm: Mapping[str, Any] | None) -> str | None:
+    """evidence, inbox, report, generated, or None for an ordinary document."""
+    fm = fm if isinstance(fm, Mapping) else {}
+    if path.startswith(EVIDENCE_PREFIX):
+        return "evidence"
+    if path.startswith("inbox/") or str(fm.get("status", "")).strip().lower() == "quarantined":
+        return "inbox"
+    generated = bool(fm.get("generated") is True) or str(fm.get("source_kind", "")).strip().lower() in {
+        "generated", "compiled"}
+    if generated and (fm.get("question") or path.startswith(REPORT_PREFIXES)):
+        return "report"
+    if generated or path.endswith(".tombstone.md"):
+        return "generated"
+    return None
+
+
+def applies(corpus: str, scope_empty: bool) -> bool:
+    """Whether a request gets the default treatment (no scope; durable or all)."""
+    return scope_empty and corpus in ("durable", "all")
+
+
+def kinds(db: Any, paths: Iterable[str]) -> dict[str, str]:
+    """{path: audit kind} for the audit documents among `paths` (others absent)."""
+    out: dict[str, str] = {}
+    todo = []
+    for p in dict.fromkeys(paths):
+        if p.startswith(EVIDENCE_PREFIX):
+            out[p] = "evidence"  # no need to read its row
+        else:
+            todo.append(p)
+    for i in range(0, len(todo), 500):
+        batch = todo[i : i + 500]
+        q = f"SELECT path, frontmatter FROM docs WHERE path IN ({','.join('?' * len(batch))})"
+        for path, raw in db.execute(q, batch):
+            try:
+                fm = json.loads(raw) if raw else {}
+            except ValueError:
+                fm = {}
+            kind = audit_kind(path, fm)
+            if kind:
+                out[path] = kind
+    return out
+
+
+def apply(db: Any, hits: list[Any], policy: bool, demote: bool = True) -> list[Any]:
+    """Default search's treatment of a hit list (objects with `path` and `score`):
+    evidence artifacts left out; with `demote`, other audit documents' scores times
+    `DEMOTION` and the list re-sorted (stable: ties keep their order)."""
+    if not policy or not hits:
+        return hits
+    found = kinds(db, [h.path for h in hits])
+    if not found:
+        return hits
+    out = [h for h in hits if found.get(h.path) != "evidence"]
+    if demote:
+        for h in out:
+            if h.path in found:
+                h.score *= DEMOTION
+        out.sort(key=lambda h: -h.score)
+    return out
