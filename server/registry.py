@@ -138,7 +138,8 @@ ROUTES: tuple[Route, ...] = (
           "alias, slug or family:slug), the claim is kept with provenance and the subject's canonical page is "
           "recompiled. Live writes to canonical memory need allow_canonical=true; dry_run=true previews; "
           "force_inbox=true files a tentative capture instead; an unknown subject is rejected (soft=true "
-          "quarantines it). Business outcomes come back as 200 with `result`.",
+          "quarantines it). Business outcomes come back as 200 with `result`; over MCP a rejected write is a "
+          "tool error whose text says how to succeed.",
           m.MemoryWriteRequest, _obj("resolved", "action", "kind", "result", "indexed", "quarantined", resolved=B,
                                      action=S, kind=S, subject_ref=NS, target_path=NS, result=S,
                                      confidence=NS, indexed=B, quarantined=B, message=NS),

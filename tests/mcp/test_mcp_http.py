@@ -338,3 +338,27 @@ def test_mcp_and_http_writers_at_once_lose_nothing(tmp_path: Path) -> None:
             assert found["count"] >= 1, w
     assert not (tmp_path / "unused").exists()  # the stdio clients wrote through the server
     print(f"200 writes from 8 clients in {elapsed:.1f} s")
+
+
+def test_a_rejected_memory_write_is_a_tool_error(site: tuple[Serve, str, Path]) -> None:
+    """Issue 28: HTTP answers a rejected write with 200 (Dory's contract); over MCP it is a
+    tool error whose text says how to succeed, with the whole answer as structured content."""
+    srv, token, base = site
+    rejected = {"action": "write", "kind": "fact", "subject": "nobody-here", "scope": "person",
+                "content": "Likes tea.", "allow_canonical": True}
+    status, body = http(srv.url, "POST", "/v1/memory-write", rejected, token)
+    assert status == 200 and body["result"] == "rejected"
+
+    async def run() -> None:
+        async with http_session(srv.url, token) as s:
+            res = await s.call_tool("dory_memory_write", rejected)
+            assert res.is_error and res.structured_content["result"] == "rejected"
+            assert text(res).startswith("could not resolve semantic subject: nobody-here")
+            assert "force_inbox=true" in text(res) and "people/nobody-here.md" in text(res)
+            gate = dict(rejected, subject="Alex", allow_canonical=False)
+            res = await s.call_tool("dory_memory_write", gate)
+            assert res.is_error and "allow_canonical=true" in text(res)
+            ok = await s.call_tool("dory_memory_write", dict(gate, dry_run=True))
+            assert not ok.is_error and ok.structured_content["result"] == "preview"
+
+    anyio.run(run)
