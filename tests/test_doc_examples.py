@@ -180,6 +180,17 @@ EXPECT = {
     "-d '{\"kind\": \"append\", \"target\": \"inbox/ideas.md\", \"content\": \"Try weighted fusion.\", "
     "\"frontmatter\": {\"title\": \"Ideas\", \"type\": \"capture\"}}'":
         _all(file_has("docs/inbox/ideas.md", "Try weighted fusion.")),
+    "curl -s -X POST http://127.0.0.1:8766/v1/search "
+    "-H \"Authorization: Bearer $COMMONPLACE_TOKEN\" -H 'Content-Type: application/json' "
+    "-d '{\"query\": \"claim store\", \"min_relevance_score\": 0.5, \"debug\": true}'":
+        _all(json_out(lambda d: [] if d.get("count", 0) >= 1 and all(
+            r["score_normalized"] >= 0.5 for r in d["results"]) else [f"JSON: {d}"])),
+    "curl -s -X POST http://127.0.0.1:8766/v1/memory-write "
+    "-H \"Authorization: Bearer $COMMONPLACE_TOKEN\" -H 'Content-Type: application/json' "
+    "-d '{\"action\": \"write\", \"kind\": \"fact\", \"subject\": \"dana\", \"scope\": \"person\", "
+    "\"content\": \"Dana is allergic to peanuts.\", \"allow_canonical\": true}'":
+        _all(json_out(lambda d: [] if d.get("result") == "rejected" and "force_inbox=true" in d.get("message", "")
+                      and "people/dana.md" in d.get("message", "") else [f"JSON: {d}"])),
 }
 
 
