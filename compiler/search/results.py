@@ -62,6 +62,10 @@ def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, 
             continue
         snippet = make_snippet(c["text"], term_set, prefixes, needle=h.needle, style=req.snippet_marks,
                                titles=titles, weights=weights)
+        if not snippet:  # the chunk is all bookkeeping (an entity page's Timeline): another one speaks
+            snippet = next((s for s in (make_snippet(t, term_set, prefixes, needle=h.needle,
+                                                     style=req.snippet_marks, titles=titles, weights=weights)
+                                        for t in _other_chunks(db, h.path, h.cid)) if s), "")
         r: dict[str, Any] = {
             "path": h.path,
             "lines": f"{c['start_line']}-{c['end_line']}",
@@ -83,6 +87,13 @@ def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, 
                 r["ranks"] = dict(h.ranks)
         out.append(r)
     return out
+
+
+def _other_chunks(db: Any, path: str, cid: int) -> Any:
+    """The texts of a document's other chunks, in order (lazily: the first that gives a
+    snippet ends the walk)."""
+    for (text,) in db.execute("SELECT text FROM chunks WHERE path = ? AND id != ? ORDER BY id", [path, cid]):
+        yield text
 
 
 def stale_note(root: Path, d: Any) -> str | None:

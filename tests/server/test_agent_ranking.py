@@ -78,8 +78,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Api, Path, 
     try:
         yield api, root, base
     finally:
-        if server.proc and server.proc.poll() is None:
-            server.stop()
+        if api.server.proc and api.server.proc.poll() is None:  # the restarted one, at the end
+            api.server.stop()
 
 
 def _paths(answer: dict[str, Any]) -> list[str]:
@@ -190,6 +190,22 @@ def test_research_saves_only_with_evidence_and_never_cites_reports(live: tuple[A
     assert found.index("notes/lunch.md") < found.index(first["artifact"]["path"])
 
 
+def test_a_replaced_fact_shows_only_the_current_one(live: tuple[Api, Path, Path]) -> None:
+    api, root, _ = live
+    api.write(kind="state", subject="ledgerline", scope="project", content="The nightly job runs at 02:00 UTC.")
+    d = api.post("/v1/memory-write", {"action": "replace", "kind": "state", "subject": "ledgerline",
+                                      "scope": "project", "content": "The nightly job runs at 03:30 UTC.",
+                                      "allow_canonical": True})
+    assert d["result"] == "replaced", d
+    page = (root / "projects/ledgerline/state.md").read_text()
+    claims = page.split("<!-- commonplace:claims:start -->")[1].split("<!-- commonplace:details:start")[0]
+    assert "03:30 UTC" in claims and "02:00" not in claims
+    for r in api.search("nightly job UTC", mode="bm25")["results"]:
+        assert "02:00" not in r["snippet"], r
+    top = api.search("nightly job UTC", mode="bm25")["results"][0]
+    assert top["path"] == "projects/ledgerline/state.md" and "03:30 UTC" in top["snippet"]
+
+
 def test_after_a_restart_evidence_stays_out_of_default_search(live: tuple[Api, Path, Path]) -> None:
     api, root, base = live
     api.server.stop()
@@ -205,3 +221,4 @@ def test_after_a_restart_evidence_stays_out_of_default_search(live: tuple[Api, P
         assert not re.search(r"\bc_[0-9a-f]{6,}|#\d+\)", r["snippet"]), r["snippet"]
     page = (root / "projects/ledgerline/state.md").read_text()
     assert page.count("[[decisions/ledgerline.md") == 1  # the link is the page's, kept by rebuilds
+
