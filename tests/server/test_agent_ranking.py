@@ -168,6 +168,8 @@ def test_warnings_say_what_happened(live: tuple[Api, Path, Path]) -> None:
     assert any(x.startswith("no matches") for x in w) and not any("searchable" in x for x in w)
     w = api.search("zzzz qqqq florbish")["warnings"]
     assert any(x.startswith("no matches") for x in w), w
+    weak = api.search("zzzz qqqq apple")  # one real word among nonsense: weak hits, said so
+    assert weak["count"] >= 1 and any(x.startswith("nothing matched the query well") for x in weak["warnings"])
     w = api.search("the of and", mode="bm25")["warnings"]
     assert any("no searchable words" in x for x in w)
     w = api.search("what did we say", mode="recall")["warnings"]
