@@ -17,8 +17,8 @@ replaced, forgotten, quarantined, rejected. Dory's rules, as defaults:
 Forgotten claim text is still removed from the page, the artifacts and every derived index
 (commonplace's forgetting).
 
-Where what a write produced lands (issue 28): the evidence artifact is written but, as in
-Dory, not indexed by the write (default search leaves it out after a rebuild too); a
+Where what a write produced lands (issue 28): the evidence artifact is written and
+rendered but, as in Dory, not part of default search nor of status' `files_indexed`; a
 `kind: decision` about an existing project is linked from the project's page (`## Key
 Decisions`; the answer's `linked_from`); a rejection says how to succeed (create the page,
 `force_inbox`, `soft`, `allow_canonical`).
@@ -275,11 +275,11 @@ def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: 
         answer["indexed"] = True
         return answer
     # The claim store compiled the page; refresh it, the project page that now links it,
-    # the page's tombstone and any artifact a forget redacted (the claim log itself is not
-    # a document). The evidence artifact (or a forget's claim tombstone) is written but,
-    # as in Dory, not indexed by the write: a rebuild indexes it, and default search
-    # leaves it out (compiler/search/audit.py).
-    paths = [r.target_path, linked, getattr(r, "side_tombstone", None), *r.redacted]
+    # the evidence file (or tombstones) and any artifact a forget redacted (the claim log
+    # itself is not a document). The evidence file is in the site and reachable by a
+    # scoped search, but default search leaves it out and status does not count it
+    # (compiler/search/audit.py): Dory writes it without indexing it.
+    paths = [r.target_path, linked, r.evidence_path, getattr(r, "side_tombstone", None), *r.redacted]
     indexed, note = refresh(ctx.live, list(dict.fromkeys(p for p in paths if p)))
     if r.action == "forget":
         purge(ctx.live)

@@ -1,10 +1,12 @@
 """What the server holds (`/v1/status`, and `/metrics` from the same numbers).
 
 Dory's fields (`dory-contract.md` §1.5), which its clients read: `api_version`; counts
-`corpus_files` (durable documents, sessions excluded), `session_files` (files under
+`corpus_files` (durable documents, sessions and evidence artifacts excluded), `session_files` (files under
 logs/sessions/ on disk), `session_docs_indexed`, `session_missing_docs`,
 `session_stale_docs`, `files_indexed`, `chunks_indexed`, `vectors_indexed` (durable
-documents in the search index, as Dory counts them); index health `index_present`,
+documents in the search index, as Dory counts them: `files_indexed` leaves out the
+evidence artifacts of memory-writes, `sources/semantic/**`, which Dory does not index and
+default search leaves out); index health `index_present`,
 `index_stale`, `index_healthy`, `index_missing_files`, `vector_drift` (chunks without a
 vector; 0 when the server runs without embeddings, which then expects none),
 `last_reindex_at`; `embedding_provider` (`local`, or `none` without embeddings),
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.scan import session_files
+from ...compiler.search.audit import EVIDENCE_PREFIX
 from ..models import StatusRequest
 from . import OpContext
 
@@ -76,9 +79,11 @@ def _count(gen: Path, open_table: Any) -> dict[str, Any]:
             "GROUP BY d.is_session")}
         sessions = {r[0]: (r[1], r[2]) for r in db.execute(
             "SELECT path, mtime_ns, size FROM docs WHERE is_session = 1")}
+        evidence = db.execute("SELECT count(*) FROM docs WHERE is_session = 0 AND substr(path, 1, ?) = ?",
+                              [len(EVIDENCE_PREFIX), EVIDENCE_PREFIX]).fetchone()[0]
     finally:
         db.close()
-    return {"files": docs.get(0, 0), "chunks": chunks.get(0, (0, 0))[0], "vectors": chunks.get(0, (0, 0))[1],
+    return {"files": docs.get(0, 0) - evidence, "chunks": chunks.get(0, (0, 0))[0], "vectors": chunks.get(0, (0, 0))[1],
             "session_docs": docs.get(1, 0), "sessions": sessions}
 
 
@@ -150,7 +155,7 @@ def dory_fields(ctx: OpContext, docs: dict[str, Any], info: dict[str, Any]) -> d
         counts = {}
     on_disk = session_files(root)
     indexed_sessions = counts.get("sessions", {})
-    corpus_files = sum(1 for d in docs.values() if not d.is_session)
+    corpus_files = sum(1 for d in docs.values() if not d.is_session and not d.path.startswith(EVIDENCE_PREFIX))
     files_indexed = counts.get("files", 0)
     chunks_indexed = counts.get("chunks", 0)
     vectors_indexed = counts.get("vectors", 0)

@@ -9,7 +9,8 @@ its own build.
 - warnings say what happened (no matches, no searchable words, no sessions yet);
 - research saves nothing without evidence and never cites an earlier report;
 - a decision about a project is linked from the project's page; a rejected write says
-  how to succeed; the write's evidence artifact is written but not indexed.
+  how to succeed; the write's evidence artifact is written but neither in default search
+  nor counted in `files_indexed` (Dory does not index it).
 """
 
 from __future__ import annotations
@@ -93,8 +94,10 @@ def test_writes_land_where_an_agent_finds_them(live: tuple[Api, Path, Path]) -> 
     assert d["result"] == "written" and d["evidence_path"].startswith("sources/semantic/")
     assert (root / d["evidence_path"]).is_file()  # written...
     after = api.get("/v1/status")
-    assert after["files_indexed"] == before["files_indexed"]  # ...but not indexed (Dory)
+    assert after["files_indexed"] == before["files_indexed"]  # ...but not counted (Dory does not index it)
     assert after["files_indexed"] == after["corpus_files"] and after["index_missing_files"] == 0
+    scoped = api.search("peanuts", scope={"path_glob": "sources/semantic/**"})  # a scope finds it
+    assert _paths(scoped) == [d["evidence_path"]]
     found = api.search("Dana peanuts allergic")
     assert _paths(found)[0] == "people/dana.md" and not any(p.startswith("sources/") for p in _paths(found))
     snippet = found["results"][0]["snippet"]
