@@ -1,0 +1,56 @@
+"""The active-memory block: evidence first by relevance, one compact line per source.
+
+    ## Active memory            the best few sources (Dory's synthesis bullets)
+    ## Durable evidence         the rest, while the budget lasts
+    ## Session evidence         session lines the prompt asked for (recent work)
+
+Every line is `<the relevant sentence(s)> (<date>, <path>)`; no line repeats another's
+text, so the synthesis and the evidence never carry the same snippet twice. A session
+line newer than a durable line about the same thing is shown under it, both dated, so
+an agent sees the update next to what it changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .evidence import Evidence
+from .pack import Packer, fact_line
+
+LEAD = 3
+
+
+@dataclass
+class Block:
+    text: str = ""
+    sources: list[str] = field(default_factory=list)
+    summary: str = ""
+    lines: int = 0
+
+
+def _line(e: Evidence) -> tuple[str, str, str]:
+    shown = fact_line(e.text, e.date, e.path)
+    key = e.text
+    for u in e.updates:
+        shown += f"\n  - newer: {fact_line(u.text, u.date, u.path)}"
+        key += " " + u.text
+    return key, shown, e.path
+
+
+def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD) -> Block:
+    pack = Packer(budget)
+    first = [_line(e) for e in durable[:lead]]
+    rest = [_line(e) for e in durable[lead:]]
+    n = pack.section("## Active memory", first)
+    if n < len(first):
+        rest = first[n:] + rest
+    n += pack.section("## Durable evidence", rest)
+    n += pack.section("## Session evidence", [_line(e) for e in sessions])
+    paths = []
+    for e in [*durable, *sessions]:
+        for p in (e.path, *[u.path for u in e.updates]):
+            if p in pack.sources or any(p == u.path for u in e.updates if e.path in pack.sources):
+                if p not in paths:
+                    paths.append(p)
+    summary = " | ".join(e.text for e in (durable + sessions)[:2])[:280]
+    return Block(pack.text(), paths, summary, n)
