@@ -3,6 +3,7 @@
     ## Active memory            the best few sources (Dory's synthesis bullets)
     ## Durable evidence         the rest, while the budget lasts
     ## Session evidence         session lines the prompt asked for (recent work)
+    ## More evidence            budget left: the best sources' other facts, claims first
 
 Every line is `<the relevant sentence(s)> (<date>, <path>)`; no line repeats another's
 text, so the synthesis and the evidence never carry the same snippet twice. A session
@@ -18,6 +19,8 @@ from .evidence import Evidence
 from .pack import Packer, fact_line
 
 LEAD = 3
+EXPAND = 3  # sources whose other facts fill the budget left
+EXPAND_UNITS = 8
 
 
 @dataclass
@@ -46,6 +49,11 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
         rest = first[n:] + rest
     n += pack.section("## Durable evidence", rest)
     n += pack.section("## Session evidence", [_line(e) for e in sessions])
+    # Budget left over goes to the best sources' other facts: a question's words do not
+    # always match the sentence that answers it ("which city" and "works from Denver").
+    more = [(u.text, fact_line(u.text, u.date, e.path), e.path)
+            for e in durable[:EXPAND] if e.path in pack.sources for u in e.rest[:EXPAND_UNITS]]
+    n += pack.section("## More evidence", more)
     paths = []
     for e in [*durable, *sessions]:
         for p in (e.path, *[u.path for u in e.updates]):

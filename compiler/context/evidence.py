@@ -15,8 +15,13 @@ archives, and any page whose frontmatter says `source_kind: generated|semantic`.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import stat
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from .facts import ROLE, Page, Unit, page_units
@@ -47,6 +52,7 @@ class Evidence:
     session: bool = False
     units: list[Unit] = field(default_factory=list)
     updates: list["Evidence"] = field(default_factory=list)
+    rest: list[Unit] = field(default_factory=list)  # the source's other units, claims first
 
 
 def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
@@ -110,9 +116,10 @@ def _clip(text: str, limit: int = LINE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_source: int = PER_SOURCE) -> list[Unit]:
+def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_source: int = PER_SOURCE,
+         units: list[Unit] | None = None) -> list[Unit]:
     """The units of `page` that answer best, in page order."""
-    units = _split_units(page, session)
+    units = _split_units(page, session) if units is None else units
     if not units:
         return []
     snip = set(words(snippet))
@@ -146,12 +153,15 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         if not path or path in seen or (not include_audit and is_audit(path, fm)):
             continue
         seen.add(path)
-        text, mdate = read(path)
-        page = page_units(path, text) if text else Page(path)
+        loaded, mdate = load_page(read, path)
+        text = loaded is not None
+        page = loaded if loaded is not None else Page(path)
         if not include_audit and is_audit(path, page.meta):
             continue
-        snippet = plain_line(str(r.get("snippet") or ""))
-        units = pick(page, terms, snippet, session, per_source) if text else []
+        raw_snippet = str(r.get("snippet") or "")
+        every = _split_units(page, session) if text else []
+        units = pick(page, terms, raw_snippet.replace("**", ""), session, per_source, every) if every else []
+        snippet = plain_line(raw_snippet) if not units else ""
         if not units and snippet:
             if session:
                 snippet = ROLE.sub("", snippet)
@@ -161,7 +171,10 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         date = page.date or mdate
         shown = _clip(" ".join(u.text for u in units), LINE_CHARS + (100 if len(units) > 1 else 0))
         unit_date = max((u.date for u in units if u.date), default="") or date
-        out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units))
+        rest = [u for u in every if all(u is not x for x in units)]
+        rest.sort(key=lambda u: u.kind != "claim")  # stable: claims first, then page order
+        out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
+                            rest=rest))
     return out
 
 
@@ -185,6 +198,62 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
         else:
             left.append(s)
     return left
+
+
+_PAGES: "OrderedDict[tuple[str, str], tuple[tuple[int, int], Page, str]]" = OrderedDict()
+_PAGES_MAX = 4096
+_PAGES_LOCK = threading.Lock()
+
+
+def disk_reader(root: Path, limit: int = 64 * 1024) -> Reader:
+    """Reads corpus files from disk (symlinks and paths leaving the corpus refused): the
+    text an agent would get, also on a server restarted over a build."""
+    base = str(Path(root))
+
+    def read(path: str) -> tuple[str | None, str]:
+        if not path or path.startswith("/") or ".." in path.split("/"):
+            return None, ""
+        try:
+            st = os.lstat(os.path.join(base, path))
+            if not stat.S_ISREG(st.st_mode):
+                return None, ""
+            with open(os.path.join(base, path), "rb") as f:
+                text = f.read(limit).decode("utf-8", "replace")
+            return text, mtime_date(st.st_mtime)
+        except OSError:
+            return None, ""
+
+    read.root = base  # type: ignore[attr-defined]
+    return read
+
+
+def load_page(read: Reader, path: str) -> tuple[Page | None, str]:
+    """`path` as a `Page` (and its modification date), parsed once per version of the
+    file: pages are kept by (size, mtime), so a write is seen at once."""
+    base = getattr(read, "root", None)
+    if base is None:
+        text, mdate = read(path)
+        return (page_units(path, text) if text else None), mdate
+    try:
+        st = os.lstat(os.path.join(base, path))
+    except (OSError, ValueError):
+        return None, ""
+    stamp = (st.st_size, st.st_mtime_ns)
+    key = (base, path)
+    with _PAGES_LOCK:
+        hit = _PAGES.get(key)
+        if hit is not None and hit[0] == stamp:
+            _PAGES.move_to_end(key)
+            return hit[1], hit[2]
+    text, mdate = read(path)
+    if not text:
+        return None, mdate
+    page = page_units(path, text)
+    with _PAGES_LOCK:
+        _PAGES[key] = (stamp, page, mdate)
+        while len(_PAGES) > _PAGES_MAX:
+            _PAGES.popitem(last=False)
+    return page, mdate
 
 
 def mtime_date(seconds: float) -> str:

@@ -30,6 +30,7 @@ characters: a longer message adds nothing a search can use, and costs time.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +42,11 @@ from .search import engine_body, run_engine, shape
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, gather, is_audit, mtime_date, overlap, query_terms,
+    Evidence, attach_updates, disk_reader, gather, is_audit, overlap, query_terms,
 )
 
-DURABLE_K = 20  # candidates from the search; the block keeps what fits
-MAX_SOURCES = 16
+DURABLE_K = 30  # candidates from the search; the block keeps what fits
+MAX_SOURCES = 24
 SESSION_K = 4
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
@@ -90,17 +91,21 @@ POLICIES = {
 }
 
 
+def _has(low: str, phrases: tuple[str, ...]) -> bool:
+    """Whole words only: "latest" is not "test", "Postgres" is not "post"."""
+    return any(re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", low) for p in phrases)
+
+
 def profile_for(prompt: str) -> str:
     low = prompt.casefold()
     for name, words in (("privacy", _PRIVACY), ("personal", _PERSONAL), ("writing", _WRITING), ("coding", _CODING)):
-        if any(w in low for w in words):
+        if _has(low, words):
             return name
     return "general"
 
 
 def wants_sessions(prompt: str) -> bool:
-    low = prompt.casefold()
-    return any(w in low for w in _RECENT)
+    return _has(prompt.casefold(), _RECENT)
 
 
 def path_weight(path: str) -> float:
@@ -157,24 +162,6 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> lis
     return [r for r in ordered if not r.get("stale_warning")] + [r for r in ordered if r.get("stale_warning")]
 
 
-def _reader(root: Path):
-    base = root.resolve()
-
-    def read(path: str) -> tuple[str | None, str]:
-        full = root / path
-        try:
-            if full.is_symlink() or not full.is_file():
-                return None, ""
-            full.resolve().relative_to(base)
-            with open(full, "rb") as f:
-                text = f.read(EXCERPT_READ).decode("utf-8", "replace")
-            return text, mtime_date(full.stat().st_mtime)
-        except (OSError, ValueError):
-            return None, ""
-
-    return read
-
-
 def _usable(items: list[Evidence], results: list[dict[str, Any]], terms: dict[str, float]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well."""
     score = {str(r.get("path")): float(r.get("score_normalized") or 0.0) for r in results}
@@ -190,7 +177,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     query = " ".join(req.prompt.split())[:MAX_QUERY]
     terms = query_terms(query)
     root = Path(ctx.root)
-    read = _reader(root)
+    read = disk_reader(root, EXCERPT_READ)
     durable: list[Evidence] = []
     sessions: list[Evidence] = []
     if query and policy.durable:
