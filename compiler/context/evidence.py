@@ -20,6 +20,7 @@ import re
 import stat
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -53,6 +54,7 @@ class Evidence:
     units: list[Unit] = field(default_factory=list)
     updates: list["Evidence"] = field(default_factory=list)
     rest: list[Unit] = field(default_factory=list)  # the source's other units, claims first
+    matched: float = 0.0  # how much of the question its text holds (`overlap`)
 
 
 def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
@@ -66,6 +68,7 @@ def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     w = word.casefold().strip("'")
     for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
@@ -94,7 +97,21 @@ def overlap(terms: dict[str, float], text: str) -> float:
     return sum(wt for s, wt in terms.items() if s in have)
 
 
+def unit_stems(u: Unit) -> frozenset[str]:
+    if u.stems is None:
+        u.stems = frozenset(stem(w) for w in words(u.text))
+    return u.stems
+
+
 def _split_units(page: Page, session: bool) -> list[Unit]:
+    """The page's units as evidence competes on them (kept with the cached page)."""
+    got = page.split.get(session)
+    if got is None:
+        got = page.split[session] = _split(page, session)
+    return got
+
+
+def _split(page: Page, session: bool) -> list[Unit]:
     out: list[Unit] = []
     for u in page.units:
         text = u.text
@@ -105,7 +122,7 @@ def _split_units(page: Page, session: bool) -> list[Unit]:
                     continue
                 text = text[m.end():].strip()
         if u.kind == "claim" or len(text) <= LINE_CHARS:
-            out.append(Unit(text, u.kind, u.date, u.heading))
+            out.append(u if text == u.text else Unit(text, u.kind, u.date, u.heading))
             continue
         for s in sentences(text):  # a long paragraph: its sentences compete on their own
             out.append(Unit(s, u.kind, u.date, u.heading))
@@ -122,13 +139,13 @@ def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_s
     units = _split_units(page, session) if units is None else units
     if not units:
         return []
-    snip = set(words(snippet))
+    snip = {stem(w) for w in words(snippet)}
     scored = []
     for i, u in enumerate(units):
-        s = overlap(terms, u.text)
+        have = unit_stems(u)
+        s = sum(wt for t, wt in terms.items() if t in have)
         if snip and s > 0:
-            uw = set(words(u.text))
-            if uw and len(uw & snip) / len(uw) > 0.6:
+            if have and len(have & snip) / len(have) > 0.6:
                 s += 0.5  # the search engine's own snippet points here
         if u.kind == "claim" and s > 0:
             s += 0.25
@@ -137,7 +154,9 @@ def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_s
     if not best:
         return []
     top = best[0][0]
-    keep = [x for x in best if x[0] >= top * 0.5]
+    keep = [x for x in best if x[0] >= top * 0.6]
+    if len(units) <= 4 and len(units[0].text) <= 40 and all(i != 0 for _, i, _ in keep):
+        keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
     return [u for _, _, u in sorted(keep, key=lambda x: x[1])]
 
 
@@ -174,8 +193,21 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         rest = [u for u in every if all(u is not x for x in units)]
         rest.sort(key=lambda u: u.kind != "claim")  # stable: claims first, then page order
         out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
-                            rest=rest))
+                            rest=rest, matched=overlap(terms, shown)))
     return out
+
+
+def rerank(items: list[Evidence], weight: float = 0.5) -> list[Evidence]:
+    """The search engine's order blended with how much of the question each line holds:
+    a line naming the person asked about goes before one that only shares common words.
+    Position, not score, stands for the engine (its scores are normalised per query)."""
+    if len(items) < 2:
+        return items
+    top = max(e.matched for e in items) or 1.0
+    n = len(items)
+    keyed = [((1 - weight) * (1 - i / n) + weight * e.matched / top, -i, e) for i, e in enumerate(items)]
+    keyed.sort(key=lambda x: (x[0], x[1]), reverse=True)
+    return [e for _, _, e in keyed]
 
 
 def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dict[str, float]) -> list[Evidence]:

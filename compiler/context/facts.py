@@ -42,6 +42,7 @@ class Unit:
     kind: str = "prose"  # prose | claim
     date: str = ""
     heading: str = ""
+    stems: frozenset[str] | None = field(default=None, repr=False, compare=False)  # filled on first use
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Page:
     title: str = ""
     date: str = ""
     units: list[Unit] = field(default_factory=list)
+    split: dict[bool, list[Unit]] = field(default_factory=dict, repr=False)  # evidence units, kept with the page
 
 
 def split_meta(text: str) -> tuple[dict[str, Any], str]:

@@ -6,7 +6,7 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    which wake profile, whether durable and session evidence may be used, and which paths
    it leaves out (coding leaves out core/user, soul, identity and people/; writing keeps
    people, whose preferences a draft needs; privacy uses nothing but the privacy wake).
-2. Durable evidence: one hybrid search with the prompt (twenty candidates), in the
+2. Durable evidence: one hybrid search with the prompt (thirty candidates), in the
    engine's order nudged by Dory's path weights; tombstones, sessions, superseded, raw
    and audit material (per-write evidence files, inbox, quarantine, saved research,
    generated wiki pages) are not evidence.
@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from .search import engine_body, run_engine, shape
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, is_audit, overlap, query_terms,
+    Evidence, attach_updates, disk_reader, gather, is_audit, query_terms, rerank,
 )
 
 DURABLE_K = 30  # candidates from the search; the block keeps what fits
@@ -91,9 +92,14 @@ POLICIES = {
 }
 
 
+@lru_cache(maxsize=16)
+def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, phrases)) + r")(?![\w-])")
+
+
 def _has(low: str, phrases: tuple[str, ...]) -> bool:
     """Whole words only: "latest" is not "test", "Postgres" is not "post"."""
-    return any(re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", low) for p in phrases)
+    return _pattern(phrases).search(low) is not None
 
 
 def profile_for(prompt: str) -> str:
@@ -162,10 +168,10 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> lis
     return [r for r in ordered if not r.get("stale_warning")] + [r for r in ordered if r.get("stale_warning")]
 
 
-def _usable(items: list[Evidence], results: list[dict[str, Any]], terms: dict[str, float]) -> list[Evidence]:
+def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well."""
-    score = {str(r.get("path")): float(r.get("score_normalized") or 0.0) for r in results}
-    return [e for e in items if overlap(terms, e.text) > 0 or score.get(e.path, 0.0) >= WEAK]
+    return [e for e in items if e.matched > 0 or e.score >= WEAK]
+
 
 
 def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
@@ -182,13 +188,13 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     sessions: list[Evidence] = []
     if query and policy.durable:
         results = _ranked(_search(ctx, query, DURABLE_K, "durable"), policy, False)
-        durable = _usable(gather(results, query, read)[:MAX_SOURCES], results, terms)
+        durable = rerank(_usable(gather(results, query, read)[:MAX_SOURCES]))
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule).
     if query and policy.sessions and time.perf_counter() < deadline:
         results = _ranked(_search(ctx, query, SESSION_K, "sessions"), policy, True)
-        found = _usable(gather(results, query, read, session=True), results, terms)
+        found = _usable(gather(results, query, read, session=True))
         left = attach_updates(durable, found, terms)
         sessions = left if recent else []
 

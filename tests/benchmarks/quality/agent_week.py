@@ -144,7 +144,7 @@ def plan(seed: int, people: int = 8, projects: int = 4, filler: int = 160) -> di
         q(f"Draft my Friday update to {p['first']}: how does {p['first']} like to receive updates?", [page],
           p["pref"][1])
         q(f"What is the best way to keep {p['name']} informed about progress?", [page], p["pref"][1])
-        gone = (f"from the {p['office']} office",) if p["new_office"] else ()
+        gone = (f"{p['first']} works from the {p['office']} office",) if p["new_office"] else ()
         where = p["new_office"] or p["office"]
         q(f"Which office does {p['first']} work from these days?", [page], where, gone)
         q(f"If I visit {p['name']} in person, which city should I fly to?", [page], where, gone)
