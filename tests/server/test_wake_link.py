@@ -32,7 +32,8 @@ def test_wake_default_sections(client) -> None:
     assert "Atlas moves billing" in block
     assert "reciprocal rank fusion" in block
     assert "Superseded text" not in block
-    assert "- logs/sessions/2025/06/2025-06-29-coder.md: Started the migration plan." in block
+    # a session's line says where it ended, not how it started
+    assert "- logs/sessions/2025/06/2025-06-29-coder.md: Stopped at: write the rollback runbook." in block
     assert d["tokens_estimated"] == estimate_tokens(block) <= 1500
 
 
