@@ -51,6 +51,7 @@ MAX_SOURCES = 24
 SESSION_K = 4
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
+TOP_WEAK = 0.1  # the same, for the search's top ten
 EXCERPT_READ = 64 * 1024
 
 _PRIVACY = ("privacy", "private", "sensitive", "boundary", "boundaries", "redact", "public-safe", "do not share")
@@ -169,8 +170,9 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> lis
 
 
 def _usable(items: list[Evidence]) -> list[Evidence]:
-    """Evidence that shares a word with the prompt, or that the search scored well."""
-    return [e for e in items if e.matched > 0 or e.score >= WEAK]
+    """Evidence that shares a word with the prompt, or that the search scored well (the
+    top ten need less: the block is never worse than pasting them)."""
+    return [e for i, e in enumerate(items) if e.matched > 0 or e.score >= (TOP_WEAK if i < 10 else WEAK)]
 
 
 
