@@ -9,7 +9,9 @@ budget is spent on distinct text only.
 - `plain`: markdown and bookkeeping out of one line; a line that repeats itself cut;
 - `facts`: a page's text into `Unit`s, and a session transcript's summary line;
 - `pack`: lines into bounded sections, de-duplicated across the whole block;
-- `evidence`: search results into ranked, compact evidence lines (active memory, research).
+- `sections`: a page as a wake section (heading with title and path, then its facts);
+- `evidence`: search results into ranked, compact evidence lines (active memory, research);
+- `active`: the active-memory block from that evidence.
 """
 
 from .facts import Unit, page_units, session_summary

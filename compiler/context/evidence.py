@@ -234,7 +234,9 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
 
 _PAGES: "OrderedDict[tuple[str, str], tuple[tuple[int, int], Page, str]]" = OrderedDict()
 _PAGES_MAX = 4096
+_PAGES_BYTES = 32 * 1024 * 1024  # the parsed pages kept, by their files' sizes
 _PAGES_LOCK = threading.Lock()
+_pages_size = [0]
 
 
 def disk_reader(root: Path, limit: int = 64 * 1024) -> Reader:
@@ -282,9 +284,14 @@ def load_page(read: Reader, path: str) -> tuple[Page | None, str]:
         return None, mdate
     page = page_units(path, text)
     with _PAGES_LOCK:
+        old = _PAGES.pop(key, None)
+        if old is not None:
+            _pages_size[0] -= old[0][0]
         _PAGES[key] = (stamp, page, mdate)
-        while len(_PAGES) > _PAGES_MAX:
-            _PAGES.popitem(last=False)
+        _pages_size[0] += stamp[0]
+        while len(_PAGES) > _PAGES_MAX or (_pages_size[0] > _PAGES_BYTES and len(_PAGES) > 1):
+            _, (gone, _, _) = _PAGES.popitem(last=False)
+            _pages_size[0] -= gone[0]
     return page, mdate
 
 
