@@ -20,7 +20,8 @@ Systems, each answering every question within the same token budget:
 - `wake`: `/v1/wake` (the week corpus: with the project the question names, if any);
 - `paste`: `/v1/search` hybrid top 10, pasted as `path: snippet` lines while they fit.
 
-The calls go through the server's routes in process (Flask's test client over
+Each timed call starts without remembered query embeddings. The calls go through the
+server's routes in process (Flask's test client over
 `create_app` and a `LiveCorpus`, the objects `commonplace serve` runs): the same code as
 over HTTP, without the sockets. Without `--embed` the corpus has no vectors and hybrid
 search is its BM25 side.
@@ -167,6 +168,7 @@ def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool) -> dict[
             ask(s, client, picked[0], budget, corpus["projects"])
         for q in picked:  # systems in turn per question: background work weighs on all alike
             for s in systems:
+                forget_queries()
                 t0 = time.perf_counter()
                 block = ask(s, client, q, budget, corpus["projects"])
                 times[s].append((time.perf_counter() - t0) * 1000)
@@ -176,6 +178,16 @@ def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool) -> dict[
         return out
     finally:
         live.close()
+
+
+def forget_queries() -> None:
+    """Drop the engines' remembered query embeddings: each system pays for its own, the
+    way the first call with a new prompt does (else the second system asked would get
+    the first one's for free)."""
+    from commonplace.compiler.search import engine
+
+    for e in list(getattr(engine, "_engines", {}).values()):
+        getattr(e, "_qvec", {}).clear()
 
 
 def settle(client: Any, embed: bool, timeout: float = 900) -> None:
