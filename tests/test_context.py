@@ -120,3 +120,13 @@ def test_newer_session_goes_beside_the_fact() -> None:
     block = render([fact], [], 300).text
     assert ("- The reconciliation job runs nightly at 02:00 UTC. (2026-11-16, projects/l/state.md)\n"
             "  - newer: The reconciliation job now runs at 03:30 UTC. (2026-11-26, logs/sessions/s.md)") in block
+
+
+def test_a_match_by_meaning_shows_the_page_not_its_timeline(tmp_path: Path) -> None:
+    """A result that shares no word with the question (found by vectors) shows the page's
+    own facts, never the snippet the engine cut from its Timeline."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "people/alex.md").write_text(PAGE)
+    results = [{"path": "people/alex.md", "snippet": "Timeline 2026-11-27 11:06 UTC · added fact", "score_normalized": 0.8}]
+    got = gather(results, "Whom should I invite to dinner?", disk_reader(tmp_path))
+    assert got[0].text == "Alex is allergic to peanuts." and got[0].matched == 0

@@ -152,7 +152,13 @@ def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_s
         scored.append((s, i, u))
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_source]
     if not best:
-        return []
+        # No word of the question (a match by meaning): the unit the engine's snippet
+        # comes from, else the page's opening, never the snippet itself, which may be a
+        # Timeline or Evidence list.
+        near = max(((len(unit_stems(u) & snip) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
+                   key=lambda x: (x[0], x[1]))
+        claims = [u for u in units if u.kind == "claim"]
+        return [near[2]] if near[0] > 0.3 else [(claims or units)[0]]
     top = best[0][0]
     keep = [x for x in best if x[0] >= top * 0.6]
     if len(units) <= 4 and len(units[0].text) <= 40 and all(i != 0 for _, i, _ in keep):
@@ -180,7 +186,7 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         raw_snippet = str(r.get("snippet") or "")
         every = _split_units(page, session) if text else []
         units = pick(page, terms, raw_snippet.replace("**", ""), session, per_source, every) if every else []
-        snippet = plain_line(raw_snippet) if not units else ""
+        snippet = plain_line(raw_snippet) if not units and loaded is None else ""
         if not units and snippet:
             if session:
                 snippet = ROLE.sub("", snippet)
