@@ -130,3 +130,11 @@ def test_a_match_by_meaning_shows_the_page_not_its_timeline(tmp_path: Path) -> N
     results = [{"path": "people/alex.md", "snippet": "Timeline 2026-11-27 11:06 UTC · added fact", "score_normalized": 0.8}]
     got = gather(results, "Whom should I invite to dinner?", disk_reader(tmp_path))
     assert got[0].text == "Alex is allergic to peanuts." and got[0].matched == 0
+
+
+def test_the_same_text_from_two_sources_is_one_line_with_both() -> None:
+    pack = Packer(200)
+    pack.section("## Active memory", [("We adopted a puppy.", "We adopted a puppy. (2023-01-02, a.md)", "a.md"),
+                                      ("We adopted a puppy!", "We adopted a puppy! (2023-05-06, b.md)", "b.md")])
+    assert pack.text() == "## Active memory\n- We adopted a puppy. (2023-01-02, a.md; 2023-05-06, b.md)"
+    assert pack.sources == ["a.md", "b.md"]

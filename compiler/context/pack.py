@@ -1,9 +1,9 @@
 """Lines into bounded sections of one block, each distinct text once.
 
 A line is a key (its plain text, what de-duplication compares) and what is shown (the
-text with its date and source). A line whose key another line already holds, or is a
-part of another line's key, is left out wherever it comes, so the budget goes to
-distinct evidence. Each section may be capped; the block never exceeds the budget by
+text with its date and source). A line whose text another line already shows lends that
+line its date and source instead (`(d1, a.md; d2, b.md)`); one whose text is a part of
+another line's is left out. The budget goes to distinct evidence. Each section may be capped; the block never exceeds the budget by
 `estimate_tokens`.
 """
 
@@ -43,12 +43,12 @@ def cut_words(text: str, fits) -> str:
 class Packer:
     def __init__(self, budget: int) -> None:
         self.budget = max(1, int(budget))
-        self.parts: list[str] = []
-        self.keys: list[str] = []
+        self.parts: list[list[str]] = []
+        self.where: dict[str, tuple[int, int]] = {}  # key -> (part, line) of the line showing it
         self.sources: list[str] = []
 
     def text(self) -> str:
-        return "\n\n".join(self.parts)
+        return "\n\n".join("\n".join(p) for p in self.parts)
 
     def tokens(self) -> int:
         return estimate_tokens(self.text())
@@ -57,61 +57,76 @@ class Packer:
         return self.budget - self.tokens()
 
     def seen(self, key: str) -> bool:
-        if not key:
-            return True
-        return any(key == k or key in k for k in self.keys)
+        return not key or any(key == k or key in k for k in self.where)
 
-    def remember(self, key: str) -> None:
-        self.keys.append(key)
+    def _source(self, source: str) -> None:
+        if source and source not in self.sources:
+            self.sources.append(source)
+
+    def _merge(self, key: str, shown: str, source: str) -> None:
+        """The same text from another source: its date and path join the line already
+        shown, `(d1, a.md; d2, b.md)`, when the budget allows."""
+        pi, li = self.where[key]
+        old = self.parts[pi][li]
+        tail = shown.rsplit(" (", 1)
+        if len(tail) != 2 or not old.endswith(")") or not tail[1].endswith(")") or tail[1][:-1] in old:
+            return
+        self.parts[pi][li] = old[:-1] + "; " + tail[1]
+        if self.tokens() > self.budget:
+            self.parts[pi][li] = old
+            return
+        self._source(source)
 
     def section(self, heading: str, lines: Iterable[tuple[str, str, str]], cap: int | None = None,
                 bullet: str = "- ", cut_last: bool = True) -> int:
         """Add `heading` and the lines `(key_text, shown, source)` that are new and fit
         (within `cap` tokens for the section, if given). Returns how many went in."""
         base = self.text()
-        sep = "\n\n" if base else ""
-        limit = self.budget if cap is None else min(self.budget, estimate_tokens(base + sep) + cap)
-        body: list[str] = []
-        srcs: list[str] = []
-
-        def render(extra: list[str]) -> str:
-            head = [heading] if heading else []
-            return base + sep + "\n".join([*head, *extra])
-
+        limit = self.budget if cap is None else min(self.budget, estimate_tokens(base + ("\n\n" if base else "")) + cap)
+        part = [heading] if heading else []
+        self.parts.append(part)
+        pi = len(self.parts) - 1
+        added = 0
         for key_text, shown, source in lines:
             key = key_of(key_text)
-            if self.seen(key) or any(key == k for k in body):
+            if not key:
                 continue
-            line = f"{bullet}{shown}"
-            if estimate_tokens(render([*body, line])) <= limit:
-                body.append(line)
-                self.remember(key)
-                if source and source not in srcs:
-                    srcs.append(source)
+            if key in self.where:
+                self._merge(key, shown, source)
                 continue
-            if cut_last and estimate_tokens(render(body)) + MIN_PIECE <= limit:
-                piece = cut_words(line, lambda t: estimate_tokens(render([*body, t])) <= limit)
+            if any(key in k for k in self.where):
+                continue  # a part of a line already shown
+            part.append(f"{bullet}{shown}")
+            if self.tokens() <= limit:
+                self.where[key] = (pi, len(part) - 1)
+                self._source(source)
+                added += 1
+                continue
+            line = part.pop()
+            if cut_last and self.tokens() + MIN_PIECE <= limit:
+                def fits(t: str) -> bool:
+                    part.append(t)
+                    ok = self.tokens() <= limit
+                    part.pop()
+                    return ok
+
+                piece = cut_words(line, fits)
                 if piece and len(piece) > len(bullet) + 8:
-                    body.append(piece)
-                    self.remember(key)
-                    if source and source not in srcs:
-                        srcs.append(source)
+                    part.append(piece)
+                    self.where[key] = (pi, len(part) - 1)
+                    self._source(source)
+                    added += 1
             break
-        if not body:
-            return 0
-        self.parts.append("\n".join([*([heading] if heading else []), *body]))
-        for s in srcs:
-            if s not in self.sources:
-                self.sources.append(s)
-        return len(body)
+        if not added:
+            self.parts.pop()
+        return added
 
     def raw(self, text: str, sources: Iterable[str] = ()) -> bool:
         """Add a whole preformatted part if it fits."""
         base = self.text()
         if not text or estimate_tokens(base + ("\n\n" if base else "") + text) > self.budget:
             return False
-        self.parts.append(text)
+        self.parts.append([text])
         for s in sources:
-            if s not in self.sources:
-                self.sources.append(s)
+            self._source(s)
         return True
