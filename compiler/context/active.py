@@ -1,7 +1,8 @@
 """The active-memory block: evidence first by relevance, one compact line per source.
 
     ## Active memory            the best few sources (Dory's synthesis bullets)
-    ## Durable evidence         the rest, while the budget lasts
+    ## Durable evidence         the two best sources' other claims, then the rest, while
+                                the budget lasts
     ## Session evidence         session lines the prompt asked for (recent work)
     ## More evidence            budget left: the best sources' other facts, claims first
 
@@ -21,6 +22,8 @@ from .pack import Packer, fact_line
 LEAD = 3
 EXPAND = 3  # sources whose other facts fill the budget left
 EXPAND_UNITS = 8
+CLAIMS_FROM = 2  # sources whose other claims go before weaker sources
+EXPAND_CLAIMS = 4
 
 
 @dataclass
@@ -43,14 +46,17 @@ def _line(e: Evidence) -> tuple[str, str, str]:
 def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD) -> Block:
     pack = Packer(budget)
     first = [_line(e) for e in durable[:lead]]
-    rest = [_line(e) for e in durable[lead:]]
+    # The two best sources' other claims come before weaker sources: a question's words
+    # do not always match the fact that answers it ("food restrictions", "allergic").
+    claims = [(u.text, fact_line(u.text, u.date, e.path), e.path)
+              for e in durable[:CLAIMS_FROM] for u in e.rest if u.kind == "claim"][:CLAIMS_FROM * EXPAND_CLAIMS]
+    rest = claims + [_line(e) for e in durable[lead:]]
     n = pack.section("## Active memory", first)
     if n < len(first):
         rest = first[n:] + rest
     n += pack.section("## Durable evidence", rest)
     n += pack.section("## Session evidence", [_line(e) for e in sessions])
-    # Budget left over goes to the best sources' other facts: a question's words do not
-    # always match the sentence that answers it ("which city" and "works from Denver").
+    # Budget left over goes to the best sources' other text.
     more = [(u.text, fact_line(u.text, u.date, e.path), e.path)
             for e in durable[:EXPAND] if e.path in pack.sources for u in e.rest[:EXPAND_UNITS]]
     n += pack.section("## More evidence", more)

@@ -18,7 +18,8 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    as sentences with their date, no ids, markers or frontmatter), its sentences that share
    the most words with the prompt kept, one line per source:
    `<sentence(s)> (<date>, <path>)`, under `## Active memory` (the best three), then
-   `## Durable evidence` and `## Session evidence`, each text once, within
+   `## Durable evidence` (the two best sources' other claims first), `## Session
+   evidence` and `## More evidence` (budget left over), each text once, within
    `budget_tokens` by the estimate wake uses. When nothing was found, the wake block
    (with `include_wake`).
 
