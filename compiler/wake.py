@@ -427,7 +427,17 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
     taken.update(f"core/{n}.md" for n in NAMED_CORE)
     personal = preferences(root, agent) if prof != "privacy" else None
     if personal is not None:
-        sections.append(_Section("personal", [personal[0]], personal[1]))
+        heading, _, body = personal[1].partition("\n")
+        lines = []
+        for raw in body.split("\n"):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            bullet = line.startswith(("- ", "* ", "+ "))
+            text = plain_line(line[2:] if bullet else line)
+            if text:
+                lines.append(f"- {text}" if bullet else text)
+        add(plain_section("personal", [personal[0]], heading, lines))
     for d in _extra_core(docs, prof, taken):
         text = read.text(d.path)
         if text and text.strip():
