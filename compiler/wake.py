@@ -1,53 +1,56 @@
 """`/v1/wake`: the context block an agent reads when it starts, within a token budget.
 
-The shape is Dory's (`dory-contract.md` §1.5), so agents written for Dory read the same
-block:
+Dory's shape (`dory-contract.md` §1.5: profiles, their core sections and order, the
+project page, pinned decisions, recent sessions), packed as facts by the context builder
+(`compiler/context/`), not pasted as files:
 
-1. The profile's core sections, in the profile's order, each the file's text as written
-   (frontmatter included): `default` user, soul, env, active, identity, defaults;
-   `casual` user, soul, identity, defaults, active, env; `coding` active, env, defaults;
-   `writing` soul, writing voice, defaults, active; `privacy` the boundary lines of
-   core/user.md and core/identity.md, then defaults, soul. A section is `core/<name>.md`;
-   the writing voice is `core/writing-voice.md` (or `_`), else the first
-   `knowledge/personal/*writing-voice.md`. Some profiles cap a section's share of the
-   budget; a capped section keeps its leading lines and says where the rest is.
-   commonplace adds: after the named sections, the other pinned `core/` pages (every
-   profile but privacy), then in `default` and `casual` the remaining `core/` pages, so a
-   corpus whose core files have other names (`commonplace init` writes identity and
-   working-agreements) still wakes with them.
-2. The project page when `project` names one (`project:` prefix allowed): 
-   `projects/<slug>/state.md`, else a state page whose title, slug or alias matches, else
-   any page the name resolves to.
+1. The profile's core sections, in the profile's order: `default` user, soul, env,
+   active, identity, defaults; `casual` user, soul, identity, defaults, active, env;
+   `coding` active, env, defaults; `writing` soul, writing voice, defaults, active;
+   `privacy` the boundary lines of core/user.md and core/identity.md, then defaults,
+   soul. A section is `core/<name>.md`; the writing voice is `core/writing-voice.md` (or
+   `_`), else the first `knowledge/personal/*writing-voice.md`. commonplace adds the other
+   pinned `core/` pages (every profile but privacy), then in `default` and `casual` the
+   remaining `core/` pages (`commonplace init` writes identity and working-agreements).
+2. The project's current state when `project` (or the basename of `cwd`) names one:
+   `projects/<slug>/state.md`, else a state page whose title, slug or alias matches,
+   else any page the name resolves to. Then the people and decisions it links to, and
+   `decisions/<slug>.md` (where a `kind: decision` memory-write about it lands), each a
+   few lines, claims first.
 3. Up to three pinned decisions (`pinned: true`, not retired, superseded or stale),
    newest `updated` first.
-4. `## Recent sessions`: one line per session under `logs/sessions/`, newest file first,
-   `- <path>: <first line of its body>`.
+4. Today's and yesterday's daily notes (`logs/daily/`).
+5. `## Recent sessions`: one line per session under `logs/sessions/`, newest file first,
+   `- <path>: <summary>`, the summary being what the session did (its `summary`, a
+   summary or outcome section, else the assistant's last words), not the first message.
 
-Sections are joined by blank lines and added while they fit; the one that does not fit is
-cut to the room left, and nothing after it is added. Unlike Dory (whose first section
-always goes in whole), the block never exceeds `budget_tokens` by our estimate.
+Every section is a heading with the page's title and path, then its text as facts:
+frontmatter, marker comments, claim ids, Timeline and Evidence lists left out, current
+claims as `- statement (date, path)`, replaced ones not at all. A line already shown in
+an earlier section is not shown again. Each section is capped (a profile's cap, else a
+share of the budget) and a capped section says where the rest is; room for the recent
+sessions is kept aside first; the block never exceeds `budget_tokens` by the estimate
+(`compiler/context/tokens.py`). The same files give the same block: only `frozen_at`
+changes across calls and restarts.
 
 Text is read from the files on disk (`root`), not from the parsed documents: a server
 that starts over an existing build holds documents loaded from the manifest, which keeps
 frontmatter but no text (issue 16), and the disk is what an agent would read with get.
-
-Token counting is an offline estimate, no tokenizer is loaded: a text costs
-`max(ceil(characters / 4), ceil(words * 4 / 3))` tokens. Four characters per token is the
-usual figure for English under BPE tokenizers; the word-based term keeps short-word and
-non-English text from being undercounted. Both overestimate slightly for plain English,
-the safe direction for a budget.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import heapq
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from .context.facts import session_summary
+from .context.plain import plain_line
+from .context.sections import Section, page_section, plain_section
+from .context.tokens import estimate_tokens
 from .markdown import slugify
 from .scan import session_files
 from .model import Document
@@ -79,18 +82,10 @@ SESSION_LINE_CHARS = 120
 READ_LIMIT = 256 * 1024  # a wake never shows more than a few thousand characters of a file
 MIN_CUT_TOKENS = 24  # less room than this: leave a section out rather than show a stub
 RETIRED = {"retired", "superseded", "stale"}
-_WORDS = re.compile(r"\S+")
 _BOUNDARY_HEADINGS = ("boundar", "private", "privacy", "sensitive", "public", "redact", "do not", "don't", "avoid")
 _BOUNDARY_WORDS = ("boundary", "boundaries", "private", "privacy", "sensitive", "redact", "do not mention",
                    "don't mention", "do not share", "avoid sharing", "public-safe", "public safe")
 _IDENTIFIERS = ("telegram", "email", "phone", "dob", "birth", "passport", "ssn", "address", "orcid")
-
-
-def estimate_tokens(text: str) -> int:
-    if not text:
-        return 0
-    words = len(_WORDS.findall(text))
-    return max(math.ceil(len(text) / 4), math.ceil(words * 4 / 3))
 
 
 @dataclass
@@ -116,13 +111,6 @@ class WakeResult:
             d.update(tokens_estimated=self.tokens_estimated, sources=self.sources, frozen_at=self.frozen_at,
                      budget_tokens=self.budget_tokens, truncated=self.truncated, omitted=self.omitted)
         return d
-
-
-@dataclass
-class _Section:
-    name: str  # core name, "project", "decision" or "core"
-    paths: list[str]
-    text: str
 
 
 def _truthy(v: Any) -> bool:
@@ -178,47 +166,6 @@ def _strip_frontmatter(text: str) -> str:
     return text[nl + 1:] if nl >= 0 else ""
 
 
-def _cut_lines(text: str, fits: Any) -> str | None:
-    """The longest run of leading lines (or, for one long line, leading characters) of
-    `text` for which `fits(piece)` holds; None if not even a little fits."""
-    lines = text.split("\n")
-    lo, hi = 0, len(lines)
-    while lo < hi:  # binary search: the estimate only grows with more lines
-        mid = (lo + hi + 1) // 2
-        if fits("\n".join(lines[:mid]).rstrip()):
-            lo = mid
-        else:
-            hi = mid - 1
-    piece = "\n".join(lines[:lo]).rstrip()
-    if piece:
-        return piece
-    first = lines[0] if lines else ""
-    lo, hi = 0, len(first)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(first[:mid].rstrip()):
-            lo = mid
-        else:
-            hi = mid - 1
-    return first[:lo].rstrip() or None
-
-
-def _note(paths: list[str]) -> str:
-    where = paths[0] if paths else "the source"
-    return f"<!-- wake excerpt truncated; read the rest with dory_get path={where} -->"
-
-
-def _capped(section: _Section, cap: int | None) -> tuple[str, bool]:
-    """A section's text within its profile cap: (text, truncated)."""
-    text = section.text
-    if cap is None or estimate_tokens(text) <= cap:
-        return text, False
-    piece = _cut_lines(text, lambda t: estimate_tokens(t) <= cap)
-    if not piece:
-        return text, False  # nothing fits the cap: the budget check decides
-    return f"{piece}\n\n{_note(section.paths)}", True
-
-
 def _privacy_lines(text: str) -> list[str]:
     out: list[str] = []
     in_section = False
@@ -240,7 +187,7 @@ def _privacy_lines(text: str) -> list[str]:
     return out
 
 
-def _named_section(name: str, read: _Reader) -> _Section | None:
+def _named_section(name: str, read: _Reader) -> Section | None:
     if name == "privacy_boundaries":
         lines: list[str] = []
         used: list[str] = []
@@ -253,12 +200,14 @@ def _named_section(name: str, read: _Reader) -> _Section | None:
         seen: set[str] = set()
         unique: list[str] = []
         for line in lines:
-            if line.casefold() not in seen:
+            line = line.strip()
+            if line.startswith("#"):
+                continue  # the boundary headings: one heading says it
+            line = plain_line(line.lstrip("-*+ ").strip())
+            if line and line.casefold() not in seen:
                 seen.add(line.casefold())
-                unique.append(line)
-        if not unique:
-            return None
-        return _Section(name, used, "# Privacy boundaries\n\n" + "\n".join(unique))
+                unique.append(f"- {line}")
+        return plain_section(name, used, "# Privacy boundaries", unique)
     if name == "writing_voice":
         candidates = ["core/writing-voice.md", "core/writing_voice.md"]
         candidates += sorted(p for p in read.docs if p.startswith("knowledge/personal/") and p.endswith("writing-voice.md"))
@@ -269,13 +218,13 @@ def _named_section(name: str, read: _Reader) -> _Section | None:
         for rel in candidates:
             text = read.text(rel)
             if text and text.strip():
-                return _Section(name, [rel], text.strip())
+                return page_section(name, rel, text)
         return None
     rel = f"core/{name}.md"
     text = read.text(rel)
     if not text or not text.strip():
         return None
-    return _Section(name, [rel], text.strip())
+    return page_section(name, rel, text)
 
 
 def _is_core(d: Document) -> bool:
@@ -357,19 +306,95 @@ def recent_sessions(docs: dict[str, Document], root: Path | None, limit: int) ->
 
 
 def session_line(rel: str, text: str | None) -> str:
-    first = rel.rsplit("/", 1)[-1].removesuffix(".md")
-    for raw in _strip_frontmatter(text or "").split("\n"):
-        line = raw.strip()
-        if line and not line.startswith("#"):
-            first = line
-            break
-    return f"- {rel}: {' '.join(first.split())[:SESSION_LINE_CHARS]}"
+    summary = session_summary(text or "", SESSION_LINE_CHARS) or rel.rsplit("/", 1)[-1].removesuffix(".md")
+    return f"- {rel}: {summary}"
+
+
+def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[str]:
+    """People and decisions the project page links to, and the decision page a
+    `kind: decision` memory-write about the project lands in."""
+    out: list[str] = []
+    doc = docs.get(rel)
+    for link in (doc.links if doc is not None else []):
+        target = link.resolved
+        if target and target.startswith(("people/", "decisions/")) and target not in out:
+            out.append(target)
+    slug = rel.split("/")[-2] if rel.endswith("/state.md") else rel.rsplit("/", 1)[-1].removesuffix(".md")
+    for cand in (f"decisions/{slug}.md", f"decisions/canonical/{slug}.md"):
+        if cand not in out and (cand in docs or read.exists(cand)):
+            out.append(cand)
+    return out
+
+
+def daily_notes(docs: dict[str, Document], read: _Reader, today: dt.date) -> list[str]:
+    days = [today.isoformat(), (today - dt.timedelta(days=1)).isoformat()]
+    found: list[str] = []
+    for day in days:
+        for d in sorted(docs.values(), key=lambda d: d.path):
+            if d.type == "daily" and str(d.date or d.frontmatter.get("date") or "")[:10] == day:
+                found.append(d.path)
+        y, m, _ = day.split("-")
+        for cand in (f"logs/daily/{day}.md", f"logs/daily/{y}/{day}.md", f"logs/daily/{y}/{m}/{day}.md"):
+            if cand not in found and read.exists(cand):
+                found.append(cand)
+    return found
+
+
+_SHARE = {"project": 0.3, "linked": 0.12, "decision": 0.15, "daily": 0.15, "core": 0.3}
+SESSION_SHARE = 0.2
+
+
+def _cap(section: Section, profile_caps: dict[str, int], budget: int) -> int:
+    share = _SHARE.get(section.name, 0.35)
+    cap = max(MIN_CUT_TOKENS * 2, int(budget * share))
+    if section.name in profile_caps:
+        cap = min(cap, profile_caps[section.name]) if section.name not in NAMED_CORE else profile_caps[section.name]
+    return cap
+
+
+def _note(paths: list[str]) -> str:
+    where = paths[0] if paths else "the source"
+    return f"[wake excerpt truncated; read the rest with dory_get path={where}]"
+
+
+def _fit(section: Section, seen: set[str], room: int) -> tuple[str, bool]:
+    """The section's lines not shown before, within `room` tokens: (text, truncated)."""
+    lines = [ln for ln, k in zip(section.lines, section.keys) if not k or k not in seen]
+    while lines and lines[-1].endswith(":"):
+        lines.pop()
+    if not lines:
+        return "", False
+    whole = section.text(lines)
+    if estimate_tokens(whole) <= room:
+        return whole, False
+    note = _note(section.paths)
+    lo, hi = 0, len(lines)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(section.text(lines[:mid]) + "\n" + note) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        head = section.text([]) + "\n"
+        first = lines[0].split(" ")
+        lo2, hi2 = 0, len(first)
+        while lo2 < hi2:
+            mid = (lo2 + hi2 + 1) // 2
+            if estimate_tokens(head + " ".join(first[:mid]) + "…\n" + note) <= room:
+                lo2 = mid
+            else:
+                hi2 = mid - 1
+        if lo2 < 3:
+            return "", True
+        return head + " ".join(first[:lo2]) + "…\n" + note, True
+    return section.text(lines[:lo]) + "\n" + note, True
 
 
 def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = None,
          budget_tokens: int = DEFAULT_BUDGET, profile: str | None = None, project: str | None = None,
          agent: str | None = None, include_recent_sessions: int = 5, include_pinned_decisions: bool = True,
-         resolver: Any = None) -> WakeResult:
+         resolver: Any = None, cwd: str | None = None, today: dt.date | None = None) -> WakeResult:
     """The wake block for `docs` (path -> Document); file text comes from `root`."""
     if not isinstance(docs, dict):
         docs = {d.path: d for d in docs}
@@ -381,9 +406,16 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
         prof = "default"
     read = _Reader(root, docs)
     caps = SECTION_BUDGETS.get(prof, {})
+    day = today or dt.datetime.now(dt.timezone.utc).date()
 
-    sections: list[_Section] = []
+    sections: list[Section] = []
     taken: set[str] = set()
+
+    def add(sec: Section | None) -> None:
+        if sec is not None:
+            sections.append(sec)
+            taken.update(sec.paths)
+
     for name in SECTION_ORDERS[prof]:
         s = _named_section(name, read)
         if s is not None and not (name != "privacy_boundaries" and s.paths[0] in taken):
@@ -395,70 +427,86 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
     taken.update(f"core/{n}.md" for n in NAMED_CORE)
     personal = preferences(root, agent) if prof != "privacy" else None
     if personal is not None:
-        sections.append(_Section("personal", [personal[0]], personal[1]))
+        heading, _, body = personal[1].partition("\n")
+        lines = []
+        for raw in body.split("\n"):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            bullet = line.startswith(("- ", "* ", "+ "))
+            text = plain_line(line[2:] if bullet else line)
+            if text:
+                lines.append(f"- {text}" if bullet else text)
+        add(plain_section("personal", [personal[0]], heading, lines))
     for d in _extra_core(docs, prof, taken):
         text = read.text(d.path)
         if text and text.strip():
-            sections.append(_Section("core", [d.path], text.strip()))
-            taken.add(d.path)
-    if project and project.strip():
-        rel = find_project(docs, project, resolver, root)
+            add(page_section("core", d.path, text))
+    name = (project or "").strip()
+    if not name and cwd and cwd.strip():
+        name = Path(cwd.strip().rstrip("/\\")).name
+        rel = find_project(docs, name, resolver, root) if name else None
+        name = name if rel else ""  # a cwd that names no project is not a problem to report
+    if name:
+        rel = find_project(docs, name, resolver, root)
         text = read.text(rel) if rel else None
         if rel is None or not text:
-            warnings.append(f"no project page found for {project.strip()[:200]!r}")
+            warnings.append(f"no project page found for {name[:200]!r}")
         elif rel not in taken:
-            sections.append(_Section("project", [rel], text.strip()))
-            taken.add(rel)
+            add(page_section("project", rel, text, label="Project: "))
+            for linked in _project_links(docs, rel, read):
+                if linked not in taken and prof != "privacy":
+                    t = read.text(linked)
+                    if t and t.strip():
+                        add(page_section("linked", linked, t, limit=4, claims_first=True))
     if include_pinned_decisions:
         for d in pinned_decisions(docs):
             text = read.text(d.path)
             if text and text.strip() and d.path not in taken:
-                sections.append(_Section("decision", [d.path], text.strip()))
-                taken.add(d.path)
+                add(page_section("decision", d.path, text, label="Decision: "))
+    if prof != "privacy":
+        for rel in daily_notes(docs, read, day):
+            text = read.text(rel)
+            if text and text.strip() and rel not in taken:
+                add(page_section("daily", rel, text, label="Daily note: "))
+
+    heading = "## Recent sessions"
+    session_lines: list[tuple[str, str]] = []
+    for rel in recent_sessions(docs, root, include_recent_sessions):
+        session_lines.append((rel, session_line(rel, read.text(rel))))
+    reserve = 0
+    if session_lines:
+        reserve = min(estimate_tokens("\n".join([heading, *[ln for _, ln in session_lines]])) + 2,
+                      int(budget * SESSION_SHARE))
 
     block = ""
     sources: list[str] = []
     truncated: list[str] = []
     omitted: list[str] = []
-    stopped = False
+    seen: set[str] = set()
     for s in sections:
-        if stopped:
-            omitted += s.paths
-            continue
-        text, cut = _capped(s, caps.get(s.name))
         sep = "\n\n" if block else ""
-        if estimate_tokens(block + sep + text) <= budget:
-            block += sep + text
-            sources += s.paths
+        room = min(_cap(s, caps, budget), budget - reserve - estimate_tokens(block + sep))
+        text, cut = _fit(s, seen, room) if room >= MIN_CUT_TOKENS else ("", True)
+        if not text:
             if cut:
-                truncated += s.paths
+                omitted += s.paths
             continue
-        # The first section that does not fit is cut to the room left; nothing follows it.
-        stopped = True
-        note = _note(s.paths)
-        room = budget - estimate_tokens(block + sep + "\n\n" + note)
-        piece = None
-        if room >= MIN_CUT_TOKENS:
-            piece = _cut_lines(text, lambda t: estimate_tokens(block + sep + t + "\n\n" + note) <= budget)
-        if piece:
-            block += f"{sep}{piece}\n\n{note}"
-            sources += s.paths
+        block += sep + text
+        sources += s.paths
+        seen.update(k for k in s.keys if k)
+        if cut:
             truncated += s.paths
-        else:
-            omitted += s.paths
 
-    if not stopped:
-        heading = "## Recent sessions"
-        lines: list[str] = []
-        for rel in recent_sessions(docs, root, include_recent_sessions):
-            line = session_line(rel, read.text(rel))
-            candidate = (block + "\n\n" if block else "") + "\n".join([heading, *lines, line])
-            if estimate_tokens(candidate) > budget:
-                break
-            lines.append(line)
-            sources.append(rel)
-        if lines:
-            block = (block + "\n\n" if block else "") + "\n".join([heading, *lines])
+    lines: list[str] = []
+    for rel, line in session_lines:
+        candidate = (block + "\n\n" if block else "") + "\n".join([heading, *lines, line])
+        if estimate_tokens(candidate) > budget:
+            break
+        lines.append(line)
+        sources.append(rel)
+    if lines:
+        block = (block + "\n\n" if block else "") + "\n".join([heading, *lines])
 
     frozen = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     return WakeResult(prof, block, estimate_tokens(block), budget, sources, frozen, truncated, omitted, warnings)

@@ -21,6 +21,8 @@ class WakeRequest(Request):
         "default", description="default, casual, coding (agent work), writing (voice) or privacy (boundaries).")
     project: Optional[str] = Field(None, max_length=500, description="Include projects/<slug>/state.md matched by "
                                                                      "slug, title or alias ('project:' prefix ok).")
+    cwd: Optional[str] = Field(None, max_length=4096, description="The agent's working directory; its last part "
+                                                                 "names the project when `project` is not given.")
     include_recent_sessions: Int = Field(5, ge=0, description="How many recent sessions to list.")
     include_pinned_decisions: bool = Field(True, description="Add up to 3 pinned decisions.")
     debug: bool = Field(False, description="Add tokens_estimated, sources and frozen_at.")

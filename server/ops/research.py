@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 from commonplace.compiler import writes as w
@@ -36,6 +37,9 @@ from ..models import ResearchRequest
 from . import OpContext
 from .refresh import refresh
 from .search import engine_body, run_engine, shape
+
+from commonplace.compiler.context.evidence import disk_reader, gather, is_audit
+from commonplace.compiler.context.pack import fact_line
 
 MAX_TITLE = 120
 MAX_SUFFIX = 50
@@ -71,22 +75,36 @@ def _one_line(text: str) -> str:
     return " ".join(str(text or "").split())
 
 
-def findings(question: str, results: list[dict[str, Any]]) -> str:
-    if not results:
+def findings(question: str, results: list[dict[str, Any]], read: Any = None) -> str:
+    """The artifact's body. With `read` (path -> (text, date)), the evidence is packed by
+    the context builder: each source's sentences that bear on the question, with date
+    and path, no markup or bookkeeping; audit material (per-write evidence, inbox, saved
+    research, generated pages) is not evidence."""
+    if read is not None:
+        durable = gather([r for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],
+                         question, read)
+        sessions = gather([r for r in results if str(r.get("path", "")).startswith("logs/sessions/")],
+                          question, read, session=True)
+        items = {"durable": [(e.path, fact_line(e.text, e.date)) for e in durable],
+                 "sessions": [(e.path, fact_line(e.text, e.date)) for e in sessions]}
+        answers = _dedupe([e.text for e in [*durable, *sessions]])[:ANSWER_LINES]
+    else:
+        items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")))
+                             for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],
+                 "sessions": [(str(r["path"]), _one_line(r.get("snippet")))
+                              for r in results if str(r.get("path", "")).startswith("logs/sessions/")]}
+        answers = _dedupe([_one_line(r.get("snippet")) for r in results])[:ANSWER_LINES]
+    if not items["durable"] and not items["sessions"]:
         return "## Answer\nNo grounded findings.\n"
-    answers = _dedupe([_one_line(r.get("snippet")) for r in results])[:ANSWER_LINES]
-    durable = [r for r in results if not str(r.get("path", "")).startswith("logs/sessions/")]
-    sessions = [r for r in results if str(r.get("path", "")).startswith("logs/sessions/")]
 
-    def evidence(rs: list[dict[str, Any]]) -> list[str]:
-        return [f"- {r['path']}" + (f": {_one_line(r.get('snippet'))}" if _one_line(r.get("snippet")) else "")
-                for r in rs]
+    def evidence(rows: list[tuple[str, str]]) -> list[str]:
+        return [f"- {path}" + (f": {text}" if text else "") for path, text in rows]
 
     lines = ["## Question", _one_line(question), "", "## Answer", *([f"- {a}" for a in answers] or
                                                                    ["- No grounded answer."]),
-             "", "## Evidence", *(evidence(durable) or ["- None"])]
-    if sessions:
-        lines += ["", "## Session Evidence", *evidence(sessions)]
+             "", "## Evidence", *(evidence(items["durable"]) or ["- None"])]
+    if items["sessions"]:
+        lines += ["", "## Session Evidence", *evidence(items["sessions"])]
     return "\n".join(lines).strip() + "\n"
 
 
@@ -134,14 +152,15 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
                          include_content=False)
     answer = run_engine(ctx.live, engine_body(sreq, debug=True))
     warnings = list(answer.get("warnings") or [])
-    answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)][: req.limit]
+    answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)]
     results = shape(answer, sreq)["results"]  # (debug off: the engine's frontmatter goes)
+    results = [r for r in results if not is_audit(str(r.get("path", "")))][: req.limit]  # never evidence
     if any(w.startswith("nothing matched the query well") for w in warnings):
         results = []  # weak matches are no evidence
     sources = _dedupe([str(r.get("path", "")) for r in results])
     title = _one_line(req.question).rstrip("?").strip()[:MAX_TITLE] or "Research"
     artifact = {"kind": req.kind, "title": title, "question": req.question.strip(),
-                "body": findings(req.question, results), "sources": sources, "target": None, "status": "draft"}
+                "body": findings(req.question, results, disk_reader(Path(ctx.root))), "sources": sources, "target": None, "status": "draft"}
     saved = None
     out: dict[str, Any] = {"artifact": None, "research": {"artifact": artifact, "sources": sources}}
     if req.save and not results:

@@ -1,5 +1,6 @@
 """The start-of-session context block (`/v1/wake`): Dory's profiles and sections, read
-from the files on disk (`compiler/wake.py`)."""
+from the files on disk and packed as facts by the context builder (`compiler/wake.py`,
+`compiler/context/`)."""
 
 from __future__ import annotations
 
@@ -15,5 +16,5 @@ def wake(ctx: OpContext, req: WakeRequest) -> dict[str, Any]:
     live = ctx.live
     r = run(live.docs, root=ctx.root, budget_tokens=req.budget_tokens, profile=req.profile, project=req.project,
             agent=req.agent, include_recent_sessions=req.include_recent_sessions,
-            include_pinned_decisions=req.include_pinned_decisions, resolver=getattr(live, "resolver", None))
+            include_pinned_decisions=req.include_pinned_decisions, resolver=getattr(live, "resolver", None), cwd=req.cwd)
     return r.as_dict(debug=req.debug)

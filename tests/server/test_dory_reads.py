@@ -332,7 +332,8 @@ def test_wake_default_profile(srv: Live) -> None:
                         "Current focus: calibrating", "serves the harbour operations", "Answer in metric units"])
     assert at == sorted(at)  # user, soul, env, active, identity, defaults
     assert MARKER in block  # written through the first server, read after the restart
-    assert "title: User" in block  # the file as written, frontmatter included (as Dory's wake)
+    # facts, not files (issue 28): a heading with the page's title and path, no frontmatter
+    assert "title: User" not in block and "\n---" not in block and "## User (core/user.md)" in block
     assert "Superseded plan text" not in block and "Unpinned decision text" not in block
 
 

@@ -101,6 +101,7 @@ class Question:
     text: str
     relevant: list[str]
     corpus: str = ""
+    answer: str = ""  # short answer (a temporal question's: the date of the answering turn's session)
 
 
 def _facts(a: str, b: str, rng: random.Random) -> list[dict]:
@@ -113,7 +114,7 @@ def _facts(a: str, b: str, rng: random.Random) -> list[dict]:
                                    rng.choice(FEARS), rng.choice(SIBLINGS))
     return [
         {"cat": "single-hop", "turns": [f"Guess what, we adopted a little {pet[1]} from the shelter! We named "
-                                        f"{'her' if rng.random() < 0.5 else 'him'} {pet[2]}."],
+                                        f"{'her' if rng.random() < 0.5 else 'him'} {pet[2]}."], "a": pet[2],
          "q": [f"What name did {a} give to the {pet[0]} that {a} and the family brought home, according to "
                f"what {a} told {b} during one of their chats?",
                f"When {a} mentioned getting a new {pet[0]} from a rescue, what was the animal called?",
@@ -124,17 +125,17 @@ def _facts(a: str, b: str, rng: random.Random) -> list[dict]:
                f"about?", f"On what date did {a} first try {hobby[0]}, the new creative hobby {a} picked up?",
                f"When did {a} go to the first {hobby[0]} class at the {hobby[1]}?"]},
         {"cat": "single-hop", "turns": [f"I just got back from {city}, the food and the old streets were "
-                                        f"unforgettable."],
+                                        f"unforgettable."], "a": city,
          "q": [f"Which city did {a} recently travel to and come back raving about the food and the old streets?",
                f"Where did {a} go on the trip that {a} described to {b} as unforgettable?",
                f"Which place did {a} just get back from, where the food and old streets were unforgettable?"]},
         {"cat": "multi-hop", "turns": [f"I handed in my notice at the {job[0]} today, it was time for a change.",
-                                       f"Starting Monday I'm a {job2[1]} at a {job2[0]}, can you believe it?"],
+                                       f"Starting Monday I'm a {job2[1]} at a {job2[0]}, can you believe it?"], "a": f"{job2[1]} {job2[0]}",
          "q": [f"After {a} decided to leave the job at the {job[0]}, what new position did {a} take on, and "
                f"where?", f"What did {a} do for work after quitting the {job[0]}, as {a} later shared with {b}?",
                f"{a} handed in a notice at the {job[0]}; what job did {a} start afterwards?"]},
         {"cat": "single-hop", "turns": [f"I'm halfway through {book[0]} and I can't put it down, it's all "
-                                        f"about {book[1]}."],
+                                        f"about {book[1]}."], "a": book[0],
          "q": [f"What is the title of the book {a} could not stop reading, the one {a} recommended to {b}?",
                f"Which novel or book about {book[1]} was {a} reading during their conversations?",
                f"What book was {a} halfway through and unable to put down?"]},
@@ -144,12 +145,12 @@ def _facts(a: str, b: str, rng: random.Random) -> list[dict]:
                f"{sport[1]}?", f"Around what time did {a} take part in the {sport[0]} mentioned to {b}?",
                f"When did {a} finish the {sport[0]} that left {a}'s legs sore?"]},
         {"cat": "single-hop", "turns": [f"I tried making {food[0]} for the first time, it turned out better "
-                                        f"than I expected."],
+                                        f"than I expected."], "a": food[0],
          "q": [f"What dish did {a} cook at home for the first time and say turned out surprisingly well?",
                f"Which recipe did {a} attempt in the kitchen that {a} told {b} about?",
                f"What did {a} try making for the first time that turned out better than expected?"]},
         {"cat": "single-hop", "turns": [f"My partner surprised me with a {gift[0]} for my {gift[1]}, I "
-                                        f"almost cried."],
+                                        f"almost cried."], "a": gift[0],
          "q": [f"What present did {a} receive from a partner as a surprise, which nearly made {a} cry?",
                f"For which occasion did {a} get the {gift[0]}, and who gave it?",
                f"What surprise did {a}'s partner give {a} that almost made {a} cry?"]},
@@ -159,19 +160,20 @@ def _facts(a: str, b: str, rng: random.Random) -> list[dict]:
                f"Since when has {a} been helping out with {cause[1]} as a volunteer, according to {a}?",
                f"When did {a} start volunteering at the {cause[0]}?"]},
         {"cat": "open-domain", "turns": [f"Nothing makes me happier than {out[0]} and {out[1]}."],
+         "a": f"{out[0]} {out[1]}",
          "q": [f"Considering what {a} enjoys doing in free time, would {a} be likely to enjoy a week-long trip "
                f"to a remote national park?",
                f"What kind of vacation would suit {a} best, based on the outdoor activities {a} loves?",
                f"What makes {a} happiest to do outdoors?"]},
         {"cat": "open-domain", "turns": [f"Honestly I'm terrified of {fear[0]}, I avoid {fear[1]} whenever I "
-                                         f"can."],
+                                         f"can."], "a": fear[0],
          "q": [f"Is {a} the kind of person who would volunteer to go first on a bungee jump or give a keynote, "
                f"given what {a} confessed to {b}?",
                f"What is one thing that makes {a} anxious and that {a} tries to stay away from?",
                f"What is {a} terrified of and tries to avoid whenever possible?"]},
         {"cat": "multi-hop", "turns": [f"My {sib[0]} {sib[1]} is moving to {city2} next month.",
                                        f"I booked flights to visit {sib[1]} in the spring, I miss {sib[1]} "
-                                       f"so much."],
+                                       f"so much."], "a": f"{city2} {sib[1]}",
          "q": [f"Which city will {a} be flying to in the spring to visit family, and which relative lives "
                f"there?", f"Where is {a}'s {sib[0]} relocating to, and does {a} plan to visit?",
                f"Where is {a}'s {sib[0]} {sib[1]} moving, and when did {a} book flights to visit?"]},
@@ -242,12 +244,14 @@ def generate(root: Path, seed: int = 0, name: str | None = None, sessions: int =
     turns, placed = conversation(seed, sessions, turns_per_session)
     name = name or f"conv-{seed}"
     index: dict[tuple[int, str, str], str] = {}
+    dates: dict[str, str] = {}
     counters: dict[int, int] = {}
     for t in turns:
         counters[t.session] = counters.get(t.session, 0) + 1
         n = counters[t.session]
         t.path = f"session-{t.session:02d}/turn-{n:03d}.md"
         index.setdefault((t.session - 1, t.speaker, t.text), t.path)
+        dates[t.path] = t.date.isoformat()
         body = (f"---\ntitle: \"Session {t.session}, turn {n}: {t.speaker}\"\ndate: {t.date.isoformat()}\n"
                 f"speaker: {t.speaker}\n---\n{t.speaker}: {t.text}\n")
         p = root / t.path
@@ -256,5 +260,7 @@ def generate(root: Path, seed: int = 0, name: str | None = None, sessions: int =
     out = []
     for pl in placed:
         rel = [index[(s, sp, text)] for s, sp, text in pl["refs"]]
-        out.extend(Question(pl["fact"]["cat"], q, rel, name) for q in pl["fact"]["q"])
+        f = pl["fact"]
+        answer = dates[rel[f["when"]]] if "when" in f else f.get("a", "")
+        out.extend(Question(f["cat"], q, rel, name, answer) for q in f["q"])
     return out

@@ -1,0 +1,70 @@
+"""The active-memory block: evidence first by relevance, one compact line per source.
+
+    ## Active memory            the best few sources (Dory's synthesis bullets)
+    ## Durable evidence         the two best sources' other claims, then the rest, while
+                                the budget lasts
+    ## Session evidence         session lines the prompt asked for (recent work)
+    ## More evidence            budget left: the best sources' other facts, claims first
+
+Every line is `<the relevant sentence(s)> (<date>, <path>)`; no line repeats another's
+text, so the synthesis and the evidence never carry the same snippet twice. A session
+line newer than a durable line about the same thing is shown under it, both dated, so
+an agent sees the update next to what it changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .evidence import Evidence
+from .pack import Packer, fact_line
+
+LEAD = 3
+EXPAND = 3  # sources whose other facts fill the budget left
+EXPAND_UNITS = 8
+CLAIMS_FROM = 2  # sources whose other claims go before weaker sources
+EXPAND_CLAIMS = 4
+
+
+@dataclass
+class Block:
+    text: str = ""
+    sources: list[str] = field(default_factory=list)
+    summary: str = ""
+    lines: int = 0
+
+
+def _line(e: Evidence) -> tuple[str, str, str]:
+    shown = fact_line(e.text, e.date, e.path)
+    key = e.text
+    for u in e.updates:
+        shown += f"\n  - newer: {fact_line(u.text, u.date, u.path)}"
+        key += " " + u.text
+    return key, shown, e.path
+
+
+def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD) -> Block:
+    pack = Packer(budget)
+    first = [_line(e) for e in durable[:lead]]
+    # The two best sources' other claims come before weaker sources: a question's words
+    # do not always match the fact that answers it ("food restrictions", "allergic").
+    claims = [(u.text, fact_line(u.text, u.date, e.path), e.path)
+              for e in durable[:CLAIMS_FROM] for u in e.rest if u.kind == "claim"][:CLAIMS_FROM * EXPAND_CLAIMS]
+    rest = claims + [_line(e) for e in durable[lead:]]
+    n = pack.section("## Active memory", first)
+    if n < len(first):
+        rest = first[n:] + rest
+    n += pack.section("## Durable evidence", rest)
+    n += pack.section("## Session evidence", [_line(e) for e in sessions])
+    # Budget left over goes to the best sources' other text.
+    more = [(u.text, fact_line(u.text, u.date, e.path), e.path)
+            for e in durable[:EXPAND] if e.path in pack.sources for u in e.rest[:EXPAND_UNITS]]
+    n += pack.section("## More evidence", more)
+    paths = []
+    for e in [*durable, *sessions]:
+        for p in (e.path, *[u.path for u in e.updates]):
+            if p in pack.sources or any(p == u.path for u in e.updates if e.path in pack.sources):
+                if p not in paths:
+                    paths.append(p)
+    summary = " | ".join(e.text for e in (durable + sessions)[:2])[:280]
+    return Block(pack.text(), paths, summary, n)

@@ -1,0 +1,305 @@
+"""Search results into compact evidence lines: the sentence(s) of each source that bear
+on the question, with the source's date and path.
+
+The search engine ranks sources; this module reads each one (from disk, so a server
+restarted over a build reads what an agent would get) and keeps the units that share
+the most words with the question, at most `PER_SOURCE` of them, in page order. A source
+whose units share nothing falls back to its search snippet, cleaned.
+
+Audit and generated material is not evidence here unless the caller asks for it: the
+per-write evidence files (`sources/semantic/`), inbox and quarantine, saved research
+(`references/reports/`, `references/briefings/`), generated wiki pages (`wiki/`),
+archives, and any page whose frontmatter says `source_kind: generated|semantic`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import stat
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .facts import ROLE, Page, Unit, page_units
+from .plain import plain_line, sentences, words
+
+PER_SOURCE = 2
+LINE_CHARS = 200
+AUDIT_PREFIXES = ("sources/semantic/", "inbox/", "references/reports/", "references/briefings/", "wiki/",
+                  "archive/", ".commonplace/")
+AUDIT_KINDS = {"generated", "semantic"}
+STOP = set("""a an and are as at be been being but by can could did do does doing for from had has have having
+he her hers him his how i if in into is it its just me my no nor not of on or our ours she should so some such
+than that the their them then there these they this those to too us very was we were what when where which while
+who whom why will with would you your yours about above after again all am any because before below between both
+down during each few further here just more most off once only other out over own same under until up also
+anything something know tell please thing things get got really much many any ever now
+""".split())
+
+Reader = Callable[[str], "tuple[str | None, str]"]  # path -> (text, modification date)
+
+
+@dataclass
+class Evidence:
+    path: str
+    text: str
+    date: str = ""
+    score: float = 0.0
+    session: bool = False
+    units: list[Unit] = field(default_factory=list)
+    updates: list["Evidence"] = field(default_factory=list)
+    rest: list[Unit] = field(default_factory=list)  # the source's other units, claims first
+    matched: float = 0.0  # how much of the question its text holds (`overlap`)
+
+
+def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
+    if path.startswith(AUDIT_PREFIXES) or "/quarantine/" in path or path.endswith(".tombstone.md"):
+        return True
+    if isinstance(fm, dict):
+        if str(fm.get("source_kind") or "").strip().lower() in AUDIT_KINDS:
+            return True
+        if str(fm.get("status") or "").strip().lower() in ("quarantined", "quarantine"):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    w = word.casefold().strip("'")
+    for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            break
+    return w[:7]
+
+
+def query_terms(query: str) -> dict[str, float]:
+    """Content words of the question as stems, each weighted (longer words and names
+    say more than short ones)."""
+    out: dict[str, float] = {}
+    for raw in re.findall(r"[\w']+", query):
+        w = raw.casefold()
+        if w in STOP or len(w) < 3 or w.isdigit() and len(w) < 2:
+            continue
+        weight = 1.0 + (0.5 if len(w) >= 7 else 0.0) + (0.5 if raw[:1].isupper() else 0.0)
+        s = stem(w)
+        out[s] = max(out.get(s, 0.0), weight)
+    return out
+
+
+def overlap(terms: dict[str, float], text: str) -> float:
+    have = {stem(w) for w in words(text)}
+    return sum(wt for s, wt in terms.items() if s in have)
+
+
+def unit_stems(u: Unit) -> frozenset[str]:
+    if u.stems is None:
+        u.stems = frozenset(stem(w) for w in words(u.text))
+    return u.stems
+
+
+def _split_units(page: Page, session: bool) -> list[Unit]:
+    """The page's units as evidence competes on them (kept with the cached page)."""
+    got = page.split.get(session)
+    if got is None:
+        got = page.split[session] = _split(page, session)
+    return got
+
+
+def _split(page: Page, session: bool) -> list[Unit]:
+    out: list[Unit] = []
+    for u in page.units:
+        text = u.text
+        if session:
+            m = ROLE.match(text)
+            if m:
+                if m.group(1).casefold() in ("system", "developer", "tool"):
+                    continue
+                text = text[m.end():].strip()
+        if u.kind == "claim" or len(text) <= LINE_CHARS:
+            out.append(u if text == u.text else Unit(text, u.kind, u.date, u.heading))
+            continue
+        for s in sentences(text):  # a long paragraph: its sentences compete on their own
+            out.append(Unit(s, u.kind, u.date, u.heading))
+    return [u for u in out if u.text]
+
+
+def _clip(text: str, limit: int = LINE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_source: int = PER_SOURCE,
+         units: list[Unit] | None = None) -> list[Unit]:
+    """The units of `page` that answer best, in page order."""
+    units = _split_units(page, session) if units is None else units
+    if not units:
+        return []
+    snip = {stem(w) for w in words(snippet)}
+    scored = []
+    for i, u in enumerate(units):
+        have = unit_stems(u)
+        s = sum(wt for t, wt in terms.items() if t in have)
+        if snip and s > 0:
+            if have and len(have & snip) / len(have) > 0.6:
+                s += 0.5  # the search engine's own snippet points here
+        if u.kind == "claim" and s > 0:
+            s += 0.25
+        scored.append((s, i, u))
+    best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_source]
+    if not best:
+        # No word of the question (a match by meaning): the unit the engine's snippet
+        # comes from, else the page's opening, never the snippet itself, which may be a
+        # Timeline or Evidence list.
+        near = max(((len(unit_stems(u) & snip) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
+                   key=lambda x: (x[0], x[1]))
+        claims = [u for u in units if u.kind == "claim"]
+        return [near[2]] if near[0] > 0.3 else [(claims or units)[0]]
+    top = best[0][0]
+    keep = [x for x in best if x[0] >= top * 0.6]
+    if len(units) <= 4 and len(units[0].text) <= 40 and all(i != 0 for _, i, _ in keep):
+        keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
+    return [u for _, _, u in sorted(keep, key=lambda x: x[1])]
+
+
+def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_audit: bool = False,
+           session: bool = False, per_source: int = PER_SOURCE) -> list[Evidence]:
+    """One `Evidence` per usable result, in the results' order."""
+    terms = query_terms(query)
+    out: list[Evidence] = []
+    seen: set[str] = set()
+    for r in results:
+        path = str(r.get("path") or "")
+        fm = r.get("frontmatter") if isinstance(r.get("frontmatter"), dict) else None
+        if not path or path in seen or (not include_audit and is_audit(path, fm)):
+            continue
+        seen.add(path)
+        loaded, mdate = load_page(read, path)
+        text = loaded is not None
+        page = loaded if loaded is not None else Page(path)
+        if not include_audit and is_audit(path, page.meta):
+            continue
+        raw_snippet = str(r.get("snippet") or "")
+        every = _split_units(page, session) if text else []
+        units = pick(page, terms, raw_snippet.replace("**", ""), session, per_source, every) if every else []
+        snippet = plain_line(raw_snippet) if not units and loaded is None else ""
+        if not units and snippet:
+            if session:
+                snippet = ROLE.sub("", snippet)
+            units = [Unit(_clip(snippet), "prose", page.date)]
+        if not units:
+            continue
+        date = page.date or mdate
+        shown = _clip(" ".join(u.text for u in units), LINE_CHARS + (100 if len(units) > 1 else 0))
+        unit_date = max((u.date for u in units if u.date), default="") or date
+        rest = [u for u in every if all(u is not x for x in units)]
+        rest.sort(key=lambda u: u.kind != "claim")  # stable: claims first, then page order
+        out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
+                            rest=rest, matched=overlap(terms, shown)))
+    return out
+
+
+def rerank(items: list[Evidence], weight: float = 0.5) -> list[Evidence]:
+    """The search engine's order blended with how much of the question each line holds:
+    a line naming the person asked about goes before one that only shares common words.
+    Position, not score, stands for the engine (its scores are normalised per query)."""
+    if len(items) < 2:
+        return items
+    top = max(e.matched for e in items) or 1.0
+    n = len(items)
+    keyed = [((1 - weight) * (1 - i / n) + weight * e.matched / top, -i, e) for i, e in enumerate(items)]
+    keyed.sort(key=lambda x: (x[0], x[1]), reverse=True)
+    return [e for _, _, e in keyed]
+
+
+def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dict[str, float]) -> list[Evidence]:
+    """Session evidence newer than a durable fact and about the same thing goes beside it
+    (both dated); returns the session evidence left over."""
+    left: list[Evidence] = []
+    for s in sessions:
+        best, best_score = None, 0.0
+        sw = {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2}
+        for d in durable:
+            if d.date and s.date and s.date <= d.date:
+                continue
+            dw = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
+            shared = sw & dw
+            score = len(shared) + sum(terms.get(x, 0.0) for x in shared)
+            if len(shared) >= 2 and any(x in terms for x in shared) and score > best_score:
+                best, best_score = d, score
+        if best is not None:
+            best.updates.append(s)
+        else:
+            left.append(s)
+    return left
+
+
+_PAGES: "OrderedDict[tuple[str, str], tuple[tuple[int, int], Page, str]]" = OrderedDict()
+_PAGES_MAX = 4096
+_PAGES_BYTES = 32 * 1024 * 1024  # the parsed pages kept, by their files' sizes
+_PAGES_LOCK = threading.Lock()
+_pages_size = [0]
+
+
+def disk_reader(root: Path, limit: int = 64 * 1024) -> Reader:
+    """Reads corpus files from disk (symlinks and paths leaving the corpus refused): the
+    text an agent would get, also on a server restarted over a build."""
+    base = str(Path(root))
+
+    def read(path: str) -> tuple[str | None, str]:
+        if not path or path.startswith("/") or ".." in path.split("/"):
+            return None, ""
+        try:
+            st = os.lstat(os.path.join(base, path))
+            if not stat.S_ISREG(st.st_mode):
+                return None, ""
+            with open(os.path.join(base, path), "rb") as f:
+                text = f.read(limit).decode("utf-8", "replace")
+            return text, mtime_date(st.st_mtime)
+        except OSError:
+            return None, ""
+
+    read.root = base  # type: ignore[attr-defined]
+    return read
+
+
+def load_page(read: Reader, path: str) -> tuple[Page | None, str]:
+    """`path` as a `Page` (and its modification date), parsed once per version of the
+    file: pages are kept by (size, mtime), so a write is seen at once."""
+    base = getattr(read, "root", None)
+    if base is None:
+        text, mdate = read(path)
+        return (page_units(path, text) if text else None), mdate
+    try:
+        st = os.lstat(os.path.join(base, path))
+    except (OSError, ValueError):
+        return None, ""
+    stamp = (st.st_size, st.st_mtime_ns)
+    key = (base, path)
+    with _PAGES_LOCK:
+        hit = _PAGES.get(key)
+        if hit is not None and hit[0] == stamp:
+            _PAGES.move_to_end(key)
+            return hit[1], hit[2]
+    text, mdate = read(path)
+    if not text:
+        return None, mdate
+    page = page_units(path, text)
+    with _PAGES_LOCK:
+        old = _PAGES.pop(key, None)
+        if old is not None:
+            _pages_size[0] -= old[0][0]
+        _PAGES[key] = (stamp, page, mdate)
+        _pages_size[0] += stamp[0]
+        while len(_PAGES) > _PAGES_MAX or (_pages_size[0] > _PAGES_BYTES and len(_PAGES) > 1):
+            _, (gone, _, _) = _PAGES.popitem(last=False)
+            _pages_size[0] -= gone[0]
+    return page, mdate
+
+
+def mtime_date(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).date().isoformat()

@@ -1,0 +1,211 @@
+"""A page's text as units an agent can use.
+
+A unit is a piece of plain text with its date and the heading it sat under:
+
+- a current claim from the managed claims section becomes the claim's statement, dated
+  by its `since` bound, else the day it was recorded: `Alex is allergic to peanuts.`
+  with date 2026-11-27. The claim id, kind, actor and confidence are not part of it;
+- replaced, retired or ended claims (the collapsed history), contradictions notes, the
+  Timeline and the Evidence sections are left out: they are the page's bookkeeping, and
+  the current claim already says what holds now;
+- other body lines become prose units (headings and list markers off, links as labels),
+  dated by the page (frontmatter `updated`, `date`, `created`).
+
+Frontmatter never reaches a unit. A fenced code block is kept as one unit only when it
+is not the raw input of an evidence file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import frontmatter as fm
+from .plain import plain_line
+
+_MARKER = re.compile(r"^\s{0,3}<!-- commonplace:([a-z0-9_-]+):(start|end)\b.*-->\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_CLAIM_META = re.compile(r"\s+—\s+(?=[^—]*\brecorded \d{4}-\d{2}-\d{2})")
+_RECORDED = re.compile(r"\brecorded (\d{4}-\d{2}-\d{2})")
+_SINCE = re.compile(r"\bsince (\d{4}-\d{2}-\d{2})")
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_SKIP_SECTIONS = {"timeline", "evidence", "details"}
+ROLE = re.compile(r"^\s*(?:\*\*)?(user|assistant|system|developer|tool|human|ai)(?:\*\*)?\s*[:>—-]\s*", re.I)
+
+
+@dataclass
+class Unit:
+    text: str
+    kind: str = "prose"  # prose | claim
+    date: str = ""
+    heading: str = ""
+    stems: frozenset[str] | None = field(default=None, repr=False, compare=False)  # filled on first use
+
+
+@dataclass
+class Page:
+    path: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+    date: str = ""
+    units: list[Unit] = field(default_factory=list)
+    split: dict[bool, list[Unit]] = field(default_factory=dict, repr=False)  # evidence units, kept with the page
+
+
+def split_meta(text: str) -> tuple[dict[str, Any], str]:
+    text = (text or "").lstrip("\ufeff").replace("\r\n", "\n")
+    try:
+        raw, body, _ = fm.split(text)
+    except fm.FrontmatterError:
+        return {}, text
+    if raw is None:
+        return {}, body
+    try:
+        meta = fm.load(raw)
+    except Exception:  # noqa: BLE001 - unusable frontmatter is still not shown
+        meta = {}
+    return (meta if isinstance(meta, dict) else {}), body
+
+
+def page_date(meta: dict[str, Any]) -> str:
+    for key in ("updated", "date", "created", "at"):
+        v = meta.get(key)
+        if v:
+            m = _DATE.match(str(v).strip())
+            if m:
+                return m.group(1)
+    return ""
+
+
+def _claim(line: str, heading: str) -> Unit | None:
+    body = _LIST.sub("", line, count=1)
+    if body == line:
+        return None
+    parts = _CLAIM_META.split(body, maxsplit=1)
+    statement = plain_line(parts[0])
+    if not statement or statement.startswith(("*replaced", "replaced ")):
+        return None
+    meta = parts[1] if len(parts) > 1 else ""
+    since, rec = _SINCE.search(meta), _RECORDED.search(meta)
+    date = (since or rec).group(1) if (since or rec) else ""
+    if heading.casefold() == "upcoming":
+        statement = f"Upcoming: {statement}"
+    return Unit(statement, "claim", date, heading)
+
+
+def page_units(path: str, text: str) -> Page:
+    """`text` (the file as on disk) as a `Page` of units."""
+    meta, body = split_meta(text)
+    page = Page(path, meta, str(meta.get("title") or ""), page_date(meta))
+    managed: list[str] = []
+    fence: str | None = None
+    code: list[str] = []
+    heading = ""
+    for raw in body.split("\n"):
+        m = _FENCE.match(raw)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+                snippet = " ".join(c.strip() for c in code if c.strip())
+                if snippet and heading.casefold() not in ("raw input",) and not managed:
+                    page.units.append(Unit(snippet[:400], "prose", page.date, heading))
+                code = []
+            else:
+                code.append(raw)
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        mk = _MARKER.match(raw)
+        if mk:
+            name, which = mk.group(1), mk.group(2)
+            if which == "start":
+                managed.append(name)
+            elif managed and managed[-1] == name:
+                managed.pop()
+            continue
+        if any(n in _SKIP_SECTIONS for n in managed):
+            continue
+        h = _HEADING.match(raw)
+        if h:
+            heading = plain_line(h.group(2))
+            if len(h.group(1)) == 1 and not page.title:
+                page.title = heading
+            continue
+        line = raw.strip()
+        if not line or line in ("---", "***") or line.startswith("> ⚠"):
+            continue
+        if "claims" in managed:
+            if line.startswith("*No current claims"):
+                continue
+            unit = _claim(line, heading)
+            if unit is not None:
+                unit.date = unit.date or page.date
+                page.units.append(unit)
+            continue
+        if line.startswith("Raw input:") or heading.casefold() == "timeline":
+            continue
+        text_line = plain_line(_LIST.sub("", line.lstrip("> "), count=1))
+        if text_line:
+            page.units.append(Unit(text_line, "prose", page.date, heading))
+    if not page.title:
+        page.title = path.rsplit("/", 1)[-1].removesuffix(".md")
+    return page
+
+
+def session_summary(text: str, limit: int = 160) -> str:
+    """One line that says what a session did: frontmatter `summary` (or `description`),
+    else the first line of a `## Summary`/`Outcome`/`Stopped at` section, else the last
+    thing the assistant said, else the first line that is not the user's message."""
+    meta, body = split_meta(text)
+    for key in ("summary", "description", "synopsis"):
+        v = meta.get(key)
+        if isinstance(v, str) and v.strip():
+            return _clip(plain_line(v), limit)
+    lines = body.split("\n")
+    for i, raw in enumerate(lines):
+        h = _HEADING.match(raw)
+        if h and re.match(r"(summary|outcome|result|stopped at|next steps?)\b", h.group(2).strip(), re.I):
+            for nxt in lines[i + 1:]:
+                if _HEADING.match(nxt):
+                    break
+                t = plain_line(_LIST.sub("", nxt.strip(), count=1))
+                if t:
+                    return _clip(t, limit)
+    for raw in lines:
+        m = re.match(r"^\s*(?:[-*]\s+)?(summary|outcome|stopped at|decided|result)\s*:\s*(.+)$", raw, re.I)
+        if m:
+            return _clip(plain_line(f"{m.group(1).capitalize()}: {m.group(2)}"), limit)
+    last_assistant = ""
+    first_other = ""
+    role = ""
+    for raw in lines:
+        h = _HEADING.match(raw)
+        if h:
+            r = h.group(2).strip().casefold()
+            role = r if r in ("user", "assistant", "human", "ai") else role
+            continue
+        m = ROLE.match(raw)
+        if m:
+            role = m.group(1).casefold()
+            raw = raw[m.end():]
+        t = plain_line(raw.strip())
+        if not t:
+            continue
+        if role in ("assistant", "ai"):
+            last_assistant = t
+        elif role not in ("user", "human", "system", "developer", "tool") and not first_other:
+            first_other = t
+    return _clip(last_assistant or first_other, limit)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    stop = max(cut.rfind(". "), cut.rfind("; "))
+    return (cut[: stop + 1] if stop > limit // 2 else cut.rstrip() + "…")

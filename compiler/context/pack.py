@@ -1,0 +1,132 @@
+"""Lines into bounded sections of one block, each distinct text once.
+
+A line is a key (its plain text, what de-duplication compares) and what is shown (the
+text with its date and source). A line whose text another line already shows lends that
+line its date and source instead (`(d1, a.md; d2, b.md)`); one whose text is a part of
+another line's is left out. The budget goes to distinct evidence. Each section may be capped; the block never exceeds the budget by
+`estimate_tokens`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from .tokens import estimate_tokens
+
+MIN_PIECE = 12  # fewer tokens of room than this: a cut line says too little to be worth it
+
+
+def key_of(text: str) -> str:
+    return " ".join(re.findall(r"[\w']+", text.casefold()))
+
+
+def fact_line(text: str, date: str = "", source: str = "") -> str:
+    """`text (date, source)`: how every fact is shown."""
+    where = ", ".join(p for p in (date, source) if p)
+    return f"{text} ({where})" if where else text
+
+
+def cut_words(text: str, fits) -> str:
+    """The longest word-boundary prefix of `text` (with an ellipsis) that `fits`."""
+    words = text.split(" ")
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(" ".join(words[:mid]) + "…"):
+            lo = mid
+        else:
+            hi = mid - 1
+    return (" ".join(words[:lo]) + "…") if lo else ""
+
+
+class Packer:
+    def __init__(self, budget: int) -> None:
+        self.budget = max(1, int(budget))
+        self.parts: list[list[str]] = []
+        self.where: dict[str, tuple[int, int]] = {}  # key -> (part, line) of the line showing it
+        self.sources: list[str] = []
+
+    def text(self) -> str:
+        return "\n\n".join("\n".join(p) for p in self.parts)
+
+    def tokens(self) -> int:
+        return estimate_tokens(self.text())
+
+    def room(self) -> int:
+        return self.budget - self.tokens()
+
+    def seen(self, key: str) -> bool:
+        return not key or any(key == k or key in k for k in self.where)
+
+    def _source(self, source: str) -> None:
+        if source and source not in self.sources:
+            self.sources.append(source)
+
+    def _merge(self, key: str, shown: str, source: str) -> None:
+        """The same text from another source: its date and path join the line already
+        shown, `(d1, a.md; d2, b.md)`, when the budget allows."""
+        pi, li = self.where[key]
+        old = self.parts[pi][li]
+        tail = shown.rsplit(" (", 1)
+        if len(tail) != 2 or not old.endswith(")") or not tail[1].endswith(")") or tail[1][:-1] in old:
+            return
+        self.parts[pi][li] = old[:-1] + "; " + tail[1]
+        if self.tokens() > self.budget:
+            self.parts[pi][li] = old
+            return
+        self._source(source)
+
+    def section(self, heading: str, lines: Iterable[tuple[str, str, str]], cap: int | None = None,
+                bullet: str = "- ", cut_last: bool = True) -> int:
+        """Add `heading` and the lines `(key_text, shown, source)` that are new and fit
+        (within `cap` tokens for the section, if given). Returns how many went in."""
+        base = self.text()
+        limit = self.budget if cap is None else min(self.budget, estimate_tokens(base + ("\n\n" if base else "")) + cap)
+        part = [heading] if heading else []
+        self.parts.append(part)
+        pi = len(self.parts) - 1
+        added = 0
+        for key_text, shown, source in lines:
+            key = key_of(key_text)
+            if not key:
+                continue
+            if key in self.where:
+                self._merge(key, shown, source)
+                continue
+            if any(key in k for k in self.where):
+                continue  # a part of a line already shown
+            part.append(f"{bullet}{shown}")
+            if self.tokens() <= limit:
+                self.where[key] = (pi, len(part) - 1)
+                self._source(source)
+                added += 1
+                continue
+            line = part.pop()
+            if cut_last and self.tokens() + MIN_PIECE <= limit:
+                def fits(t: str) -> bool:
+                    part.append(t)
+                    ok = self.tokens() <= limit
+                    part.pop()
+                    return ok
+
+                piece = cut_words(line, fits)
+                if piece and len(piece) > len(bullet) + 8:
+                    part.append(piece)
+                    self.where[key] = (pi, len(part) - 1)
+                    self._source(source)
+                    added += 1
+            break
+        if not added:
+            self.parts.pop()
+        return added
+
+    def raw(self, text: str, sources: Iterable[str] = ()) -> bool:
+        """Add a whole preformatted part if it fits."""
+        base = self.text()
+        if not text or estimate_tokens(base + ("\n\n" if base else "") + text) > self.budget:
+            return False
+        self.parts.append([text])
+        for s in sources:
+            self._source(s)
+        return True

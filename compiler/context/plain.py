@@ -1,0 +1,80 @@
+"""One line of markdown as plain text for an agent, without bookkeeping.
+
+Links become their labels, emphasis and escapes go, marker comments and claim or event
+ids go. Code spans keep their backticks: `decisions/` in a working agreement is text a
+person wrote, not markup the compiler added. A line that holds its own text twice (a
+search snippet of a transcript whose speaker line repeats) is cut to one copy.
+"""
+
+from __future__ import annotations
+
+import re
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
+_WIKILINK = re.compile(r"\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+_MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_IDS = re.compile(r"`?\b[ce]_[0-9a-f]{12,}\b`?")
+_EMPH = re.compile(r"(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1")
+_ITALIC = re.compile(r"(?<![\w*])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*])")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[\w']+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+
+
+def _label(m: re.Match[str]) -> str:
+    target, heading, label = m.group(1), m.group(2), m.group(3)
+    if label and label.strip():
+        return label.strip()
+    name = (target or heading or "").strip().removesuffix(".md")
+    return name.rsplit("/", 1)[-1] if "/" in name else name
+
+
+def plain_line(text: str) -> str:
+    """Markup and bookkeeping out of `text`, whitespace collapsed."""
+    s = _COMMENT.sub(" ", str(text or ""))
+    s = _IMAGE.sub(" ", s)
+    s = _WIKILINK.sub(_label, s)
+    s = _MDLINK.sub(lambda m: m.group(1), s)
+    s = _IDS.sub("", s)
+    s = _EMPH.sub(lambda m: m.group(2), s)
+    s = _ITALIC.sub(lambda m: m.group(2), s)
+    s = _ESCAPE.sub(lambda m: m.group(1), s)
+    s = s.replace("**", "")
+    s = _SPACE.sub(" ", s).strip()
+    s = re.sub(r"\s+([,.;:!?])", r"\1", s)
+    return cut_repeat(s)
+
+
+def words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def cut_repeat(line: str) -> str:
+    """`line` without a second copy of itself: a line whose words start over from the
+    beginning is cut where they do; repeated sentences are kept once."""
+    toks = list(re.finditer(r"\S+", line))
+    norm = [re.sub(r"\W+", "", t.group(0)).casefold() for t in toks]
+    n = len(norm)
+    for p in range(3, n // 2 + 1):
+        k = min(p, n - p)
+        if k >= 3 and norm[p:p + k] == norm[:k]:
+            line = line[: toks[p].start()].rstrip(" -—,;")
+            break
+    parts = _SENTENCE.split(line)
+    if len(parts) > 1:
+        seen: set[str] = set()
+        kept = []
+        for part in parts:
+            key = " ".join(words(part))
+            if key and key in seen:
+                continue
+            seen.add(key)
+            kept.append(part)
+        line = " ".join(kept)
+    return line
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]

@@ -1,0 +1,258 @@
+"""What an agent reads, measured: active memory, wake and a search-paste baseline on two
+generated corpora (issue 28).
+
+    python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
+
+Corpora (built fresh under a temporary folder, or --workdir):
+
+- `dialogue-plain`: long conversations, one file per turn (`quality/dialogue.py`: `Name:
+  message`), questions with gold evidence turns and short answers (a temporal question's
+  answer is the turn's date);
+- `dialogue-transcript`: the same turns as a chat export writes them (title and first line
+  `Name — 1:56 pm`, then the message), the format issue 28 was measured on;
+- `week`: an agent's week (`quality/agent_week.py`): people, projects and decisions written
+  through `/v1/memory-write`, replaced and forgotten facts, sessions whose updates change a
+  durable fact, filler notes sharing the questions' words. One corpus per seed.
+
+Systems, each answering every question within the same token budget:
+
+- `active`: `/v1/active-memory` with the question as the prompt (Dory's defaults otherwise);
+- `wake`: `/v1/wake` (the week corpus: with the project the question names, if any);
+- `paste`: `/v1/search` hybrid top 10, pasted as `path: snippet` lines while they fit.
+
+Each timed call starts without remembered query embeddings. The calls go through the
+server's routes in process (Flask's test client over
+`create_app` and a `LiveCorpus`, the objects `commonplace serve` runs): the same code as
+over HTTP, without the sockets. Without `--embed` the corpus has no vectors and hybrid
+search is its BM25 side.
+
+Columns (per system, held-out questions: every other question of each corpus is kept
+for tuning and not reported unless --tuning): evidence = share of gold paths present in
+the block; answer = share of questions (with an answer) whose answer words are all in
+the block; forbidden = questions whose block holds replaced or forgotten text (must be 0);
+bookkeeping = share of block lines that are ids, marker comments, frontmatter fences or
+keys, or audit lines; tokens = mean block tokens (the wake estimate); p50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests.benchmarks.quality import agent_week, dialogue  # noqa: E402
+
+BOOKKEEPING = [
+    re.compile(r"\b[ce]_[0-9a-f]{12,}\b"),  # claim and event ids
+    re.compile(r"<!--\s*commonplace:"),  # marker comments
+    re.compile(r"^\s*---\s*$"),  # frontmatter fences
+    re.compile(r"^\s*(title|type|aliases|tags|created|updated|status|source_kind|entity_id|claim_ids|"
+               r"canonical_target|origin_surface|temperature):\s"),  # frontmatter keys
+    re.compile(r"Claim (add|replace|forget):|Semantic write `?\w+`?|Raw input:|sources/semantic/"),  # audit
+    re.compile(r"\d{2}:\d{2} UTC · (added|replaced|retired|forgot)"),  # timeline lines
+]
+
+
+def estimate(text: str) -> int:
+    from commonplace.compiler.context.tokens import estimate_tokens
+
+    return estimate_tokens(text)
+
+
+def open_app(root: Path, site: Path, embed: bool) -> tuple[Any, Any]:
+    from commonplace.compiler.live import LiveCorpus
+    from commonplace.server import ServerConfig, create_app
+
+    live = LiveCorpus(root, site, embed=embed, index=True)
+    live.open()
+    app = create_app(live, ServerConfig(corpus=root, out=site, loopback_reads=True, no_auth=True))
+    app.testing = True
+    return live, app.test_client()
+
+
+def transcript_turns(root: Path) -> None:
+    """Turn files as a chat export writes them (the format issue 28 measured on): a title
+    and a first line naming the speaker and the time, then the message."""
+    for n, f in enumerate(sorted(root.rglob("turn-*.md"))):
+        text = f.read_text("utf-8")
+        head, body = text.split("\n---\n", 1)
+        speaker, message = body.strip().split(": ", 1)
+        hour, minute = 9 + (n * 7) % 12, (n * 13) % 60
+        stamp = f"{(hour - 1) % 12 + 1}:{minute:02d} {'am' if hour < 12 else 'pm'}"
+        head = re.sub(r'(?m)^title: .*$', f'title: "{speaker} — {stamp}"', head)
+        f.write_text(f"{head}\n---\n**{speaker}** — {stamp}\n\n{message}\n", "utf-8")
+
+
+def dialogue_corpus(work: Path, conversations: int, style: str = "plain") -> dict[str, Any]:
+    root = work / f"dialogue-{style}"
+    questions = []
+    for i in range(conversations):
+        for q in dialogue.generate(root / f"conv-{i}", seed=100 + i, name=f"conv-{i}"):
+            questions.append({"text": q.text, "relevant": [f"conv-{i}/{p}" for p in q.relevant],
+                              "answer": q.answer, "forbidden": []})
+    if style == "transcript":
+        transcript_turns(root)
+    return {"name": f"dialogue-{style}", "root": root, "questions": questions, "calls": [], "projects": []}
+
+
+def week_corpus(work: Path, seed: int) -> dict[str, Any]:
+    root = work / f"week-{seed}"
+    p = agent_week.plan(seed)
+    for rel, text in p["files"].items():
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text, encoding="utf-8")
+    return {"name": f"week-{seed}", "root": root, **p}
+
+
+def paste(client: Any, question: str, budget: int) -> str:
+    r = client.post("/v1/search", json={"query": question, "k": 10, "mode": "hybrid"}).get_json()
+    lines: list[str] = []
+    for hit in r.get("results", []):
+        line = f"{hit['path']}: {' '.join(str(hit.get('snippet') or '').split())}"
+        if estimate("\n".join([*lines, line])) > budget:
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def ask(system: str, client: Any, q: dict[str, Any], budget: int, projects: list[str]) -> str:
+    if system == "active":
+        r = client.post("/v1/active-memory", json={"prompt": q["text"], "agent": "bench",
+                                                   "budget_tokens": min(budget, 1200)})
+        return r.get_json()["block"]
+    if system == "wake":
+        named = next((p for p in projects if p in q["text"].casefold()), None)
+        r = client.post("/v1/wake", json={"agent": "bench", "budget_tokens": budget, "project": named})
+        return r.get_json()["block"]
+    return paste(client, q["text"], budget)
+
+
+def score(block: str, q: dict[str, Any]) -> dict[str, Any]:
+    low = block.casefold()
+    rel = q["relevant"]
+    evidence = sum(1 for p in rel if p.casefold() in low) / len(rel) if rel else None
+    answer = None
+    if q["answer"]:
+        answer = float(all(w.casefold() in low for w in q["answer"].split()))
+    forbidden = int(any(f.casefold() in low for f in q["forbidden"]))
+    lines = [ln for ln in block.split("\n") if ln.strip()]
+    noisy = sum(1 for ln in lines if any(p.search(ln) for p in BOOKKEEPING))
+    return {"evidence": evidence, "answer": answer, "forbidden": forbidden,
+            "bookkeeping": noisy / len(lines) if lines else 0.0, "tokens": estimate(block)}
+
+
+def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool) -> dict[str, dict[str, Any]]:
+    site = corpus["root"].parent / (corpus["root"].name + "-site")
+    live, client = open_app(corpus["root"], site, embed)
+    try:
+        for path, body in corpus["calls"]:
+            r = client.post(path, json=body)
+            if r.status_code != 200:
+                raise SystemExit(f"{corpus['name']}: {path} {body} -> {r.status_code} {r.get_json()}")
+        settle(client, embed)
+        picked = [q for i, q in enumerate(corpus["questions"]) if (i % 2 == 0) == tuning]
+        systems = ("active", "wake", "paste")
+        rows: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
+        times: dict[str, list[float]] = {s: [] for s in systems}
+        for s in systems:  # warm: the first call of each route loads its module
+            ask(s, client, picked[0], budget, corpus["projects"])
+        for q in picked:  # systems in turn per question: background work weighs on all alike
+            for s in systems:
+                forget_queries()
+                t0 = time.perf_counter()
+                block = ask(s, client, q, budget, corpus["projects"])
+                times[s].append((time.perf_counter() - t0) * 1000)
+                rows[s].append(score(block, q))
+        out: dict[str, Any] = {s: summarize(rows[s], times[s]) for s in systems}
+        out["_n"] = {"questions": len(picked), "files": sum(1 for _ in corpus["root"].rglob("*.md"))}
+        return out
+    finally:
+        live.close()
+
+
+def forget_queries() -> None:
+    """Drop the engines' remembered query embeddings: each system pays for its own, the
+    way the first call with a new prompt does (else the second system asked would get
+    the first one's for free)."""
+    from commonplace.compiler.search import engine
+
+    for e in list(getattr(engine, "_engines", {}).values()):
+        getattr(e, "_qvec", {}).clear()
+
+
+def settle(client: Any, embed: bool, timeout: float = 900) -> None:
+    """Wait until the index is whole (every chunk embedded, with --embed), so no system is
+    timed against the background embedding."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        st = client.get("/v1/status").get_json()
+        if st.get("ready") and (not embed or (not st.get("pending") and st.get("vectors") == st.get("chunks"))):
+            return
+        time.sleep(1)
+    raise SystemExit("the index did not settle")
+
+
+def summarize(rows: list[dict[str, Any]], times: list[float]) -> dict[str, Any]:
+    def mean(key: str) -> float:
+        vals = [r[key] for r in rows if r[key] is not None]
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    return {"evidence": 100 * mean("evidence"), "answer": 100 * mean("answer"),
+            "forbidden": sum(r["forbidden"] for r in rows), "bookkeeping": 100 * mean("bookkeeping"),
+            "tokens": mean("tokens"), "p50": statistics.median(times) if times else 0.0}
+
+
+def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str) -> str:
+    n = res["_n"]
+    lines = [f"{name}: {n['files']} files, {n['questions']} {split} questions, budget {budget} tokens",
+             f"{'system':<8} {'evidence %':>10} {'answer %':>9} {'forbidden':>9} {'bookkeep %':>10} "
+             f"{'tokens':>7} {'p50 ms':>7}"]
+    for system in ("active", "wake", "paste"):
+        r = res[system]
+        lines.append(f"{system:<8} {r['evidence']:>10.1f} {r['answer']:>9.1f} {r['forbidden']:>9d} "
+                     f"{r['bookkeeping']:>10.1f} {r['tokens']:>7.0f} {r['p50']:>7.1f}")
+    a, p = res["active"], res["paste"]
+    lines.append(f"active - paste: evidence {a['evidence'] - p['evidence']:+.1f} points, "
+                 f"answer {a['answer'] - p['answer']:+.1f} points")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--conversations", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=2, help="how many agent's-week corpora (seeds 1..N)")
+    ap.add_argument("--budget", type=int, default=600)
+    ap.add_argument("--embed", action="store_true", help="embed the corpora (hybrid with vectors)")
+    ap.add_argument("--tuning", action="store_true", help="report the tuning half instead of the held-out half")
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    corpora = [dialogue_corpus(work, args.conversations, style) for style in ("plain", "transcript")]
+    corpora += [week_corpus(work, s) for s in range(1, args.seeds + 1)]
+    split = "tuning" if args.tuning else "held-out"
+    print(f"bench_context: in-process server routes (Flask test client), "
+          f"{'hybrid with vectors' if args.embed else 'no vectors (hybrid = BM25)'}")
+    try:
+        for c in corpora:
+            print(table(c["name"], run(c, args.budget, args.embed, args.tuning), args.budget, split), flush=True)
+            print()
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

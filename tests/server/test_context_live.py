@@ -1,0 +1,194 @@
+"""What an agent reads (issue 28), against a live `commonplace serve` (real sockets),
+restarted over an existing build: wake and active memory pack facts, not files.
+
+The corpus is written the way an agent writes it: pages a person wrote, then, through the
+first server, memory-writes (facts, a preference, a replaced state, a forgotten fact, a
+decision about a project) and a session whose update changes a durable fact. The server
+is stopped and started again over the same build before any test reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dorylive import Server
+from srvkit import write_files
+
+from commonplace.compiler.context.tokens import estimate_tokens
+
+TODAY = dt.datetime.now(dt.timezone.utc).date()
+YESTERDAY = TODAY - dt.timedelta(days=1)
+CLAIM_ID = re.compile(r"\b[ce]_[0-9a-f]{12,}\b")
+FACT = re.compile(r"Mira is allergic to peanuts\. \(\d{4}-\d{2}-\d{2}, people/mira-okafor\.md\)")
+
+FILES = {
+    "core/identity.md": "---\ntitle: Identity\ntype: core\npinned: true\n---\n# Identity\n\n"
+                        "This memory belongs to the billing team's assistant.\n",
+    "core/working-agreements.md": "---\ntitle: Working agreements\ntype: core\npinned: true\n---\n"
+                                  "# Working agreements\n\n- Decisions go in `decisions/`.\n",
+    "core/user.md": "---\ntitle: User\ntype: core\n---\n# User\n\nSam leads the billing team.\n\n"
+                    "## Boundaries\n\n- Keep health details private.\n",
+    "people/mira-okafor.md": "---\ntitle: Mira Okafor\naliases: [Mira]\ntype: person\n---\n# Mira Okafor\n\n"
+                             "Mira is the tech lead of the billing team.\n",
+    "projects/ledgerline/state.md": "---\ntitle: Ledgerline\ntype: project\nupdated: 2026-11-16\n---\n"
+                                    "# Ledgerline\n\n## Current State\n\nLedgerline is owned by [[Mira Okafor]]. "
+                                    "The Ledgerline reconciliation job runs nightly at 02:00 UTC.\n",
+    f"logs/daily/{TODAY.isoformat()}.md": f"---\ntitle: {TODAY.isoformat()}\n---\n# Today\n\n"
+                                          "Planning the Ledgerline cutover with the billing team.\n",
+    f"logs/daily/{YESTERDAY.isoformat()}.md": f"---\ntitle: {YESTERDAY.isoformat()}\n---\n# Yesterday\n\n"
+                                              "Reviewed the invoice backlog.\n",
+}
+WRITES: list[dict[str, Any]] = [
+    {"subject": "Mira Okafor", "kind": "fact", "content": "Mira is allergic to peanuts."},
+    {"subject": "Mira Okafor", "kind": "preference", "content": "Mira prefers async updates, a Friday summary."},
+    {"subject": "Mira Okafor", "kind": "state", "content": "Mira works from the Lisbon office."},
+    {"action": "replace", "subject": "Mira Okafor", "kind": "state", "content": "Mira works from the Porto office."},
+    {"subject": "Mira Okafor", "kind": "fact", "content": "Mira mentioned an interview at a rival firm."},
+    {"action": "forget", "subject": "Mira Okafor", "kind": "fact", "content": "an interview at a rival firm",
+     "reason": "asked to forget"},
+    {"subject": "Ledgerline", "kind": "decision", "scope": "project", "content": "Ledgerline stores its ledger in Postgres."},
+]
+SESSION = {
+    "path": "logs/sessions/agent/2026-11-26-ledgerline.md", "agent": "hermes", "device": "cli", "session_id": "s1",
+    "status": "done", "captured_from": "test", "updated": "2026-11-26T10:00:00Z",
+    "content": "user: we moved the Ledgerline reconciliation job from 02:00 to 03:30 UTC today, the old slot "
+               "clashed with backups.\n\nassistant: Noted: the Ledgerline reconciliation job now runs at 03:30 UTC.\n",
+}
+
+
+def clean(block: str) -> None:
+    """No bookkeeping: no frontmatter fence, no marker comment, no claim id, no audit line."""
+    assert not re.search(r"(?m)^---\s*$", block), block
+    assert "<!--" not in block and not CLAIM_ID.search(block), block
+    assert "sources/semantic/" not in block and "Raw input" not in block and "Claim add" not in block, block
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from commonplace.server.tokens import TokenStore
+
+    base = tmp_path_factory.mktemp("context-live")
+    root = write_files(base / "corpus", FILES)
+    token = TokenStore(root).create("ctx")
+    first = Server(root, base / "site").start()
+    try:
+        for body in WRITES:
+            r = first.request("POST", "/v1/memory-write", {"action": "write", "allow_canonical": True, **body},
+                              token=token)
+            assert r.status == 200 and r.json()["result"] in ("written", "replaced", "forgotten"), r.text
+        r = first.request("POST", "/v1/session-ingest", SESSION, token=token)
+        assert r.status == 200, r.text
+        before = first.request("POST", "/v1/wake", {"agent": "a", "project": "ledgerline"}, token=token).json()
+    finally:
+        first.stop()
+    server = Server(root, base / "site").start()  # restarted over the existing build
+    server.token = token  # type: ignore[attr-defined]
+    server.wake_before_restart = before  # type: ignore[attr-defined]
+    yield server
+    server.stop()
+
+
+def post(srv: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    r = srv.request("POST", path, body, token=srv.token)
+    assert r.status == 200, r.text
+    return r.json()
+
+
+def test_wake_packs_facts_not_files(srv: Any) -> None:
+    d = post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "debug": True, "budget_tokens": 900})
+    block = d["block"]
+    clean(block)
+    assert "Timeline" not in block and "## Evidence" not in block and "title:" not in block
+    assert "This memory belongs to the billing team's assistant." in block  # core, frontmatter stripped
+    assert "## Project: Ledgerline (projects/ledgerline/state.md)" in block
+    assert FACT.search(block), block  # the person the project links to, as a dated sentence
+    assert "Mira works from the Porto office." in block and "Lisbon" not in block  # replaced: only the new one
+    assert "rival firm" not in block  # forgotten
+    assert "Ledgerline stores its ledger in Postgres." in block  # the decision a memory-write routed
+    assert "Planning the Ledgerline cutover" in block and "Reviewed the invoice backlog" in block  # daily notes
+    session = next(ln for ln in block.split("\n") if ln.startswith("- logs/sessions/agent/2026-11-26"))
+    assert "now runs at 03:30" in session and "we moved" not in session  # a summary, not the first message
+    assert d["tokens_estimated"] == estimate_tokens(block) <= 900
+    assert "decisions/ledgerline.md" in d["sources"] and "people/mira-okafor.md" in d["sources"]
+
+
+def test_wake_is_stable_across_restarts(srv: Any) -> None:
+    again = post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})
+    assert again["block"] == srv.wake_before_restart["block"]
+    assert post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})["block"] == again["block"]
+
+
+def test_wake_cwd_names_the_project(srv: Any) -> None:
+    d = post(srv, "/v1/wake", {"agent": "a", "cwd": "/home/sam/src/ledgerline", "debug": True})
+    assert "projects/ledgerline/state.md" in d["sources"] and not d.get("warnings")
+
+
+@pytest.mark.parametrize("budget", [60, 150, 300, 600])
+def test_wake_sections_within_budget(srv: Any, budget: int) -> None:
+    d = post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": budget, "debug": True})
+    assert estimate_tokens(d["block"]) <= budget
+    clean(d["block"])
+    if budget >= 300:  # each section is bounded: the recent sessions still have room
+        assert "## Recent sessions" in d["block"]
+
+
+def test_active_memory_answers_with_the_fact(srv: Any) -> None:
+    d = post(srv, "/v1/active-memory", {"prompt": "I am ordering lunch for the billing team, anything I should "
+                                                  "know about Mira?", "agent": "a", "budget_tokens": 600})
+    block = d["block"]
+    clean(block)
+    assert block.startswith("## Active memory\n- ")
+    assert FACT.search(block), block
+    assert "people/mira-okafor.md" in d["sources"]
+    lines = [ln for ln in block.split("\n") if ln.startswith("- ")]
+    texts = [ln.rsplit(" (", 1)[0] for ln in lines]
+    assert len(texts) == len(set(texts)), block  # no snippet twice
+
+
+def test_active_memory_shows_only_the_current_claim(srv: Any) -> None:
+    block = post(srv, "/v1/active-memory", {"prompt": "Which office does Mira work from these days?",
+                                            "agent": "a"})["block"]
+    assert "Porto" in block and "Lisbon" not in block
+    forgotten = post(srv, "/v1/active-memory", {"prompt": "Did Mira mention an interview at a rival firm?",
+                                                "agent": "a"})["block"]
+    assert "rival firm" not in forgotten
+
+
+def test_active_memory_puts_a_newer_session_beside_the_fact(srv: Any) -> None:
+    d = post(srv, "/v1/active-memory", {"prompt": "What time does the Ledgerline reconciliation job run now?",
+                                        "agent": "a", "debug": True})
+    block = d["block"]
+    clean(block)
+    fact = next(i for i, ln in enumerate(block.split("\n")) if "02:00 UTC. (2026-11-16, projects/ledgerline" in ln)
+    update = block.split("\n")[fact + 1]
+    assert update.startswith("  - newer: ") and "03:30" in update and "(2026-11-26, logs/sessions/agent/" in update
+    assert SESSION["path"] in d["sources"] and d["confidence"] == "high"
+
+
+def test_active_memory_writing_keeps_people_privacy_keeps_its_boundary(srv: Any) -> None:
+    d = post(srv, "/v1/active-memory", {"prompt": "Draft my Friday update to Mira about the Ledgerline cutover",
+                                        "agent": "a", "debug": True})
+    assert d["profile"] == "writing" and "async updates" in d["block"], d["block"]
+    p = post(srv, "/v1/active-memory", {"prompt": "what is private about Mira?", "agent": "a", "debug": True})
+    assert p["profile"] == "privacy" and "Keep health details private." in p["block"]
+    assert "peanuts" not in p["block"] and "## Durable evidence" not in p["block"]
+
+
+@pytest.mark.parametrize("budget", [100, 250, 600, 1200])
+def test_active_memory_within_budget(srv: Any, budget: int) -> None:
+    d = post(srv, "/v1/active-memory", {"prompt": "Mira Ledgerline billing team lunch office updates",
+                                        "agent": "a", "budget_tokens": budget})
+    assert estimate_tokens(d["block"]) <= budget
+    clean(d["block"])
+
+
+def test_research_evidence_is_facts(srv: Any) -> None:
+    d = post(srv, "/v1/research", {"question": "What is Mira allergic to?", "save": False})
+    body = d["research"]["artifact"]["body"]
+    clean(body)
+    assert "Mira is allergic to peanuts." in body
+    assert not any(s.startswith("sources/semantic/") for s in d["research"]["sources"])

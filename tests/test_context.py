@@ -1,0 +1,140 @@
+"""The context builder's pieces (compiler/context/): pages as facts, lines without
+bookkeeping, packing within a budget. The routes that use them are tested live in
+tests/server/test_context_live.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from commonplace.compiler.context.active import render
+from commonplace.compiler.context.evidence import Evidence, attach_updates, disk_reader, gather, query_terms
+from commonplace.compiler.context.facts import page_units, session_summary
+from commonplace.compiler.context.pack import Packer
+from commonplace.compiler.context.plain import plain_line
+from commonplace.compiler.context.tokens import estimate_tokens
+
+PAGE = """---
+title: Alex Kim
+aliases: [Alex]
+---
+# Alex Kim
+
+Alex runs the **billing** migration. See [[projects/atlas/state.md|Atlas]].
+
+<!-- commonplace:claims:start -->
+
+## Claims
+
+### Facts
+
+- Alex is allergic to peanuts. — recorded 2026-11-27 by api · `c_bac13b42cf12948a`
+
+### State
+
+- Alex is back from leave. — since 2026-11-20 · recorded 2026-11-27 by api · `c_f08f81f06cb8695d`
+
+<!-- commonplace:details:start History: 1 superseded, retired or ended claim -->
+
+- *replaced 2026-11-27:* Alex is on leave. — state · recorded 2026-11-27 by api · `c_f08f81f06cb8695d`
+
+<!-- commonplace:details:end -->
+
+<!-- commonplace:claims:end -->
+
+<!-- commonplace:timeline:start -->
+
+## Timeline
+
+- 2026-11-27 11:06 UTC · added fact `c_bac13b42cf12948a`: Alex is allergic to peanuts. (by api)
+
+<!-- commonplace:timeline:end -->
+
+<!-- commonplace:evidence:start -->
+
+## Evidence
+
+- [[sources/semantic/2026/11/27/alex-110636-add.md|2026-11-27 11:06 UTC · add]] — `c_bac13b42cf12948a`
+
+<!-- commonplace:evidence:end -->
+"""
+
+
+def test_page_units_are_facts_without_bookkeeping() -> None:
+    page = page_units("people/alex.md", PAGE)
+    texts = [(u.kind, u.text, u.date) for u in page.units]
+    assert page.title == "Alex Kim"
+    assert texts == [("prose", "Alex runs the billing migration. See Atlas.", ""),
+                     ("claim", "Alex is allergic to peanuts.", "2026-11-27"),
+                     ("claim", "Alex is back from leave.", "2026-11-20")]  # since beats recorded
+    joined = " ".join(t for _, t, _ in texts)
+    assert "on leave." not in joined.replace("back from leave", "")  # the replaced claim is history
+    assert "c_" not in joined and "sources/semantic" not in joined
+
+
+def test_plain_line_cuts_markup_and_repeats() -> None:
+    assert plain_line("**Maya** — 1:56 pm we adopted a puppy **Maya** — 1:56 pm we adopted a puppy") == \
+        "Maya — 1:56 pm we adopted a puppy"
+    assert plain_line("See [[people/alex.md|Alex]] and [[atlas]] <!-- commonplace:x --> `c_0123456789abcdef`") == \
+        "See Alex and atlas"
+    assert plain_line("It rained. It rained. Then sun.") == "It rained. Then sun."
+    assert plain_line("keep `decisions/` as written") == "keep `decisions/` as written"
+
+
+def test_session_summary_is_not_the_first_message() -> None:
+    text = "---\ntitle: s\n---\nuser: can you look at the job?\n\nassistant: Moved the job to 03:30 UTC.\n"
+    assert session_summary(text) == "Moved the job to 03:30 UTC."
+    assert session_summary("---\nsummary: Shipped the fix.\n---\nuser: hi\n") == "Shipped the fix."
+    assert session_summary("# S\n\nStarted the plan.\nStopped at: write the runbook.\n") == \
+        "Stopped at: write the runbook."
+
+
+def test_packer_keeps_each_text_once_and_the_budget() -> None:
+    pack = Packer(60)
+    lines = [("Alex is allergic to peanuts.", "Alex is allergic to peanuts. (2026-11-27, people/alex.md)", "people/alex.md"),
+             ("alex is allergic to peanuts", "alex is allergic to peanuts (x.md)", "x.md"),
+             ("A long line " * 30, "A long line " * 30, "y.md")]
+    assert pack.section("## Active memory", lines) == 2  # the repeat is left out, the long one cut
+    assert estimate_tokens(pack.text()) <= 60 and pack.text().count("allergic") == 1
+    assert pack.sources == ["people/alex.md", "y.md"]
+
+
+def test_gather_picks_the_answering_sentence_and_skips_audit(tmp_path: Path) -> None:
+    (tmp_path / "people").mkdir()
+    (tmp_path / "people/alex.md").write_text(PAGE)
+    (tmp_path / "sources/semantic").mkdir(parents=True)
+    (tmp_path / "sources/semantic/a.md").write_text("---\nsource_kind: semantic\n---\nRaw input: peanuts\n")
+    results = [{"path": "sources/semantic/a.md", "snippet": "Raw input", "score_normalized": 1.0},
+               {"path": "people/alex.md", "snippet": "Alex", "score_normalized": 0.9}]
+    got = gather(results, "Is Alex allergic to anything?", disk_reader(tmp_path))
+    assert [e.path for e in got] == ["people/alex.md"]
+    assert got[0].text == "Alex is allergic to peanuts." and got[0].date == "2026-11-27"
+    assert [u.text for u in got[0].rest][0] == "Alex is back from leave."  # claims first for the budget left
+
+
+def test_newer_session_goes_beside_the_fact() -> None:
+    fact = Evidence("projects/l/state.md", "The reconciliation job runs nightly at 02:00 UTC.", "2026-11-16")
+    newer = Evidence("logs/sessions/s.md", "The reconciliation job now runs at 03:30 UTC.", "2026-11-26", session=True)
+    older = Evidence("logs/sessions/o.md", "The reconciliation job ran at 01:00 UTC.", "2026-11-01", session=True)
+    left = attach_updates([fact], [newer, older], query_terms("When does the reconciliation job run?"))
+    assert fact.updates == [newer] and left == [older]
+    block = render([fact], [], 300).text
+    assert ("- The reconciliation job runs nightly at 02:00 UTC. (2026-11-16, projects/l/state.md)\n"
+            "  - newer: The reconciliation job now runs at 03:30 UTC. (2026-11-26, logs/sessions/s.md)") in block
+
+
+def test_a_match_by_meaning_shows_the_page_not_its_timeline(tmp_path: Path) -> None:
+    """A result that shares no word with the question (found by vectors) shows the page's
+    own facts, never the snippet the engine cut from its Timeline."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "people/alex.md").write_text(PAGE)
+    results = [{"path": "people/alex.md", "snippet": "Timeline 2026-11-27 11:06 UTC · added fact", "score_normalized": 0.8}]
+    got = gather(results, "Whom should I invite to dinner?", disk_reader(tmp_path))
+    assert got[0].text == "Alex is allergic to peanuts." and got[0].matched == 0
+
+
+def test_the_same_text_from_two_sources_is_one_line_with_both() -> None:
+    pack = Packer(200)
+    pack.section("## Active memory", [("We adopted a puppy.", "We adopted a puppy. (2023-01-02, a.md)", "a.md"),
+                                      ("We adopted a puppy!", "We adopted a puppy! (2023-05-06, b.md)", "b.md")])
+    assert pack.text() == "## Active memory\n- We adopted a puppy. (2023-01-02, a.md; 2023-05-06, b.md)"
+    assert pack.sources == ["a.md", "b.md"]
