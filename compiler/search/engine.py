@@ -490,9 +490,10 @@ class SearchEngine:
                 warnings.append("the query has no searchable words for bm25 (only stop words or symbols)")
         else:
             depth = max(CANDIDATES, k)
-            if self.meta and self.meta.pending_count:
-                warnings.append(f"{self.meta.pending_count} document(s) are not embedded yet; "
-                                "vector results may miss them")
+            if self.meta and (self.meta.pending_count or self.meta.chunks > self.meta.vectors):
+                waiting = max(0, self.meta.chunks - self.meta.vectors)
+                warnings.append(f"{waiting} of {self.meta.chunks} chunks ({self.meta.pending_count} document(s)) "
+                                "are not embedded yet; vector results may miss them")
             vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
             if vec is None or mode == "hybrid":
                 bm, terms = self._bm25_list(pq, req.corpus, scope, k if vec is None else depth, coverage=True)
