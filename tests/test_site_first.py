@@ -66,14 +66,14 @@ def index_meta(root: Path) -> dict:
 
 
 def bm25_paths(root: Path, query: str) -> list[str]:
-    """A BM25 search in a fresh process, as a later command would make it."""
-    code = ("import json,sys; from commonplace.compiler.search.engine import SearchEngine;"
-            "r = SearchEngine(sys.argv[1]).search({'query': sys.argv[2], 'k': 5, 'mode': 'bm25'});"
-            "print(json.dumps([h['path'] for h in r['results']]))")
-    out = subprocess.run([sys.executable, "-c", code, str(root), query], env=env_for(), capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """A BM25 search of what is on disk (no model involved)."""
+    from commonplace.compiler.search.engine import SearchEngine
+
+    engine = SearchEngine(root)
+    try:
+        return [h["path"] for h in engine.search({"query": query, "k": 5, "mode": "bm25"})["results"]]
+    finally:
+        getattr(engine, "close", lambda: None)()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["int", "term", "kill"])
