@@ -47,13 +47,10 @@ def site_path(out: Path) -> str:
         return str(page)
 
 
-def site_ready_line(seconds: float, out: Path, waiting: int, index: bool = True) -> str:
-    """Said once the site and the BM25 index are complete, before any embedding."""
-    line = f"Site ready in {seconds:.1f} s: {site_path(out)}"
-    if not index:
-        return line
-    line += " (search by words works"
-    return line + (f"; embedding {waiting:,} chunk{'s' if waiting != 1 else ''} next)" if waiting else ")")
+def site_ready_line(seconds: float, out: Path, waiting: int) -> str:
+    """Said once the site and the BM25 index are complete, before the embedding starts."""
+    return (f"Site ready in {seconds:.1f} s: {site_path(out)} (search by words works; "
+            f"embedding {_n(waiting, 'chunk')} next)")
 
 
 def summary_lines(result: BuildResult, out: Path, corpus: Path, embed: bool = True) -> list[str]:

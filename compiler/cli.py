@@ -204,12 +204,13 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
     ready: list[int] = []  # chunks waiting for a vector once the site is ready
 
     def on_site_ready(seconds: float, waiting: int) -> None:
+        """Said only when embedding follows (otherwise the summary comes at once)."""
         ready.append(waiting)
-        if waiting and not no_embed:
-            interrupt_on_term()  # a SIGTERM while embedding ends it like Ctrl-C: workers stopped
+        if not waiting or no_embed or no_index:
+            return
+        interrupt_on_term()  # a SIGTERM while embedding ends it like Ctrl-C: workers stopped
         if not as_json:
-            click.echo(site_ready_line(seconds, out, waiting if not no_embed and not no_index else 0,
-                                       index=not no_index))
+            click.echo(site_ready_line(seconds, out, waiting))
             sys.stdout.flush()
 
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
@@ -220,7 +221,7 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
     except (OutputError, EngineError) as exc:
         raise Problem(str(exc)) from None
     except KeyboardInterrupt:
-        if not ready:
+        if not ready or not ready[0] or no_embed or no_index:
             raise
         click.echo(f"Embedding interrupted: the site and word search are complete; the next build embeds "
                    f"the chunks still waiting (of {ready[0]:,}), keeping every vector already made.", err=True)

@@ -16,22 +16,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from .index_filling import claim, filling, release
+
+__all__ = ["VectorFiller", "filling", "pending_texts", "start_filler"]
+
 log = logging.getLogger("commonplace.search")
 
 GROUP = 32  # texts per encode call: a query waiting on the model waits for one group at most
 PUBLISH_CHUNKS = 1024  # publish a generation after this many new vectors ...
 PUBLISH_SECONDS = 15.0  # ... or this long after the last one
 READ_LIMIT = 4096  # distinct pending texts read per round
-
-_active: dict[Path, "VectorFiller"] = {}
-_active_lock = threading.Lock()
-
-
-def filling(root: Path) -> bool:
-    """Whether a filler works on this corpus in this process."""
-    with _active_lock:
-        return Path(root).resolve() in _active
-
 
 def pending_texts(root: Path, model_id: str, limit: int = READ_LIMIT) -> list[tuple[str, str]] | None:
     """(text hash, text to embed) of the live generation's chunks without a vector whose
@@ -78,8 +72,7 @@ class VectorFiller:
         self._thread = threading.Thread(target=self._run, name="commonplace-vector-fill", daemon=True)
 
     def start(self) -> "VectorFiller":
-        with _active_lock:
-            _active[self.root] = self
+        claim(self.root, self)
         self._thread.start()
         return self
 
@@ -99,9 +92,7 @@ class VectorFiller:
         return self._thread.is_alive()
 
     def _release(self) -> None:
-        with _active_lock:
-            if _active.get(self.root) is self:
-                del _active[self.root]
+        release(self.root, self)
 
     def _run(self) -> None:
         from .embedding.base import resolve_model

@@ -144,7 +144,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
     take them from the "cache" only, or "skip" them. While a `VectorFiller` works on this
     corpus, "embed" means "skip": a write must not wait for the whole backlog."""
     from .embedding.base import resolve_model
-    from .index_fill import filling
+    from .index_filling import filling
 
     t0 = time.perf_counter()
     root = root.resolve()

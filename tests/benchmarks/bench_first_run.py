@@ -1,6 +1,7 @@
 """First-run benchmark: how long a person waits for a usable wiki.
 
-    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--workdir DIR] [--json]
+    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--rounds 1] [--site-only]
+                                               [--workdir DIR] [--json]
 
 For each corpus (synthetic `corpus_gen` corpora of the given sizes, and a copy of this
 repository's `docs/` with --docs), in one run, cold (no output folder, no
@@ -15,9 +16,12 @@ repository's `docs/` with --docs), in one run, cold (no output folder, no
    vectors == chunks); peak memory (the largest sum of PSS over the build's process tree,
    `bench_build.run_measured`'s sampling).
 
-The target is "site ready" within 1.25x of the `--no-embed` build. Each figure is one
-run; the machine's load average is printed before and after each corpus, since a shared
-machine moves these numbers. Prints a table (or JSON) on stdout; progress on stderr.
+`--site-only` stops the second build (SIGINT) once BM25 answered, so "all vectors" is not
+measured: the site-ready ratio of a big corpus in minutes, not the embedding's hour.
+`--rounds N` repeats both builds N times, alternating which goes first, and reports the
+median of each figure. The target is "site ready" within 1.25x of the `--no-embed`
+build. The machine's load average is printed before and after each corpus, since a
+shared machine moves these numbers. Prints a table (or JSON) on stdout; progress on stderr.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import argparse
 import json
 import os
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -114,7 +120,7 @@ def bm25_hits(corpus: Path, query: str) -> int:
         engine.close()
 
 
-def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row) -> None:
+def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_only: bool = False) -> None:
     t0 = time.perf_counter()
     proc = subprocess.Popen([exe, "build", str(corpus), "--out", str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -132,6 +138,15 @@ def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row) -> None:
     if bm25_hits(corpus, query) == 0:
         raise RuntimeError(f"no bm25 hits for {query!r} right after the site ready line")
     row.bm25_searchable_seconds = round(time.perf_counter() - t0, 2)
+    if site_only:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate()
+        row.peak_mb = sampler.stop()
+        reader.join()
+        if proc.returncode not in (0, 130):
+            raise RuntimeError(f"build exited {proc.returncode}: {''.join(err)[-2000:]}")
+        read_counts(corpus, row)
+        return
     proc.stdout.read()
     proc.wait()
     row.all_vectors_seconds = round(time.perf_counter() - t0, 2)
@@ -139,11 +154,15 @@ def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row) -> None:
     reader.join()
     if proc.returncode != 0:
         raise RuntimeError(f"build failed: {''.join(err)[-2000:]}")
+    read_counts(corpus, row)
+    if row.vectors != row.chunks:
+        raise RuntimeError(f"build ended with {row.vectors} vectors for {row.chunks} chunks")
+
+
+def read_counts(corpus: Path, row: Row) -> None:
     gen = (corpus / ".commonplace" / "index" / "CURRENT").read_text().strip()
     meta = json.loads((corpus / ".commonplace" / "index" / gen / "meta.json").read_text())
     row.chunks, row.vectors, row.documents = meta["chunks"], meta["vectors"], meta["documents"]
-    if row.vectors != row.chunks:
-        raise RuntimeError(f"build ended with {row.vectors} vectors for {row.chunks} chunks")
 
 
 def warm_model(exe: str, base: Path) -> None:
@@ -187,23 +206,40 @@ def run(args: argparse.Namespace) -> list[Row]:
     rows = []
     try:
         for label, corpus, query in corpora:
-            row = Row(label, load_before=_load())
+            load_before = _load()
+            runs: list[Row] = []
             out = base / f"site-{corpus.name}"
-            log(f"[{label}] --no-embed build ...")
-            cold(corpus, out, trash)
-            row.no_embed_seconds, row.no_embed_peak_mb = (round(x, 2) for x in no_embed_build(exe, corpus, out))
-            log(f"[{label}]   {row.no_embed_seconds} s; build with embeddings ...")
-            cold(corpus, out, trash)
-            full_build(exe, corpus, out, query, row)
-            row.ratio = round(row.site_ready_seconds / row.no_embed_seconds, 2)
-            row.load_after = _load()
-            log(f"[{label}]   site ready {row.site_ready_seconds} s, all vectors {row.all_vectors_seconds} s")
-            rows.append(row)
+            for i in range(args.rounds):
+                row = Row(label)
+                for step in (("plain", "full") if i % 2 == 0 else ("full", "plain")):
+                    cold(corpus, out, trash)
+                    if step == "plain":
+                        log(f"[{label}] round {i + 1}: --no-embed build ...")
+                        row.no_embed_seconds, row.no_embed_peak_mb = (round(x, 2) for x in
+                                                                      no_embed_build(exe, corpus, out))
+                    else:
+                        log(f"[{label}] round {i + 1}: build with embeddings ...")
+                        full_build(exe, corpus, out, query, row, site_only=args.site_only)
+                log(f"[{label}]   --no-embed {row.no_embed_seconds} s; site ready {row.site_ready_seconds} s, "
+                    f"all vectors {row.all_vectors_seconds or '-'} s")
+                runs.append(row)
+            rows.append(median_row(runs, load_before, _load()))
     finally:
         empty_trash(trash)
         if holder is not None:
             holder.cleanup()
     return rows
+
+
+def median_row(runs: list[Row], load_before: str, load_after: str) -> Row:
+    """Each figure's median over the rounds (counts from the last round)."""
+    row = runs[-1]
+    for name in ("no_embed_seconds", "no_embed_peak_mb", "site_ready_seconds", "site_ready_reported",
+                 "bm25_searchable_seconds", "all_vectors_seconds", "peak_mb"):
+        setattr(row, name, round(statistics.median(getattr(r, name) for r in runs), 2))
+    row.ratio = round(row.site_ready_seconds / row.no_embed_seconds, 2)
+    row.load_before, row.load_after = load_before, load_after
+    return row
 
 
 def table(rows: list[Row]) -> str:
@@ -212,8 +248,8 @@ def table(rows: list[Row]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         lines.append("| " + " | ".join(str(c) for c in (
-            r.corpus, r.documents, r.chunks, r.no_embed_seconds, f"{r.site_ready_seconds} ({r.site_ready_reported})",
-            f"{r.ratio}x", r.bm25_searchable_seconds, r.all_vectors_seconds, f"{r.no_embed_peak_mb} / {r.peak_mb}",
+            r.corpus, r.documents or "-", r.chunks or "-", r.no_embed_seconds, f"{r.site_ready_seconds} ({r.site_ready_reported})",
+            f"{r.ratio}x", r.bm25_searchable_seconds, r.all_vectors_seconds or "not waited", f"{r.no_embed_peak_mb} / {r.peak_mb}",
             f"{r.load_before} -> {r.load_after}")) + " |")
     lines.append("")
     lines.append("site ready: harness clock from process start (the build's own figure in brackets); "
@@ -225,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, action="append", help="synthetic corpus size (repeatable; default 2000)")
     p.add_argument("--docs", action="store_true", help="also this repository's docs/ (copied)")
+    p.add_argument("--rounds", type=int, default=1, help="builds of each kind, alternating (medians reported)")
+    p.add_argument("--site-only", action="store_true", help="stop the build with embeddings once BM25 answers")
     p.add_argument("--workdir", help="keep corpora and sites here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
