@@ -16,7 +16,7 @@ repository's `docs/` with --docs), in one run, cold (no output folder, no
    vectors == chunks); peak memory (the largest sum of PSS over the build's process tree,
    `bench_build.run_measured`'s sampling).
 
-`--site-only` stops the second build (SIGINT) once BM25 answered, so "all vectors" is not
+`--site-only` stops the second build (SIGTERM) once BM25 answered, so "all vectors" is not
 measured: the site-ready ratio of a big corpus in minutes, not the embedding's hour.
 `--rounds N` repeats both builds N times, alternating which goes first, and reports the
 median of each figure. The target is "site ready" within 1.25x of the `--no-embed`
@@ -139,7 +139,9 @@ def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_onl
         raise RuntimeError(f"no bm25 hits for {query!r} right after the site ready line")
     row.bm25_searchable_seconds = round(time.perf_counter() - t0, 2)
     if site_only:
-        proc.send_signal(signal.SIGINT)
+        # SIGTERM, which the build turns into an interrupt once its site is ready: a
+        # SIGINT is ignored by a process started in the background of a shell.
+        proc.send_signal(signal.SIGTERM)
         proc.communicate()
         row.peak_mb = sampler.stop()
         reader.join()
