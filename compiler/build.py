@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from . import dates, manifest
 from .links import LinkGraph, Resolver, resolve_all
@@ -39,6 +39,12 @@ class BuildOptions:
     index: bool = True  # write the search indexes (False: the site only)
     engine: str = "local"  # where parsing, rendering and embedding run: local | ray (engines/)
     address: str | None = None  # the Ray cluster (--engine ray); None: RAY_ADDRESS, else a local Ray
+    # The local engine writes the site and the BM25 index first, then embeds ("now"), or
+    # leaves the vectors to the caller ("later": a server's `index_fill.VectorFiller`).
+    vectors: str = "now"
+    # Called once the site and the BM25 index are complete, before any embedding:
+    # (seconds since the build started, chunks still waiting for a vector).
+    on_site_ready: Callable[[float, int], None] | None = None
 
 
 @dataclass
@@ -226,16 +232,28 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
         if not stats.swept:
             result.files_removed = remove_unlisted(out, state.outputs)
 
-    # Stage: index (search indexes for the documents that changed).
+    # Stage: index (search indexes for the documents that changed). The local engine
+    # writes BM25 first (vectors from the cache and the old index only), so the site and
+    # word search are complete before the slow part; an interrupted embedding loses neither.
+    site_first = opts.index and opts.embed and engine is None
     if opts.index:
         with _timed(result.stages, "index"):
             from .search.index_stage import run_index_stage
 
             with engine.index_hooks() if engine is not None else nullcontext():
-                result.extra.update(run_index_stage(root, list(state.docs.values()), embed=opts.embed,
+                result.extra.update(run_index_stage(root, list(state.docs.values()),
+                                                    embed=opts.embed and not site_first,
                                                     progress=opts.progress, stages=result.stages,
                                                     purge=bool(result.extra.get("claims_forgotten"))))
         claims.commit()
+    result.extra["site_ready_seconds"] = round(time.perf_counter() - t0, 3)
+    if opts.on_site_ready is not None:
+        opts.on_site_ready(time.perf_counter() - t0, int(result.extra.get("embeddings_pending", 0)))
+    if site_first and opts.vectors == "now" and result.extra.get("embeddings_pending"):
+        with _timed(result.stages, "embed"):
+            from .search.index_stage import run_embed_stage
+
+            result.extra.update(run_embed_stage(root, progress=opts.progress, stages=result.stages))
 
     result.documents = len(state.docs)
     result.documents_changed = len(stats.changed)

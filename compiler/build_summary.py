@@ -47,6 +47,12 @@ def site_path(out: Path) -> str:
         return str(page)
 
 
+def site_ready_line(seconds: float, out: Path, waiting: int) -> str:
+    """Said once the site and the BM25 index are complete, before the embedding starts."""
+    return (f"Site ready in {seconds:.1f} s: {site_path(out)} (search by words works; "
+            f"embedding {_n(waiting, 'chunk')} next)")
+
+
 def summary_lines(result: BuildResult, out: Path, corpus: Path, embed: bool = True) -> list[str]:
     """Two lines: what happened and what was found; where the site is. `embed=False`
     (a `--no-embed` build): chunks left without vectors were asked for, not news."""

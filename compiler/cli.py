@@ -199,13 +199,33 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
         from .engines.ray_guard import supervise
 
         supervise()  # Ray can end a driver silently; the supervisor then says what happened
+    from .build_summary import json_fields, site_ready_line, summary_lines
+
+    ready: list[int] = []  # chunks waiting for a vector once the site is ready
+
+    def on_site_ready(seconds: float, waiting: int) -> None:
+        """Said only when embedding follows (otherwise the summary comes at once)."""
+        ready.append(waiting)
+        if not waiting or no_embed or no_index:
+            return
+        interrupt_on_term()  # a SIGTERM while embedding ends it like Ctrl-C: workers stopped
+        if not as_json:
+            click.echo(site_ready_line(seconds, out, waiting))
+            sys.stdout.flush()
+
     opts = BuildOptions(corpus=root, out=out, strict=strict, embed=not no_embed, site_url=site_url,
-                        progress=not as_json, clean=clean, index=not no_index, engine=engine, address=address)
+                        progress=not as_json, clean=clean, index=not no_index, engine=engine, address=address,
+                        on_site_ready=on_site_ready)
     try:
         result, state = build_state(opts)
     except (OutputError, EngineError) as exc:
         raise Problem(str(exc)) from None
-    from .build_summary import json_fields, summary_lines
+    except KeyboardInterrupt:
+        if not ready or not ready[0] or no_embed or no_index:
+            raise
+        click.echo(f"Embedding interrupted: the site and word search are complete; the next build embeds "
+                   f"the chunks still waiting (of {ready[0]:,}), keeping every vector already made.", err=True)
+        sys.exit(130)
 
     if as_json:
         emit_json({**result.as_dict(), **json_fields(result, out)})
@@ -217,6 +237,19 @@ def build(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, strict: b
         for line in summary_lines(result, out, root, embed=not no_embed and not no_index):
             click.echo(line)
     finish(1 if strict and not result.ok else 0)  # `state` is still referenced: see finish
+
+
+def interrupt_on_term() -> None:
+    """SIGTERM raises KeyboardInterrupt from here on (the main thread only), so the
+    embedding's worker processes are stopped and its unfinished generation dropped."""
+    import signal
+    import threading
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_term)
 
 
 @main.command()

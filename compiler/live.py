@@ -162,13 +162,17 @@ class _EarlyIndex:
 
 class LiveCorpus:
     def __init__(self, corpus: Path, out: Path, embed: bool = True, name: str | None = None, site_url: str = "",
-                 index: bool = True):
+                 index: bool = True, vectors: str = "now"):
         self.root = Path(corpus).resolve()
         self.out = Path(out).resolve()
         self.embed = embed
         self.index = index
+        # "later": open() returns once the site and BM25 are complete, and a
+        # `search.index_fill.VectorFiller` embeds the rest behind it (`commonplace serve`).
+        self.vectors = vectors
+        self.filler: Any = None
         self.opts = BuildOptions(corpus=self.root, out=self.out, embed=embed, name=name, site_url=site_url,
-                                 index=index)
+                                 index=index, vectors=vectors)
         self.write_lock = threading.RLock()
         self.state: SiteState | None = None
         self.ready = False
@@ -197,6 +201,10 @@ class LiveCorpus:
 
                     logging.getLogger("commonplace").warning("loading the vector index failed: %s", exc)
             self.ready = True
+            if self.index and self.embed and self.vectors == "later":
+                from .search.index_fill import start_filler
+
+                self.filler = start_filler(self.root)
             # The state lives as long as the process: exempt it from the cyclic GC, whose
             # full collections would otherwise rescan millions of objects now and then,
             # in the middle of a refresh or a search.
@@ -206,7 +214,21 @@ class LiveCorpus:
             gc.freeze()
             return result
 
+    def preload(self) -> None:
+        """Load the search index before the first request, and the model too unless the
+        vectors come later (the filler loads it then, not in the way of readiness)."""
+        mode = "hybrid" if self.embed and self.vectors != "later" else "bm25"
+        try:
+            self.search({"query": "warm up", "k": 1, "mode": mode})
+        except Exception as exc:  # noqa: BLE001 - an empty corpus has no index yet; the first query loads it
+            import logging
+
+            logging.getLogger("commonplace").info("search warm-up failed: %s", exc)
+
     def close(self) -> None:
+        if self.filler is not None:
+            self.filler.stop()
+            self.filler = None
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None

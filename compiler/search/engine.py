@@ -493,9 +493,10 @@ class SearchEngine:
             hits = self._audit(hits, policy)[:k]
         else:
             depth = max(CANDIDATES, k)
-            if self.meta and self.meta.pending_count:
-                warnings.append(f"{self.meta.pending_count} document(s) are not embedded yet; "
-                                "vector results may miss them")
+            if self.meta and (self.meta.pending_count or self.meta.chunks > self.meta.vectors):
+                waiting = max(0, self.meta.chunks - self.meta.vectors)
+                warnings.append(f"{waiting} of {self.meta.chunks} chunks ({self.meta.pending_count} document(s)) "
+                                "are not embedded yet; vector results may miss them")
             vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
             if vec is not None:
                 vec = self._audit(vec, policy, demote=False)

@@ -46,13 +46,14 @@ from .index_vectors import VectorUpdate
 from .store import INDEX_FORMAT, IndexStore, Meta, open_table
 
 __all__ = [
-    "IndexNeedsRebuild", "IndexReport", "build_indexes", "merge_segments", "purge", "run_index_stage",
-    "update_indexes", "warm_vectors",
+    "IndexNeedsRebuild", "IndexReport", "build_indexes", "fill_from_cache", "merge_segments", "purge",
+    "run_embed_stage", "run_index_stage", "update_indexes", "warm_vectors",
 ]
 
 log = logging.getLogger("commonplace.search")
 
 SMALL_UPDATE = 200  # documents: up to this many changed, a generation shares its base's files
+PENDING_IN_DELTA = 1000  # chunks: more pending vectors than this and the table is copied
 
 
 # --------------------------------------------------------------------------- core
@@ -79,6 +80,14 @@ def build_indexes(root: Path, docs: Sequence[Document], *, embed: bool = True, m
                   cfg: ChunkConfig = ChunkConfig(), progress: bool = False) -> IndexReport:
     """Full build: bring the index in line with exactly `docs` (diffing by content hash)."""
     return _apply(Path(root), list(docs), [], full=True, embed=embed, model=model, cfg=cfg, progress=progress)
+
+
+def fill_from_cache(root: Path, model: str | None = None) -> IndexReport:
+    """Give the live generation's pending chunks the vectors the embedding cache now holds
+    (a `index_fill.VectorFiller` embeds them into the cache first, outside the lock); embeds
+    nothing itself, so the index lock is held for the table and HNSW writes only."""
+    return _apply(Path(root), [], [], full=False, embed=True, model=model, cfg=ChunkConfig(), progress=False,
+                  pending="cache")
 
 
 def update_indexes(root: Path, changed: Sequence[Document], removed: Iterable[str] = (), *, embed: bool = True,
@@ -129,8 +138,13 @@ def merge_segments(root: Path) -> str | None:
 
 
 def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: bool, embed: bool,
-           model: str | None, cfg: ChunkConfig, progress: bool, defer_merge: bool = False) -> IndexReport:
+           model: str | None, cfg: ChunkConfig, progress: bool, defer_merge: bool = False,
+           pending: str = "embed") -> IndexReport:
+    """`pending`: what to do with chunks earlier runs left without a vector: "embed" them,
+    take them from the "cache" only, or "skip" them. While a `VectorFiller` works on this
+    corpus, "embed" means "skip": a write must not wait for the whole backlog."""
     from .embedding.base import resolve_model
+    from .index_filling import filling
 
     t0 = time.perf_counter()
     root = root.resolve()
@@ -139,6 +153,8 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
     counter = token_counter(model)
     chunker = cfg.identity(counter)
     store = IndexStore(root)
+    if pending == "embed" and filling(root):
+        pending = "skip"
     with store.write_lock():
         base = store.current()
         meta = Meta.load(base) if base is not None else None
@@ -173,7 +189,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
             removed = sorted({p for p in removed_in if p in existing and p not in changed_paths})
         changed = [_with_text(root, d) for d in changed]
         report.changed, report.removed = len(changed), len(removed)
-        if base is not None and not changed and not removed and not (embed and pending_chunks):
+        if base is not None and not changed and not removed and not (embed and pending_chunks and pending != "skip"):
             # Nothing to do: report the live generation as it is.
             assert meta is not None
             report.generation = meta.generation
@@ -188,13 +204,15 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         # A small update shares the table, the Whoosh segments and the HNSW file with the
         # base generation and writes deltas (see store.py); a big one rewrites them.
         small = base is not None and len(changed) + len(removed) <= SMALL_UPDATE
+        # Vectors for many pending chunks rewrite those rows: a table copy, not a delta.
+        backlog = embed and pending != "skip" and pending_chunks > PENDING_IN_DELTA
         t = time.perf_counter()
-        gen = store.new_generation(base, share_table=small and not store.delta_too_big(base))
+        gen = store.new_generation(base, share_table=small and not backlog and not store.delta_too_big(base))
         report.timings["clone"] = time.perf_counter() - t
         try:
             meta = _write_generation(root, gen, base, meta, changed, removed, embed=embed, model=model, ref=ref,
                                      counter=counter, cfg=cfg, chunker=chunker, report=report, progress=progress,
-                                     small=small, defer_merge=defer_merge)
+                                     small=small, defer_merge=defer_merge, pending=pending)
             t = time.perf_counter()
             store.commit(gen, collect=False)
             report.timings["publish"] = time.perf_counter() - t  # fsync the new files, switch CURRENT
@@ -220,7 +238,7 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
 def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | None, changed: list[Document],
                       removed: list[str], *, embed: bool, model: str | None, ref: Any, counter: Any,
                       cfg: ChunkConfig, chunker: str, report: IndexReport, progress: bool,
-                      small: bool = False, defer_merge: bool = False) -> Meta:
+                      small: bool = False, defer_merge: bool = False, pending: str = "embed") -> Meta:
     from .bm25_write import BM25Writer
 
     new_meta = Meta(generation=gen.name, model=ref.model_id, model_location=ref.location, chunker=chunker)
@@ -247,7 +265,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
     t = time.perf_counter()
     # 2. Vectors: open the old index and the cache; start embedding workers for a big job.
     vectors = VectorUpdate(root, gen, db, new_meta, dropped.vector_ids, dropped.old_vectors, embed=embed,
-                           model=model, ref=ref, report=report, progress=progress)
+                           model=model, ref=ref, report=report, progress=progress, pending=pending)
     vectors.first_new_id = new_meta.next_id
     try:
         vectors.open(expected_new_chunks=6 * len(changed))
@@ -314,6 +332,20 @@ def run_index_stage(root: Path, docs: Sequence[Document], *, embed: bool = True,
     extra = report.as_extra()
     if purge:
         extra["index_purged"] = bool(purge_indexes(root)["generation"])
+    return extra
+
+
+def run_embed_stage(root: Path, *, progress: bool = False, stages: dict[str, float] | None = None) -> dict[str, Any]:
+    """What `build()` calls once the site and BM25 are complete: embed the chunks the live
+    generation holds without a vector (cache first) and publish them. Interrupted, it
+    leaves that generation as it was; the cache keeps every group already embedded."""
+    report = _apply(Path(root), [], [], full=False, embed=True, model=None, cfg=ChunkConfig(), progress=progress)
+    if stages is not None:
+        stages.update({f"index.{k}": v for k, v in report.timings.items() if k in ("embed", "encode", "hnsw")})
+    for w in report.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    extra = report.as_extra()
+    extra["chunks_embedded"] = report.chunks_embedded
     return extra
 
 

@@ -56,8 +56,9 @@ class VectorUpdate:
 
     def __init__(self, root: Path, gen: Path, db: Any, meta: Meta, dropped_ids: list[int],
                  old_vectors: dict[str, int], *, embed: bool, model: str | None, ref: Any,
-                 report: IndexReport, progress: bool):
+                 report: IndexReport, progress: bool, pending: str = "embed"):
         self.root, self.gen, self.db, self.meta = root, gen, db, meta
+        self.pending = pending  # earlier runs' chunks without a vector: "embed", "cache" only, "skip"
         self.dropped_ids, self.old_vectors = dropped_ids, old_vectors
         self.embed, self.model, self.ref, self.report, self.progress = embed, model, ref, report, progress
         self.first_new_id = 0  # ids from here on were added by this update
@@ -91,10 +92,13 @@ class VectorUpdate:
             self.index = VectorIndex.load(vec_path, self.meta.dim, deleted=self.meta.deleted_vectors, writable=True)
         self.cache = EmbeddingCache(cache_path(self.root))
         self.expected = expected_new_chunks
-        if self.embed:  # chunks earlier runs could not embed (failures, --no-embed builds)
+        if self.embed and self.pending != "skip":  # chunks earlier runs did not embed (failures, --no-embed)
             rows = [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
                 "SELECT id, text_hash, prefix, text FROM chunks WHERE has_vector = 0 AND id < ?",
                 [self.first_new_id])]
+            if self.pending == "cache":  # only those whose vectors are cached; the rest wait
+                hits = self.cache.get_many(self.ref.model_id, (r[1] for r in rows))
+                rows = [r for r in rows if r[1] in hits]
             self.expected += len(rows)
             for i in range(0, len(rows), 2000):
                 self.add(rows[i : i + 2000])

@@ -1,0 +1,279 @@
+"""First-run benchmark: how long a person waits for a usable wiki.
+
+    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--rounds 1] [--site-only]
+                                               [--workdir DIR] [--json]
+
+For each corpus (synthetic `corpus_gen` corpora of the given sizes, and a copy of this
+repository's `docs/` with --docs), in one run, cold (no output folder, no
+`CORPUS/.commonplace`: no index, no embedding cache; the model's own conversion cache in
+`~/.cache/commonplace/` is warmed once before timing, by a build of a three-note corpus):
+
+1. `commonplace build CORPUS --out OUT --no-embed`: wall seconds and peak memory;
+2. `commonplace build CORPUS --out OUT` (embeddings on), timed by this harness from the
+   process start: "site ready" when its `Site ready` line reaches stdout; "bm25
+   searchable" when a BM25 query made in this process right after that line returns the
+   corpus's hits; "all vectors" when the build exits (then the index's meta must say
+   vectors == chunks); peak memory (the largest sum of PSS over the build's process tree,
+   `bench_build.run_measured`'s sampling).
+
+`--site-only` stops the second build (SIGTERM) once BM25 answered, so "all vectors" is not
+measured: the site-ready ratio of a big corpus in minutes, not the embedding's hour.
+`--rounds N` repeats both builds N times, alternating which goes first, and reports the
+median of each figure. The target is "site ready" within 1.25x of the `--no-embed`
+build. The machine's load average is printed before and after each corpus, since a
+shared machine moves these numbers. Prints a table (or JSON) on stdout; progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+try:
+    from .bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside
+    from .corpus_gen import generate
+except ImportError:  # run as a plain script
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside  # type: ignore
+    from corpus_gen import generate  # type: ignore[no-redef]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Row:
+    corpus: str
+    documents: int = 0
+    chunks: int = 0
+    no_embed_seconds: float = 0.0
+    no_embed_peak_mb: float = 0.0
+    site_ready_seconds: float = 0.0  # harness clock, process start to the `Site ready` line
+    site_ready_reported: float = 0.0  # what the line says (from inside the build)
+    bm25_searchable_seconds: float = 0.0
+    all_vectors_seconds: float = 0.0
+    vectors: int = 0
+    peak_mb: float = 0.0
+    ratio: float = 0.0  # site ready / --no-embed build
+    load_before: str = ""
+    load_after: str = ""
+
+
+class Sampler:
+    """Peak PSS (MB) of a process tree, sampled every 0.1 s."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak = pid, 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.wait(0.1):
+            self.peak = max(self.peak, sum(_pss_kb(p) for p in _children({self.pid})))
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        return round(self.peak / 1024, 1)
+
+
+def cold(corpus: Path, out: Path, trash: Path) -> None:
+    set_aside(out, trash)
+    set_aside(corpus / ".commonplace", trash)
+
+
+def no_embed_build(exe: str, corpus: Path, out: Path) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe, "build", str(corpus), "--out", str(out), "--no-embed"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    sampler = Sampler(proc.pid)
+    _, err = proc.communicate()
+    secs = time.perf_counter() - t0
+    peak = sampler.stop()
+    if proc.returncode != 0:
+        raise RuntimeError(f"--no-embed build failed: {err.decode()[-2000:]}")
+    return secs, peak
+
+
+def bm25_hits(corpus: Path, query: str) -> int:
+    from commonplace.compiler.search.engine import SearchEngine
+
+    engine = SearchEngine(corpus)
+    try:
+        return len(engine.search({"query": query, "k": 5, "mode": "bm25"})["results"])
+    finally:
+        engine.close()
+
+
+def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_only: bool = False) -> None:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe, "build", str(corpus), "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    sampler = Sampler(proc.pid)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else ""), daemon=True)
+    reader.start()
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    row.site_ready_seconds = round(time.perf_counter() - t0, 2)
+    if not first.startswith("Site ready in "):
+        proc.wait()
+        raise RuntimeError(f"expected the site ready line, got {first!r}; stderr: {''.join(err)[-2000:]}")
+    row.site_ready_reported = float(first.split()[3])
+    if bm25_hits(corpus, query) == 0:
+        raise RuntimeError(f"no bm25 hits for {query!r} right after the site ready line")
+    row.bm25_searchable_seconds = round(time.perf_counter() - t0, 2)
+    if site_only:
+        # SIGTERM, which the build turns into an interrupt once its site is ready: a
+        # SIGINT is ignored by a process started in the background of a shell.
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate()
+        row.peak_mb = sampler.stop()
+        reader.join()
+        if proc.returncode not in (0, 130):
+            raise RuntimeError(f"build exited {proc.returncode}: {''.join(err)[-2000:]}")
+        read_counts(corpus, row)
+        return
+    proc.stdout.read()
+    proc.wait()
+    row.all_vectors_seconds = round(time.perf_counter() - t0, 2)
+    row.peak_mb = sampler.stop()
+    reader.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"build failed: {''.join(err)[-2000:]}")
+    read_counts(corpus, row)
+    if row.vectors != row.chunks:
+        raise RuntimeError(f"build ended with {row.vectors} vectors for {row.chunks} chunks")
+
+
+def read_counts(corpus: Path, row: Row) -> None:
+    gen = (corpus / ".commonplace" / "index" / "CURRENT").read_text().strip()
+    meta = json.loads((corpus / ".commonplace" / "index" / gen / "meta.json").read_text())
+    row.chunks, row.vectors, row.documents = meta["chunks"], meta["vectors"], meta["documents"]
+
+
+def warm_model(exe: str, base: Path) -> None:
+    """Convert the model once (its cache lives in ~/.cache/commonplace), outside the timing."""
+    tiny = base / "warm"
+    tiny.mkdir(parents=True, exist_ok=True)
+    for i in range(3):
+        (tiny / f"n{i}.md").write_text(f"# Warm {i}\n\nA note to load the model with, number {i}.\n")
+    subprocess.run([exe, "build", str(tiny), "--out", str(base / "warm-site")], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def run(args: argparse.Namespace) -> list[Row]:
+    exe = find_commonplace()
+    if exe is None:
+        raise SystemExit("no `commonplace` executable next to this Python or on PATH")
+    holder = None
+    if args.workdir:
+        base = Path(args.workdir).resolve()
+        base.mkdir(parents=True, exist_ok=True)
+    else:
+        holder = tempfile.TemporaryDirectory(prefix="commonplace-first-run-")
+        base = Path(holder.name)
+    trash = base / TRASH
+    corpora: list[tuple[str, Path, str]] = []
+    for n in args.n:
+        corpus = base / f"synthetic-{n}"
+        if not (corpus / "index.md").exists():
+            log(f"generating {n:,} documents ...")
+            generate(corpus, n, seed=0)
+        corpora.append((f"synthetic {n:,}", corpus, "database replica"))
+    if args.docs:
+        corpus = base / "docs"
+        set_aside(corpus, trash)
+        shutil.copytree(REPO / "docs", corpus, ignore=shutil.ignore_patterns(".commonplace"))
+        corpora.append(("docs/", corpus, "embedding cache"))
+    import commonplace.compiler.search.engine  # noqa: F401 - imported before the clock runs
+
+    log("warming the model's conversion cache ...")
+    warm_model(exe, base)
+    rows = []
+    try:
+        for label, corpus, query in corpora:
+            load_before = _load()
+            runs: list[Row] = []
+            out = base / f"site-{corpus.name}"
+            for i in range(args.rounds):
+                row = Row(label)
+                for step in (("plain", "full") if i % 2 == 0 else ("full", "plain")):
+                    cold(corpus, out, trash)
+                    if step == "plain":
+                        log(f"[{label}] round {i + 1}: --no-embed build ...")
+                        row.no_embed_seconds, row.no_embed_peak_mb = (round(x, 2) for x in
+                                                                      no_embed_build(exe, corpus, out))
+                    else:
+                        log(f"[{label}] round {i + 1}: build with embeddings ...")
+                        full_build(exe, corpus, out, query, row, site_only=args.site_only)
+                log(f"[{label}]   --no-embed {row.no_embed_seconds} s; site ready {row.site_ready_seconds} s, "
+                    f"all vectors {row.all_vectors_seconds or '-'} s")
+                runs.append(row)
+            rows.append(median_row(runs, load_before, _load()))
+    finally:
+        empty_trash(trash)
+        if holder is not None:
+            holder.cleanup()
+    return rows
+
+
+def median_row(runs: list[Row], load_before: str, load_after: str) -> Row:
+    """Each figure's median over the rounds (counts from the last round)."""
+    row = runs[-1]
+    for name in ("no_embed_seconds", "no_embed_peak_mb", "site_ready_seconds", "site_ready_reported",
+                 "bm25_searchable_seconds", "all_vectors_seconds", "peak_mb"):
+        setattr(row, name, round(statistics.median(getattr(r, name) for r in runs), 2))
+    row.ratio = round(row.site_ready_seconds / row.no_embed_seconds, 2)
+    row.load_before, row.load_after = load_before, load_after
+    return row
+
+
+def table(rows: list[Row]) -> str:
+    head = ("corpus", "docs", "chunks", "--no-embed s", "site ready s", "ratio", "bm25 searchable s",
+            "all vectors s", "peak MB (no-embed / full)", "load before -> after")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join(str(c) for c in (
+            r.corpus, r.documents or "-", r.chunks or "-", r.no_embed_seconds, f"{r.site_ready_seconds} ({r.site_ready_reported})",
+            f"{r.ratio}x", r.bm25_searchable_seconds, r.all_vectors_seconds or "not waited", f"{r.no_embed_peak_mb} / {r.peak_mb}",
+            f"{r.load_before} -> {r.load_after}")) + " |")
+    lines.append("")
+    lines.append("site ready: harness clock from process start (the build's own figure in brackets); "
+                 f"target: ratio <= 1.25. {os.cpu_count()} CPUs.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int, action="append", help="synthetic corpus size (repeatable; default 2000)")
+    p.add_argument("--docs", action="store_true", help="also this repository's docs/ (copied)")
+    p.add_argument("--rounds", type=int, default=1, help="builds of each kind, alternating (medians reported)")
+    p.add_argument("--site-only", action="store_true", help="stop the build with embeddings once BM25 answers")
+    p.add_argument("--workdir", help="keep corpora and sites here")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    if args.n is None:
+        args.n = [] if args.docs else [2000]
+    rows = run(args)
+    print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
