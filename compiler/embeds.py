@@ -150,10 +150,12 @@ def read_body(root: Path | None, path: str) -> str | None:
         text = data.decode("utf-8").replace("\r\n", "\n")
     except (OSError, UnicodeDecodeError):
         return None
+    from .md_comments import strip_comments  # an embedded note's %%comments%% stay hidden too
+
     try:
-        return split(text.lstrip("\ufeff"))[1][:MAX_CHARS]
+        return strip_comments(split(text.lstrip("\ufeff"))[1][:MAX_CHARS])
     except FrontmatterError:
-        return text[:MAX_CHARS]
+        return strip_comments(text[:MAX_CHARS])
 
 
 def note_html(meta: dict, path: str | None, href: str | None, title: str, chain: tuple[str, ...],

@@ -1,8 +1,11 @@
-"""Markdown: markdown-it-py configured for the corpus, plus the `[[wikilink]]` rule.
+"""Markdown: markdown-it-py configured for the corpus, plus the `[[wikilink]]` rule and
+Obsidian's syntax (`md_callouts`, `md_obsidian`; comments go before parsing, see
+`md_comments`).
 
-Raw HTML is escaped (`html=False`): a corpus may hold text written by agents. Links are
-rewritten at render time from `env["resolve"]`, so parsing needs no knowledge of the
-rest of the corpus and its tokens can be kept between the parse and render stages.
+Raw HTML is parsed and a page that has any is cleaned with an allow-list
+(`md_sanitize`): a corpus may hold text written by agents. Links are rewritten at render
+time from `env["resolve"]`, so parsing needs no knowledge of the rest of the corpus and
+its tokens can be kept between the parse and render stages.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
+
+from . import md_callouts, md_obsidian
+from .md_sanitize import has_raw_html, sanitize
 
 _WIKI_MAX = 512  # a wikilink longer than this is text, not a link
 
@@ -108,7 +114,7 @@ _MARKER = re.compile(r"^<!-- commonplace:([a-z0-9_:-]+)(?: (.*?))? -->[ \t]*$")
 def _marker_rule(state: Any, start: int, end: int, silent: bool) -> bool:
     """Marker comments that delimit sections commonplace manages (see claims).
 
-    Raw HTML is escaped, so without this rule the markers would show as text. A
+    Without this rule raw-HTML cleaning would drop the markers. A
     `details:start Summary` / `details:end` pair becomes a collapsed <details> block.
     """
     pos = state.bMarks[start] + state.tShift[start]
@@ -306,25 +312,29 @@ def make_markdown(shortcuts: bool = True) -> MarkdownIt:
     """The corpus's parser. `shortcuts=False` leaves out the speed-ups that must not
     change any output (tests compare the two)."""
     _silence_rule_logging()
-    md = MarkdownIt("commonmark", {"html": False, "typographer": False})
+    md = MarkdownIt("commonmark", {"html": True, "typographer": False})
     md.enable(["table", "strikethrough"])
-    # With html=False these rules return False on every call; skip the calls.
-    md.disable(["html_block", "html_inline"])
     md.use(front_matter_plugin)
     md.use(footnote_plugin)
     md.use(tasklists_plugin)
-    md.use(dollarmath_plugin)
+    # As Obsidian: no space inside the dollars and no digit after the closing one, so
+    # "$5 and $10" stays text.
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False)
     md.use(anchors_plugin, min_level=1, max_level=6, slug_func=_heading_label)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.inline.ruler.before("link", "obs_mark", md_obsidian.highlight_rule)
+    md.inline.ruler.before("link", "obs_tag", md_obsidian.hashtag_rule)
+    md.core.ruler.before("inline", "obs_callouts", md_callouts.callout_rule)
+    md.core.ruler.after("inline", "obs_block_ids", md_obsidian.block_id_rule)
     md.block.ruler.before(
         "table", "cp_marker", _marker_rule, {"alt": ["paragraph", "reference", "blockquote", "list"]}
     )
     # The text rule stops at every character some inline rule *could* start at, e.g.
-    # `-`, `:` and `#`, then tries all 14 rules there in vain. Stop only where one of
-    # ours can start (the others off: linkify, typographer, html) and at `]`, which
+    # `-`, `:` and `+`, then tries every rule there in vain. Stop only where one of
+    # ours can start (the others off: linkify, typographer) and at `]`, which
     # link labels look for. Same pending text, same tokens; a third of inline time.
     if shortcuts and hasattr(md.inline, "terminator_re"):
-        md.inline.terminator_re = re.compile(r"[\n!$&*<\[\\\]^_`~]")
+        md.inline.terminator_re = re.compile(r"[\n!#$&*<=\[\\\]^_`~]")
     # First in the chain and in no terminator list; see _prose_rule for why it is exact.
     if shortcuts:
         md.block.ruler.before("front_matter", "cp_prose", _prose_rule(md))
@@ -337,6 +347,10 @@ def make_markdown(shortcuts: bool = True) -> MarkdownIt:
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("image", _render_image)
+    for name in md_callouts.CALLOUT_TOKENS:
+        md.add_render_rule(name, md_callouts.render_callout)
+    md.add_render_rule("hashtag", md_obsidian.render_hashtag)
+    md.add_render_rule("fence", md_obsidian.mermaid_fence(md.renderer.rules["fence"]))
     return md
 
 
@@ -357,9 +371,20 @@ def parse_tokens(body: str) -> tuple[list, dict]:
     return markdown().parse(body, env), env
 
 
-def render_tokens(tokens: list, env: dict) -> str:
+def _render(tokens: list, env: dict) -> str:
     md = markdown()
     return md.renderer.render(tokens, md.options, env)
+
+
+def render_tokens(tokens: list, env: dict) -> str:
+    html = _render(tokens, env)
+    return sanitize(html) if has_raw_html(tokens) else html
+
+
+# The last item of a draft's links when its page has raw HTML: `fill_links` cleans the
+# page once its links are in (cleaning a draft would lose the markers and orphan the
+# closing tags of the links they stand for).
+_SANITIZE = ("sanitize", None)
 
 
 def render_draft(tokens: list, env: dict) -> tuple[str, list]:
@@ -370,7 +395,10 @@ def render_draft(tokens: list, env: dict) -> tuple[str, list]:
     were resolved made parsing and rendering 10% slower, measured); `fill_links`
     completes it later."""
     defer: list = []
-    draft = render_tokens(tokens, {**env, "defer": defer})
+    draft = _render(tokens, {**env, "defer": defer})
+    if has_raw_html(tokens):
+        draft += _MARK
+        defer.append(_SANITIZE)
     return draft, defer
 
 
@@ -382,12 +410,15 @@ def fill_links(draft: str, deferred: list, env: dict) -> str:
         raise ValueError("a rendered draft does not match its links")
     md = markdown()
     out = [pieces[0]]
+    clean = False
     for i, (kind, item) in enumerate(deferred):
-        if kind == "wiki":
+        if kind == "sanitize":
+            clean = True
+        elif kind == "wiki":
             out.append(_wikilink_html(md.renderer, item, env))
         elif kind == "image":
             out.append(_render_image(md.renderer, [item], 0, md.options, env))
         else:
             out.append(_render_link_open(md.renderer, [item], 0, md.options, env))
         out.append(pieces[2 * i + 2])
-    return "".join(out)
+    return sanitize("".join(out)) if clean else "".join(out)

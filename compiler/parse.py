@@ -13,9 +13,10 @@ from typing import Any
 from . import frontmatter as fm
 from .links import extract_links
 from .markdown import parse_tokens, split_wikilink
+from .md_comments import strip_comments
+from .md_obsidian import body_tags
 from .model import STATUSES, Document, Link, Warning_, content_hash, type_for_path
 
-_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _DAILY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
@@ -88,13 +89,14 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
         except fm.FrontmatterError:
             body, body_line = text, 1
 
+    body = strip_comments(body)  # `%%comments%%` reach no output; `text` keeps them
+    tokens, env = parse_tokens(body)
     title_fm = meta.get("title")
     title_from_fm = isinstance(title_fm, (str, int, float)) and str(title_fm).strip() != ""
     if title_from_fm:
         title = str(title_fm).strip()
     else:
-        m = _H1.search(body)
-        title = m.group(1).strip() if m else path.rsplit("/", 1)[-1][:-3]
+        title = first_h1(tokens) or path.rsplit("/", 1)[-1][:-3]
 
     doc_type = meta.get("type")
     doc_type = str(doc_type).strip().lower() if isinstance(doc_type, str) and doc_type.strip() else type_for_path(path)
@@ -123,7 +125,7 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
         title=title,
         type=doc_type,
         status=status,
-        tags=_tags(meta.get("tags")),
+        tags=_merge(_tags(meta.get("tags")), body_tags(tokens)),
         aliases=_str_list(meta.get("aliases")),
         created=_date(meta.get("created"), "created", path, warnings),
         updated=_date(meta.get("updated"), "updated", path, warnings),
@@ -131,7 +133,6 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
         hash=content_hash(data),
         title_from_frontmatter=title_from_fm,
     )
-    tokens, env = parse_tokens(body)
     doc.links = extract_links(tokens, body_line)
     sup = meta.get("superseded_by")
     if isinstance(sup, str) and sup.strip():
@@ -141,6 +142,21 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
     doc.headings = headings(tokens)
     doc.tokens, doc.md_env = tokens, env
     return doc, warnings
+
+
+def first_h1(tokens: list) -> str:
+    """The text of the first top-level `# heading` (never a line of fenced code)."""
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.tag == "h1" and tok.level == 0:
+            return tokens[i + 1].content.strip()
+    return ""
+
+
+def _merge(meta_tags: list[str], body: list[str]) -> list[str]:
+    """Frontmatter tags, then the body's `#tags` not already among them."""
+    if not body:
+        return meta_tags
+    return meta_tags + [t for t in body if t not in meta_tags]
 
 
 def headings(tokens: list) -> list[tuple[int, str, str]]:

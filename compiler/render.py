@@ -19,6 +19,7 @@ from .attachments import file_url, is_attachment_target
 from .links import Resolver, _md_target, file_target
 from .markdown import fill_links, parse_tokens, render_draft, render_tokens, slugify
 from .model import Document, page_url
+from .site import tag_url
 
 
 def href(from_url: str, to_url: str) -> str:
@@ -107,7 +108,9 @@ def draft_document(doc: Document) -> None:
     tokens, env = doc.tokens, doc.md_env
     if tokens is None:
         tokens, env = parse_tokens(doc.body)
-    doc.draft, doc.deferred = render_draft(_drop_title_heading(doc, tokens), env or {})
+    root = root_prefix(doc.url)
+    env = {**(env or {}), "tag_href": lambda tag: root + quote_url(tag_url(tag))}
+    doc.draft, doc.deferred = render_draft(_drop_title_heading(doc, tokens), env)
     doc.tokens = doc.md_env = None
 
 

@@ -124,6 +124,19 @@ def tag_url(t: str) -> str:
     return f"_/tags/{slug(t)}/index.html"
 
 
+def tag_family(tags: list[str]) -> list[str]:
+    """Each tag and, for a nested one (`a/b/c`), its parents (`a/b`, `a`): a page tagged
+    `#a/b` is listed on the pages of both, as Obsidian's tag pane counts it."""
+    out: dict[str, None] = {}
+    for t in tags:
+        out.setdefault(t, None)
+        while "/" in t:
+            t = t.rsplit("/", 1)[0]
+            if t:
+                out.setdefault(t, None)
+    return list(out)
+
+
 def folder_url(folder: str) -> str:
     if not folder:
         return "_/folders/index.html"
@@ -194,7 +207,7 @@ class Site(SiteContext):
         by_folder: dict[str, list[Document]] = defaultdict(list)
         for d in docs:
             by_type[d.type].append(d)
-            for t in d.tags:
+            for t in tag_family(d.tags):
                 by_tag[t].append(d)
             by_folder[d.folder].append(d)
         return cls(
@@ -350,8 +363,8 @@ def patch_site(site: Site, old_docs: dict[str, Document | None], docs: dict[str,
             site.titles[path] = new.title
         if _patch_groups(site.by_type, [old.type] if old else [], [new.type] if new else [], old, new):
             resort.add("type")
-        if _patch_groups(site.by_tag, list(old.tags) if old else [],
-                         list(new.tags) if new else [], old, new):
+        if _patch_groups(site.by_tag, tag_family(old.tags) if old else [],
+                         tag_family(new.tags) if new else [], old, new):
             resort.add("tag")
         if _patch_groups(site.by_folder, [old.folder] if old else [], [new.folder] if new else [], old, new):
             resort.add("folder")

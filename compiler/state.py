@@ -24,7 +24,7 @@ from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_
 from .output import remove_files, remove_unlisted, write_file
 from .scan import SourceFile
-from .site import Site, SiteContext, SettingsError, home_document, load_settings, patch_site
+from .site import Site, SiteContext, SettingsError, home_document, load_settings, patch_site, tag_family
 from .workers import InProcess, Pool, Rendered, worker_count
 
 RunnerFactory = Callable[[int], Any]
@@ -352,7 +352,7 @@ class SiteState:
                 if f is None:
                     continue
                 sel.types.add(f["type"])
-                sel.tags.update(f["tags"])
+                sel.tags.update(tag_family(f["tags"]))
                 parts = f["folder"].split("/") if f["folder"] else []
                 sel.folders.update("/".join(parts[:i]) for i in range(len(parts) + 1))
             if new_f is None:

@@ -1,0 +1,74 @@
+"""Raw HTML in a page, kept but made safe with `nh3` (ammonia) and an allow-list.
+
+A corpus may hold text written by agents or copied from the web, so HTML is never
+trusted: a page with raw HTML has its whole rendered body cleaned, after its links are
+filled in. What survives is the tags and attributes below; scripts, styles, event
+handlers, forms, frames and `javascript:`/`data:` URLs never do. Pages without raw HTML
+(most) are not touched: their HTML is all the renderer's own.
+
+The list also covers everything the renderer itself writes (callouts, footnotes, task
+lists, math, block ids, links), so cleaning a page changes only its raw HTML.
+"""
+
+from __future__ import annotations
+
+import nh3
+
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "col", "colgroup", "dd", "del",
+    "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "img", "input", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp",
+    "section", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot",
+    "th", "thead", "tr", "u", "ul", "var", "wbr", "audio", "video", "source", "picture", "center",
+    "font", "ruby", "rt", "rp", "time", "aside", "header", "footer", "nav", "article", "hgroup",
+}
+_GENERIC = {"class", "id", "title", "lang", "dir", "style", "align", "role", "aria-label", "aria-hidden"}
+_ATTRIBUTES = {
+    "*": _GENERIC,
+    "a": {"href", "rel", "name"},
+    "img": {"src", "alt", "width", "height", "loading"},
+    "audio": {"src", "controls", "loop", "muted", "preload"},
+    "video": {"src", "controls", "loop", "muted", "preload", "poster", "width", "height"},
+    "source": {"src", "type", "srcset", "media"},
+    "input": {"type", "checked", "disabled"},
+    "details": {"open"},
+    "ol": {"start", "reversed", "type"},
+    "li": {"value"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "col": {"span"},
+    "colgroup": {"span"},
+    "font": {"color"},
+    "time": {"datetime"},
+}
+# Text layout only: nothing that positions, overlays or loads anything.
+_STYLE = {
+    "color", "background-color", "text-align", "font-weight", "font-style", "font-size",
+    "text-decoration", "vertical-align", "white-space", "width", "height",
+}
+_SCHEMES = {"http", "https", "mailto", "tel"}
+
+
+def sanitize(html: str) -> str:
+    """`html` with anything outside the allow-list removed (tags dropped keep their text,
+    except scripts and styles, which go whole)."""
+    return nh3.clean(
+        html,
+        tags=_TAGS,
+        clean_content_tags={"script", "style"},
+        attributes=_ATTRIBUTES,
+        generic_attribute_prefixes={"data-"},
+        url_schemes=_SCHEMES,
+        link_rel=None,
+        strip_comments=True,
+        filter_style_properties=_STYLE,
+    )
+
+
+def has_raw_html(tokens: list) -> bool:
+    for tok in tokens:
+        if tok.type == "html_block":
+            return True
+        if tok.type == "inline" and tok.children and any(c.type == "html_inline" for c in tok.children):
+            return True
+    return False
