@@ -25,7 +25,7 @@ _TAGS = {
 _GENERIC = {"class", "id", "title", "lang", "dir", "style", "align", "role", "aria-label", "aria-hidden"}
 _ATTRIBUTES = {
     "*": _GENERIC,
-    "a": {"href", "rel", "name"},
+    "a": {"href", "name"},
     "img": {"src", "alt", "width", "height", "loading"},
     "audio": {"src", "controls", "loop", "muted", "preload"},
     "video": {"src", "controls", "loop", "muted", "preload", "poster", "width", "height"},
@@ -59,7 +59,8 @@ def sanitize(html: str) -> str:
         attributes=_ATTRIBUTES,
         generic_attribute_prefixes={"data-"},
         url_schemes=_SCHEMES,
-        link_rel=None,
+        # Every link of a cleaned page, the renderer's too: no Referer, no window.opener.
+        link_rel="noopener noreferrer",
         strip_comments=True,
         filter_style_properties=_STYLE,
     )

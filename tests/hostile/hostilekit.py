@@ -155,8 +155,10 @@ def check_response(resp: Any, env: Env, statuses: Iterable[int] | int, what: str
 # --------------------------------------------------------------------------- HTML safety
 
 # The site's own two scripts (the rest load from them on demand); the 404 page also asks
-# for them from the site's root path, as it is served at any depth.
-ALLOWED_SCRIPT = re.compile(r"^(?:(?:\.\./)*(?:\./)?|/(?:[\w-]+/)*)_/static/(?:theme|site)\.js$")
+# for them from the site's root path, as it is served at any depth. Pages with math or
+# diagrams also load the vendored KaTeX or mermaid and the site's script that runs it.
+ALLOWED_SCRIPT = re.compile(r"^(?:(?:\.\./)*(?:\./)?|/(?:[\w-]+/)*)_/static/"
+                            r"(?:theme|site|math|diagrams|vendor/katex/katex\.min|vendor/mermaid/mermaid\.min)\.js$")
 URL_ATTRS = {"href", "src", "action", "formaction", "xlink:href", "poster", "data", "background", "cite",
              "srcset", "ping", "manifest", "codebase", "longdesc", "usemap", "icon", "lowsrc", "dynsrc"}
 FORBIDDEN_TAGS = {"iframe", "object", "embed", "base", "frame", "frameset", "applet", "portal", "style", "svg",
