@@ -199,7 +199,10 @@ def test_no_request_to_any_external_host(docs_site: Path):
             assert not re.search(r'src="(https?:)?//', text), path
             assert not re.search(r'<link[^>]+href="(https?:)?//', text), path
             assert not re.search(r'action="(https?:)?//', text), path
-            assert "@import" not in text and "url(http" not in text
+            assert "url(http" not in text
+            # mermaid's bundle holds a CSS parser, which names "@import" as a keyword
+            if not (path.startswith("_/static/vendor/") and path.endswith(".js")):
+                assert "@import" not in text, path
 
 
 def test_output_folder_of_someone_else_is_refused(write_corpus, tmp_path: Path, cli):
