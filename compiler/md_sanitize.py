@@ -66,10 +66,20 @@ def sanitize(html: str) -> str:
     )
 
 
+# The task-list plugin writes its checkboxes as `html_inline` tokens: not the author's HTML.
+_CHECKBOXES = {
+    '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">',
+    '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" type="checkbox">',
+}
+
+
 def has_raw_html(tokens: list) -> bool:
+    """Whether the author wrote any HTML in the page (which then needs cleaning)."""
     for tok in tokens:
         if tok.type == "html_block":
             return True
-        if tok.type == "inline" and tok.children and any(c.type == "html_inline" for c in tok.children):
-            return True
+        if tok.type == "inline" and tok.children:
+            for c in tok.children:
+                if c.type == "html_inline" and c.content not in _CHECKBOXES:
+                    return True
     return False

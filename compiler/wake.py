@@ -52,6 +52,7 @@ from .context.plain import plain_line
 from .context.sections import Section, page_section, plain_section
 from .context.tokens import estimate_tokens
 from .markdown import slugify
+from .md_comments import strip_comments
 from .scan import session_files
 from .model import Document
 from .sessions.actors import is_personal, preferences
@@ -140,16 +141,17 @@ class _Reader:
         return p
 
     def text(self, rel: str) -> str | None:
+        """The file's text without its `%%comments%%` (an author's private notes)."""
         p = self.full(rel)
         if p is not None:
             try:
                 with open(p, "rb") as f:
-                    return f.read(READ_LIMIT).decode("utf-8", "replace").replace("\r\n", "\n")
+                    return strip_comments(f.read(READ_LIMIT).decode("utf-8", "replace").replace("\r\n", "\n"))
             except OSError:
                 pass
         doc = self.docs.get(rel)
         if doc is not None and doc.text:
-            return doc.text
+            return strip_comments(doc.text)
         return None
 
     def exists(self, rel: str) -> bool:

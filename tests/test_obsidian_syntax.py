@@ -221,3 +221,38 @@ def test_vault_pages_load_katex_and_mermaid_only_where_used(site: Path):
 def test_vault_titles_skip_headings_in_code(site: Path):
     assert "<title>The real heading ·" in page(site, "Titles/Code first")
     assert "<title>No heading ·" in page(site, "Titles/No heading")
+
+
+def test_pages_without_raw_html_are_not_cleaned():
+    """Task-list checkboxes are the renderer's own HTML: such a page is left as rendered."""
+    out = html("- [x] done\n- [ ] open\n")
+    assert 'checked="checked" disabled="disabled"' in out  # nh3 would have written checked=""
+
+
+def test_wake_block_leaves_comments_out(tmp_path: Path):
+    from commonplace.compiler.wake import wake
+
+    (tmp_path / "core").mkdir()
+    text = "---\ntitle: Identity\ntype: core\npinned: true\n---\nI am visible. %%hiddenwordwake%%\n\n%%\nhiddenwordwaketwo\n%%\n"
+    (tmp_path / "core" / "identity.md").write_text(text)
+    d = doc(text, "core/identity.md")
+    block = wake({d.path: d}, root=tmp_path, budget_tokens=1500).block
+    assert "I am visible." in block and not HIDDEN.search(block)
+
+
+def test_a_new_nested_body_tag_adds_its_pages_on_rebuild_and_removing_it_drops_them(tmp_path: Path):
+    root, out = tmp_path / "c", tmp_path / "s"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nplain\n")
+    (root / "b.md").write_text("# B\n\n#keep\n")
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    tags = out / "_" / "tags"
+    assert not (tags / "fresh").exists()
+    (root / "a.md").write_text("# A\n\nnow #fresh/child\n")
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    assert "A" in (tags / "fresh" / "index.html").read_text("utf-8")
+    assert any(p.name.startswith("fresh-child") for p in tags.iterdir())
+    (root / "a.md").write_text("# A\n\nplain again\n")
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    assert not (tags / "fresh").exists() and not any(p.name.startswith("fresh-child") for p in tags.iterdir())
+    assert (tags / "keep" / "index.html").is_file()
