@@ -32,7 +32,8 @@ from ..model import Document
 
 # 5: outgoing link text weighs less in BM25 (bm25.FIELD_WEIGHTS); a new version makes the
 # next full build rebuild indexes made the old way (embeddings come from the cache).
-CHUNKER_VERSION = 5
+# 6: `%%comments%%` are no longer in any chunk (`parse` cuts them from the body).
+CHUNKER_VERSION = 6
 PREFIX_TOKENS = 32
 SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
 
@@ -448,7 +449,7 @@ def line_counts(lines: list[str], counter: TokenCounter) -> list[int]:
 def chunk_document(doc: Document, counter: TokenCounter, cfg: ChunkConfig = ChunkConfig(),
                    counts: list[int] | None = None) -> list[Chunk]:
     """Chunks of one document; `counts` are its body lines' token counts if known."""
-    lines = doc.body.split("\n")
+    lines = doc.body.split("\n")  # `parse` cut its `%%comments%%` (md_comments)
     if counts is None or len(counts) != len(lines):
         counts = line_counts(lines, counter)
     packer = _Packer(lines, counts, counter, cfg)
