@@ -26,7 +26,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from . import md_callouts, md_obsidian
-from .md_sanitize import has_raw_html, sanitize
+from . import md_sanitize
+from .md_sanitize import sanitize
 
 _WIKI_MAX = 512  # a wikilink longer than this is text, not a link
 
@@ -350,6 +351,8 @@ def make_markdown(shortcuts: bool = True) -> MarkdownIt:
     for name in md_callouts.CALLOUT_TOKENS:
         md.add_render_rule(name, md_callouts.render_callout)
     md.add_render_rule("hashtag", md_obsidian.render_hashtag)
+    md.add_render_rule("html_block", md_sanitize.render_html_block)
+    md.add_render_rule("html_inline", md_sanitize.render_html_inline)
     md.add_render_rule("fence", md_obsidian.mermaid_fence(md.renderer.rules["fence"]))
     return md
 
@@ -377,8 +380,9 @@ def _render(tokens: list, env: dict) -> str:
 
 
 def render_tokens(tokens: list, env: dict) -> str:
+    env = {**env}
     html = _render(tokens, env)
-    return sanitize(html) if has_raw_html(tokens) else html
+    return sanitize(html) if env.get(md_sanitize.RAW) else html
 
 
 # The last item of a draft's links when its page has raw HTML: `fill_links` cleans the
@@ -395,8 +399,9 @@ def render_draft(tokens: list, env: dict) -> tuple[str, list]:
     were resolved made parsing and rendering 10% slower, measured); `fill_links`
     completes it later."""
     defer: list = []
-    draft = _render(tokens, {**env, "defer": defer})
-    if has_raw_html(tokens):
+    env = {**env, "defer": defer}
+    draft = _render(tokens, env)
+    if env.get(md_sanitize.RAW):
         draft += _MARK
         defer.append(_SANITIZE)
     return draft, defer

@@ -19,12 +19,13 @@ from typing import Any
 from markdown_it.token import Token
 
 _HEAD = re.compile(r"^\[!([A-Za-z0-9_-]+)\]([+-]?)[ \t]*(.*)$")
+_ANY = re.compile(r">[ \t]*\[!")
 
 
 def callout_rule(state: Any) -> None:
     """Core rule, after block parsing and before inline parsing: rewrite the tokens of
     each blockquote that opens with a callout line (nested ones too)."""
-    if "[!" not in state.src:  # cheap exit: most pages have none
+    if "[!" not in state.src or _ANY.search(state.src) is None:  # cheap exit: most pages have none
         return
     tokens = state.tokens
     i = 0

@@ -22,6 +22,7 @@ from markdown_it.token import Token
 
 _TAG = re.compile(r"#([\w/-]+)", re.UNICODE)
 _BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$")
+_ANY_BLOCK_ID = re.compile(r"\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
 
 
 # ----------------------------------------------------------------------- highlights
@@ -67,6 +68,7 @@ def hashtag_rule(state: Any, silent: bool) -> bool:
     if not silent:
         token = state.push("hashtag", "a", 0)
         token.content = tag
+        state.env.setdefault("cp_tags", {})[tag] = None  # read by `body_tags`
     state.pos = pos + 1 + len(tag)
     return True
 
@@ -80,15 +82,9 @@ def render_hashtag(self: Any, tokens: list, idx: int, options: Any, env: dict) -
     return f'<a class="tag" href="{_escape(to_page(tag))}">{label}</a>'
 
 
-def body_tags(tokens: list) -> list[str]:
-    """The `#tags` written in the body, in order, each once."""
-    out: dict[str, None] = {}
-    for tok in tokens:
-        if tok.type == "inline" and tok.children:
-            for child in tok.children:  # inline children are flat in markdown-it
-                if child.type == "hashtag":
-                    out.setdefault(child.content, None)
-    return list(out)
+def body_tags(env: dict) -> list[str]:
+    """The `#tags` written in the body, in order, each once (from the parse's env)."""
+    return list(env.get("cp_tags", ()))
 
 
 # ------------------------------------------------------------------------ block ids
@@ -96,7 +92,7 @@ def body_tags(tokens: list) -> list[str]:
 
 def block_id_rule(state: Any) -> None:
     """Core rule after inline parsing: move trailing `^ids` onto their blocks."""
-    if "^" not in state.src:
+    if "^" not in state.src or _ANY_BLOCK_ID.search(state.src) is None:
         return
     tokens = state.tokens
     drop: list[int] = []

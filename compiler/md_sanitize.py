@@ -73,13 +73,16 @@ _CHECKBOXES = {
 }
 
 
-def has_raw_html(tokens: list) -> bool:
-    """Whether the author wrote any HTML in the page (which then needs cleaning)."""
-    for tok in tokens:
-        if tok.type == "html_block":
-            return True
-        if tok.type == "inline" and tok.children:
-            for c in tok.children:
-                if c.type == "html_inline" and c.content not in _CHECKBOXES:
-                    return True
-    return False
+RAW = "cp_raw_html"  # set in the render env when the page had HTML of the author's
+
+
+def render_html_block(self: object, tokens: list, idx: int, options: object, env: dict) -> str:
+    env[RAW] = True
+    return tokens[idx].content
+
+
+def render_html_inline(self: object, tokens: list, idx: int, options: object, env: dict) -> str:
+    content = tokens[idx].content
+    if content not in _CHECKBOXES:
+        env[RAW] = True
+    return content

@@ -125,7 +125,7 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
         title=title,
         type=doc_type,
         status=status,
-        tags=_merge(_tags(meta.get("tags")), body_tags(tokens)),
+        tags=_merge(_tags(meta.get("tags")), body_tags(env)),
         aliases=_str_list(meta.get("aliases")),
         created=_date(meta.get("created"), "created", path, warnings),
         updated=_date(meta.get("updated"), "updated", path, warnings),
