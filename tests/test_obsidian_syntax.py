@@ -256,3 +256,13 @@ def test_a_new_nested_body_tag_adds_its_pages_on_rebuild_and_removing_it_drops_t
     build(BuildOptions(corpus=root, out=out, embed=False, index=False))
     assert not (tags / "fresh").exists() and not any(p.name.startswith("fresh-child") for p in tags.iterdir())
     assert (tags / "keep" / "index.html").is_file()
+
+
+def test_an_embedded_note_shows_without_its_comments(tmp_path: Path):
+    root, out = tmp_path / "c", tmp_path / "s"
+    root.mkdir()
+    (root / "inner.md").write_text("# Inner\n\nShown text %%hiddenwordembed%% here.\n")
+    (root / "outer.md").write_text("# Outer\n\n![[inner]]\n")
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    outer = (out / "outer" / "index.html").read_text("utf-8")
+    assert "Shown text" in outer and not HIDDEN.search(outer)
