@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from . import manifest
 from .build import BuildOptions, BuildResult, build_state, gc_paused
+from .live_writes import LiveWrites, RefreshBatcher
 from .model import Document
 from .scan import SourceFile, is_hidden, scan
 from .stages import parse_file, parse_page, render_page
@@ -160,7 +161,11 @@ class _EarlyIndex:
         self.live._schedule_merge()
 
 
-class LiveCorpus:
+class LiveCorpus(LiveWrites):
+    """A corpus kept open: reads (`docs`, `graph`, `resolver`, `search`), the write path
+    (`write`, `commit`, `purge`, in `live_writes`) and refreshes. The server depends on its
+    contract, `live_contract.LiveContract`."""
+
     def __init__(self, corpus: Path, out: Path, embed: bool = True, name: str | None = None, site_url: str = "",
                  index: bool = True, vectors: str = "now"):
         self.root = Path(corpus).resolve()
@@ -183,6 +188,7 @@ class LiveCorpus:
         self._save_io_lock = threading.Lock()  # one manifest write at a time
         self._save_pending_since: float | None = None
         self._watcher: Any = None
+        self._batcher = RefreshBatcher()  # group commit of the writers' refreshes
 
     # ----- lifecycle ---------------------------------------------------------------
     def open(self) -> BuildResult:

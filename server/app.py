@@ -24,14 +24,14 @@ from typing import Any
 from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from .context import EXTENSION, ServerConfig, ServerState, is_loopback  # noqa: F401 - re-exported
+from .context import EXTENSION, LiveContract, ServerConfig, ServerState, is_loopback  # noqa: F401 - re-exported
 from .errors import TYPES, ApiError
 
 log = logging.getLogger("commonplace.server")
 _DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
-def create_app(live: Any, config: ServerConfig) -> Flask:
+def create_app(live: LiveContract, config: ServerConfig) -> Flask:
     here = str(Path(__file__).resolve().parent)
     # Explicit paths: Flask's package discovery trips over the editable-install finder.
     app = Flask(__name__, static_folder=None, root_path=here, instance_path=here)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from commonplace.compiler.live_contract import LiveContract
+
 DEFAULT_MAX_BODY = 1024 * 1024
 EXTENSION = "commonplace"  # key of the state in app.extensions
 
@@ -48,7 +50,7 @@ class ServerConfig:
 class ServerState:
     """What the routes share: the live corpus, config, tokens."""
 
-    def __init__(self, live: Any, config: ServerConfig) -> None:
+    def __init__(self, live: LiveContract, config: ServerConfig) -> None:
         from .tokens import TokenStore
 
         self.live = live
@@ -66,7 +68,7 @@ class ServerState:
     def ready(self) -> bool:
         if self.gate is not None and not self.gate.is_set():
             return False
-        return bool(getattr(self.live, "ready", False))
+        return bool(self.live.ready)
 
     def redact(self, text: str | None) -> str | None:
         """A message with the server's own filesystem paths replaced by placeholders."""

@@ -59,14 +59,52 @@ def envelope(status: int, code: str, message: str, **extra: Any) -> dict[str, An
 # --------------------------------------------------------------------------- domain errors
 
 
+# A write error's kind -> (status, type), most specific first. Statuses as Dory gives them:
+# a stale hash and an existing target are 400 there, other conflicts 409.
+def _write_statuses() -> list[tuple[type, int, str]]:
+    from commonplace.compiler import writes as w
+
+    return [
+        (w.WriteFailed, 503, "server_error"),
+        (w.TooLarge, 413, "invalid_request_error"),
+        (w.ContentRefused, 400, "content_refused_error"),
+        (w.HashMismatch, 400, "invalid_request_error"),
+        (w.Exists, 400, "invalid_request_error"),
+        (w.Conflict, 409, "conflict_error"),
+        (w.NotFound, 404, "not_found_error"),
+        (w.WriteError, 400, "invalid_request_error"),
+    ]
+
+
+# What a refused write's message adds over HTTP and MCP (the command line says its flag).
+SOFT_HINT = " (send soft=true to quarantine it for review instead)"
+
+
+def write_status(exc: Any) -> tuple[int, str]:
+    """(HTTP status, error type) of a `compiler.writes.WriteError`."""
+    for kind, status, type_ in _write_statuses():
+        if isinstance(exc, kind):
+            return status, type_
+    return 400, "invalid_request_error"  # pragma: no cover - every WriteError matches the last row
+
+
+def write_message(exc: Any, soft_hint: str = SOFT_HINT) -> str:
+    """A write error's message as a client reads it: refused content says how to keep it."""
+    from commonplace.compiler import writes as w
+
+    return exc.message + (soft_hint if isinstance(exc, w.ContentRefused) else "")
+
+
 def from_write_error(exc: Any) -> ApiError:
-    """A `compiler.writes.WriteError` (it carries its own status: path policy, checks, hash).
+    """A `compiler.writes.WriteError` (path policy, checks, hash, disk) as an API error.
     `detail` is Dory's structured validation object for a refused write (400)."""
+    status, type_ = write_status(exc)
+    message = write_message(exc)
     extra = {k: v for k, v in exc.details.items() if k in ("findings", "current_hash")}
     detail = None
-    if exc.status == 400:
-        detail = {"code": "dory_validation_error", "message": exc.message, "type": "validation"}
-    return ApiError(exc.status, exc.code, exc.message, type=exc.type, detail=detail, **extra)
+    if status == 400:
+        detail = {"code": "dory_validation_error", "message": message, "type": "validation"}
+    return ApiError(status, exc.code, message, type=type_, detail=detail, **extra)
 
 
 def from_claim_error(exc: Any) -> ApiError:

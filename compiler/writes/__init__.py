@@ -12,7 +12,7 @@
     apply.py    the write transaction under `write_lock`: temp file, fsync, rename or
                 link (`apply_write`, `quarantine`)
     read.py     reads for API clients (`read_document`)
-    errors.py   `WriteError` and its kinds, each with its HTTP status
+    errors.py   `WriteError` and its kinds (no HTTP: the server maps them)
 
 The safety rules are the design's ("Safety of writes"; docs/concepts/write-safety.md).
 Nothing here rebuilds or indexes; callers (the server, the CLI) refresh afterwards.

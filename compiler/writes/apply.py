@@ -163,7 +163,7 @@ def _refuse_or_quarantine(root: Path, req: WriteRequest, findings: list[Finding]
         raise ContentRefused(
             f"{lead}: {first.message} on line {first.line}"
             + (f" (and {len(findings) - 1} more)" if len(findings) > 1 else "")
-            + "; the content was refused (send soft=true to quarantine it for review instead)",
+            + "; the content was refused",
             findings=[f.as_dict() for f in findings],
         )
     return quarantine(root, req, findings, excluded)

@@ -1,5 +1,6 @@
-"""The errors of the write path. Each carries the HTTP status the server answers with,
-so the CLI and the server refuse the same request the same way."""
+"""The errors of the write path: what went wrong, in words any caller can show, and a
+stable `code`. They carry no transport: the server maps each kind to an HTTP status in
+one place (`server/errors.py`), the command line to an exit status."""
 
 from __future__ import annotations
 
@@ -7,11 +8,9 @@ from typing import Any
 
 
 class WriteError(Exception):
-    """A refused write or read. `status` is the HTTP status the server answers with."""
+    """A refused write or read."""
 
-    status = 400
     code = "invalid_request"
-    type = "invalid_request_error"
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -20,50 +19,50 @@ class WriteError(Exception):
 
 
 class InvalidTarget(WriteError):
-    status, code, type = 400, "invalid_path", "invalid_request_error"
+    code = "invalid_path"
 
 
 class InvalidInput(WriteError):
-    status, code, type = 400, "invalid_request", "invalid_request_error"
+    code = "invalid_request"
 
 
 class NotFound(WriteError):
-    status, code, type = 404, "not_found", "not_found_error"
+    code = "not_found"
 
 
 class Conflict(WriteError):
-    status, code, type = 409, "conflict", "conflict_error"
+    code = "conflict"
 
 
 class HashMismatch(Conflict):
-    """A stale or missing expected_hash: Dory's 400 ("... requires a matching expected_hash")."""
+    """A stale or missing expected_hash (Dory refuses it like invalid input)."""
 
-    status, code, type = 400, "hash_mismatch", "invalid_request_error"
+    code = "hash_mismatch"
 
 
 class Exists(Conflict):
-    """create on an existing file: Dory's 400 ("target already exists")."""
+    """create on an existing file (Dory: "target already exists")."""
 
-    status, code, type = 400, "already_exists", "invalid_request_error"
+    code = "already_exists"
 
 
 class TargetMissing(InvalidInput):
-    """replace or forget of a file that is not there: Dory's 400 ("target does not exist")."""
+    """replace or forget of a file that is not there (Dory: "target does not exist")."""
 
     code = "not_found"
 
 
 class TooLarge(WriteError):
-    status, code, type = 413, "too_large", "invalid_request_error"
+    code = "too_large"
 
 
 class ContentRefused(WriteError):
-    """Content the checks refuse: Dory's 400 (unless `soft` quarantines it)."""
+    """Content the checks refuse (unless the request asks to quarantine it: `soft`)."""
 
-    status, code, type = 400, "content_refused", "content_refused_error"
+    code = "content_refused"
 
 
 class WriteFailed(WriteError):
     """The filesystem refused (disk full, read-only): nothing changed."""
 
-    status, code, type = 503, "write_failed", "server_error"
+    code = "write_failed"

@@ -120,16 +120,18 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
     from commonplace.compiler.cli import json_output
     from commonplace.compiler.writes.errors import TargetMissing
 
+    from ..errors import write_message, write_status
+
     json_output(as_json)
     try:
         res = apply_write(root, req, _excluded(root, out))
     except WriteError as exc:
         if as_json:
-            emit_json({"error": {"code": exc.code, "message": exc.message, "type": exc.type}})
+            emit_json({"error": {"code": exc.code, "message": write_message(exc), "type": write_status(exc)[1]}})
             sys.exit(1)
         hint = "; `--kind create` makes a new file" if isinstance(exc, TargetMissing) and kind == "replace" else ""
-        # The library speaks HTTP's fields (`soft=true`); here the same switch is a flag.
-        raise Problem(exc.message.replace("send soft=true", "use --soft") + hint) from None
+        # Over HTTP the same switch is the field `soft=true`; here it is a flag.
+        raise Problem(write_message(exc, " (use --soft to quarantine it for review instead)") + hint) from None
     data = res.as_dict()
     data.update(indexed=False, edges_added=0)
     if not dry_run and not no_build:

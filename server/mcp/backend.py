@@ -37,7 +37,8 @@ log = logging.getLogger("commonplace.mcp")
 
 REMOTE_TIMEOUT = 300.0  # a first search may load the model; a big refresh takes a while
 DRAIN_SECONDS = 20.0  # on a signal, how long writes under way may take to finish
-_NOT_OPEN = SimpleNamespace(ready=False)  # what `status` sees while the corpus opens
+# What `status` sees while the corpus opens (the members of `LiveContract` it reads then).
+_NOT_OPEN = SimpleNamespace(ready=False, embed=True, last_build=None, last_refresh=None)
 
 
 def _version() -> str:

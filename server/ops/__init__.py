@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from commonplace.compiler.live_contract import LiveContract
+
 
 @dataclass
 class OpContext:
-    live: Any  # the compiler's LiveCorpus (or anything with its contract)
+    live: LiveContract  # the compiler's LiveCorpus (or anything with its contract)
     root: Path  # corpus folder, resolved
     out: Path | None = None  # site output folder
     excluded: tuple[Path, ...] = ()  # folders inside the corpus that are not content

@@ -9,7 +9,7 @@ from commonplace.compiler import writes as w
 from ..errors import ApiError, from_write_error
 from ..models import GetRequest, WriteRequest
 from . import OpContext
-from .refresh import links_of, refresh
+from .refresh import note
 
 
 def get(ctx: OpContext, req: GetRequest) -> dict[str, Any]:
@@ -32,26 +32,25 @@ def get(ctx: OpContext, req: GetRequest) -> dict[str, Any]:
 def write(ctx: OpContext, req: WriteRequest) -> dict[str, Any]:
     """Dory's `/v1/write`: the corpus schema applies (`schema=True`), dry runs answer
     would_create ... would_quarantine, forget marks the document superseded and writes
-    `<stem>.tombstone.md`. The site and indexes are refreshed before the answer."""
+    `<stem>.tombstone.md`. The live corpus applies it and refreshes the site and indexes
+    before the answer."""
     wr = w.WriteRequest(kind=req.kind, target=req.target, content=req.content, frontmatter=req.frontmatter,
                         expected_hash=req.expected_hash, reason=req.reason, dry_run=req.dry_run, soft=req.soft,
                         actor=ctx.actor, schema=True)
-    live = ctx.live
     try:
-        res = w.apply_write(ctx.root, wr, ctx.excluded)  # serialized by the corpus write lock
+        written = ctx.live.write(wr, ctx.excluded)
     except w.WriteError as exc:
         raise from_write_error(exc) from None
+    res, done = written.result, written.committed
     out = res.as_dict()
-    if res.dry_run:
+    if done is None:
         out.update(indexed=False, edges_added=0)
         return out
-    changes = res.changes or []
-    before = {c.path: links_of(live, c.path, c.old) for c in changes}
-    indexed, note = refresh(live, res.paths)
-    out["indexed"] = indexed
-    out["edges_added"] = sum(len(links_of(live, c.path, c.new) - before[c.path]) for c in changes)
+    out["indexed"] = done.indexed
+    out["edges_added"] = done.edges_added
     if len(res.paths) > 1:
         out["paths"] = res.paths
-    if note:
-        out["message"] = (out.get("message", "") + "; " if out.get("message") else "") + note
+    message = note(done)
+    if message:
+        out["message"] = (out.get("message", "") + "; " if out.get("message") else "") + message
     return out

@@ -18,6 +18,7 @@ from collections import deque
 from typing import Any
 
 from commonplace.compiler import writes as w
+from commonplace.compiler.live_contract import LiveContract
 
 from ..errors import ApiError
 from ..models import LinkRequest
@@ -30,7 +31,7 @@ def _shown(path: str) -> str:
     return w.reveal(path[:200])
 
 
-def resolve_doc(live: Any, path: str) -> str:
+def resolve_doc(live: LiveContract, path: str) -> str:
     """The corpus path `path` names: a path (`.md` optional) or, like a wikilink, a title or
     alias. 400 for a path that leaves the corpus, 404 for one that names nothing."""
     raw = path
@@ -43,10 +44,9 @@ def resolve_doc(live: Any, path: str) -> str:
     for cand in (raw, norm, norm + ".md"):
         if cand and cand in docs:
             return cand
-    resolver = getattr(live, "resolver", None)
-    if resolver is not None and raw.strip():
+    if raw.strip():
         try:
-            res = resolver.resolve_wiki(raw.strip(), "")
+            res = live.resolver.resolve_wiki(raw.strip(), "")
         except Exception:  # noqa: BLE001 - a name that cannot resolve is simply absent
             res = None
         if res is not None and res.path in docs:
@@ -72,7 +72,7 @@ def _excluded(edge: dict[str, Any], prefixes: list[str]) -> bool:
     return any(p and (edge["from"].startswith(p) or edge["to"].startswith(p)) for p in prefixes)
 
 
-def neighbors(live: Any, rel: str, direction: str, depth: int) -> list[dict[str, Any]]:
+def neighbors(live: LiveContract, rel: str, direction: str, depth: int) -> list[dict[str, Any]]:
     """Edges within `depth` hops of `rel`, breadth first, each once."""
     graph, docs = live.graph, live.docs
     edges: list[dict[str, Any]] = []
@@ -108,7 +108,7 @@ def _capped(op: str, rel: str, edges: list[dict[str, Any]], req: LinkRequest) ->
             "truncated": len(kept) > len(shown)}
 
 
-def lint(live: Any, rel: str | None, prefixes: list[str]) -> dict[str, Any]:
+def lint(live: LiveContract, rel: str | None, prefixes: list[str]) -> dict[str, Any]:
     from commonplace.compiler.lint import link_problems
 
     found = link_problems(live.docs, rel)

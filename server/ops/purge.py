@@ -23,8 +23,7 @@ from commonplace.compiler.model import content_hash
 from ..errors import ApiError, from_write_error
 from ..models import PurgeRequest
 from . import OpContext
-from .refresh import purge as purge_derived
-from .refresh import refresh
+from .refresh import note
 
 FREE = ("inbox/", "sources/semantic/", "logs/evals/", "eval/", "tmp/")
 PROTECTED = ("core/", "people/", "projects/", "decisions/canonical/")
@@ -97,9 +96,10 @@ def purge(ctx: OpContext, req: PurgeRequest) -> dict[str, Any]:
         raise from_write_error(exc) from None
     except OSError as exc:
         raise ApiError(503, "write_failed", f"cannot purge {rel}: {exc.strerror or 'I/O error'}") from None
-    indexed, note = refresh(ctx.live, answer["paths"])
-    purge_derived(ctx.live)  # the deleted text leaves older index generations and caches too
-    answer["indexed"] = indexed
-    if note:
-        answer["message"] = note
+    # The deleted text also leaves older index generations and caches (purge=True).
+    done = ctx.live.commit(answer["paths"], purge=True)
+    answer["indexed"] = done.indexed
+    message = note(done)
+    if message:
+        answer["message"] = message
     return answer

@@ -148,7 +148,7 @@ def _compat() -> dict[str, str]:
 
 def dory_fields(ctx: OpContext, docs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     live, root = ctx.live, ctx.root
-    embed = bool(getattr(live, "embed", True))
+    embed = bool(live.embed)
     try:
         counts = index_counts(root)
     except Exception:  # noqa: BLE001 - a broken index: counts are zero, health says so
@@ -198,8 +198,8 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
     server = ctx.server_info()
     # The server's readiness (the /healthz gate), not the corpus object's: the corpus is
     # open a moment before the model is loaded and the gate opens.
-    ready = bool(server["ready"]) if "ready" in server else bool(getattr(live, "ready", False))
-    docs = (getattr(live, "docs", None) or {}) if ready else {}
+    ready = bool(server["ready"]) if "ready" in server else bool(live.ready)
+    docs = live.docs if ready else {}
     answer: dict[str, Any] = {
         "ok": True,
         "ready": ready,
@@ -230,8 +230,7 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
         answer["model"] = emb.get("model") or emb.get("configured_model")
         answer["dimensions"] = emb.get("dimensions")
         answer["pending"] = (info.get("pending") or {}).get("documents")
-    for key, attr in (("last_build", "last_build"), ("last_refresh", "last_refresh")):
-        value = getattr(live, attr, None)
+    for key, value in (("last_build", live.last_build), ("last_refresh", live.last_refresh)):
         if value is not None:
             answer[key] = value.as_dict() if hasattr(value, "as_dict") else value
     lb = answer["last_build"]

@@ -324,17 +324,12 @@ def test_write_dry_run(open_client, corpus: Path) -> None:
     assert not (corpus / "inbox/dry.md").exists()
 
 
-def test_write_survives_a_failing_refresh(make_app, live, corpus: Path) -> None:
-    class Flaky:
-        ready = True
-        write_lock = live.write_lock
-        docs = live.docs
-        graph = live.graph
+def test_write_survives_a_failing_refresh(make_app, live, corpus: Path, monkeypatch) -> None:
+    def crash(paths: Any, rescan: bool = False) -> Any:
+        raise RuntimeError("embedding model crashed")
 
-        def refresh(self, paths: Any) -> Any:
-            raise RuntimeError("embedding model crashed")
-
-    c = make_app(live=Flaky(), no_auth=True).test_client()
+    monkeypatch.setattr(live, "refresh", crash)
+    c = make_app(no_auth=True).test_client()
     r = c.post("/v1/write", json={"kind": "create", "target": "inbox/kept.md", "content": "kept",
                                   "frontmatter": {"title": "Kept", "type": "capture"}})
     assert r.status_code == 200

@@ -12,6 +12,13 @@ from commonplace.compiler import frontmatter as fm
 from commonplace.compiler import writes as w
 
 
+def http_status(exc: w.WriteError) -> int:
+    """The status the server answers a refused write with (`server.errors`, the one mapping)."""
+    from commonplace.server.errors import write_status
+
+    return write_status(exc)[0]
+
+
 def H(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
@@ -28,7 +35,7 @@ def test_create_then_conflict(tmp_path: Path) -> None:
     assert r.hash == H(data) and r.bytes_written == len("# A\n\nbody")  # Dory: the request's content
     with pytest.raises(w.Exists) as e:
         w.apply_write(tmp_path, req("create", "inbox/a.md", "again"))
-    assert e.value.status == 400 and "already exists" in e.value.message
+    assert http_status(e.value) == 400 and "already exists" in e.value.message
     assert (tmp_path / "inbox/a.md").read_bytes() == data
 
 
@@ -80,7 +87,7 @@ def test_replace_needs_the_current_hash(tmp_path: Path) -> None:
     assert "replace requires a matching expected_hash" in e.value.message
     with pytest.raises(w.HashMismatch) as e:
         w.apply_write(tmp_path, req("replace", "r.md", "new", expected_hash=H(b"other")))
-    assert e.value.status == 400 and e.value.details["current_hash"] == H(b"old\n")
+    assert http_status(e.value) == 400 and e.value.details["current_hash"] == H(b"old\n")
     assert (tmp_path / "r.md").read_bytes() == b"old\n"
     r = w.apply_write(tmp_path, req("replace", "r.md", "new", expected_hash=H(b"old\n")))
     assert r.action == "replaced" and (tmp_path / "r.md").read_bytes() == b"new\n"
@@ -91,7 +98,7 @@ def test_replace_needs_the_current_hash(tmp_path: Path) -> None:
 def test_replace_missing_is_400(tmp_path: Path) -> None:
     with pytest.raises(w.TargetMissing) as e:
         w.apply_write(tmp_path, req("replace", "nope.md", "x", expected_hash=H(b"")))
-    assert e.value.status == 400 and "does not exist" in e.value.message
+    assert http_status(e.value) == 400 and "does not exist" in e.value.message
 
 
 def test_forget_supersedes_and_writes_a_tombstone(tmp_path: Path) -> None:
@@ -128,7 +135,7 @@ def test_schema_writes_follow_the_corpus_schema(tmp_path: Path) -> None:
                      ({"title": "T", "type": "capture", "status": "sleepy"}, "invalid status")):
         with pytest.raises(w.InvalidInput) as e:
             w.apply_write(tmp_path, sreq("append", "inbox/n.md", frontmatter=bad))
-        assert msg in e.value.message and e.value.status == 400
+        assert msg in e.value.message and http_status(e.value) == 400
     assert not (tmp_path / "inbox").exists()
     r = w.apply_write(tmp_path, sreq("create", "inbox/n.md", frontmatter={"title": "N", "type": "todo"}))
     meta = fm.load(fm.split((tmp_path / r.path).read_text())[0])
@@ -188,7 +195,7 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
 def test_refused_content(tmp_path: Path, text: str, code: str) -> None:
     with pytest.raises(w.ContentRefused) as e:
         w.apply_write(tmp_path, req("create", "inbox/bad.md", text))
-    assert e.value.status == 400  # Dory's status for refused content
+    assert http_status(e.value) == 400  # Dory's status for refused content
     assert code in {f["code"] for f in e.value.details["findings"]}
     assert not (tmp_path / "inbox/bad.md").exists()
 
@@ -286,7 +293,7 @@ def test_failed_rename_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(w.WriteFailed) as e:
         w.apply_write(tmp_path, req("append", "keep.md", "new"))
     monkeypatch.undo()
-    assert e.value.status == 503 and "nothing was changed" in e.value.message
+    assert http_status(e.value) == 503 and "nothing was changed" in e.value.message
     assert str(tmp_path) not in e.value.message
     assert (tmp_path / "keep.md").read_bytes() == b"old\n"
     assert [p.name for p in tmp_path.iterdir() if p.name != ".commonplace"] == ["keep.md"]  # no temp file left

@@ -1,4 +1,4 @@
-"""Group commit of refreshes (`server/ops/refresh.py`): a writer alone, or one client
+"""Group commit of refreshes (`compiler/live_writes.py`): a writer alone, or one client
 writing in turn, refreshes at once; overlapping writers share refreshes (the leader waits
 `GATHER_SECONDS` for more while writes overlap), and every writer returns only after a
 refresh that includes its path and started after it registered."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from commonplace.server.ops import refresh as R
+from commonplace.compiler import live_writes as R
 
 
 class FakeLive:
@@ -17,7 +17,7 @@ class FakeLive:
         self.batches: list[tuple[float, list[str]]] = []  # (start, paths)
         self.lock = threading.Lock()
 
-    def refresh(self, paths: list[str]) -> object:
+    def __call__(self, paths: list[str]) -> object:
         with self.lock:
             self.batches.append((time.monotonic(), list(paths)))
         time.sleep(self.seconds)
@@ -29,7 +29,7 @@ def test_one_writer_in_turn_never_waits_for_company(monkeypatch):
     live, b = FakeLive(0.01), R.RefreshBatcher()
     for i in range(5):
         t0 = time.monotonic()
-        assert b.refresh(live, [f"a{i}.md"]) == (True, None)
+        assert b.run(live, [f"a{i}.md"]) == R.Refreshed(True, None)
         assert time.monotonic() - t0 < 0.3
     assert [p for _, p in live.batches] == [[f"a{i}.md"] for i in range(5)]
 
@@ -43,7 +43,7 @@ def test_overlapping_writers_share_refreshes_and_each_sees_its_own(monkeypatch):
     def writer(cid: int) -> None:
         for i in range(6):
             path, t0 = f"c{cid}-{i}.md", time.monotonic()
-            if b.refresh(live, [path]) != (True, None):
+            if b.run(live, [path]) != R.Refreshed(True, None):
                 errors.append(path)
             seen.append((path, t0))
             time.sleep(0.005 * cid)
@@ -60,7 +60,7 @@ def test_overlapping_writers_share_refreshes_and_each_sees_its_own(monkeypatch):
 
 
 def test_a_bad_gather_setting_keeps_the_default_and_says_so(caplog):
-    with caplog.at_level("WARNING", logger="commonplace.server"):
+    with caplog.at_level("WARNING", logger="commonplace"):
         assert R._gather_seconds("soon") == R.GATHER_DEFAULT
         assert R._gather_seconds("-1") == R.GATHER_DEFAULT
     assert "COMMONPLACE_WRITE_GATHER='soon'" in caplog.text
@@ -77,3 +77,24 @@ def test_a_bad_switch_interval_is_said_and_ignored(monkeypatch, capsys):
     set_switch_interval()
     assert sys.getswitchinterval() == before
     assert "COMMONPLACE_SWITCH_INTERVAL='fast' is not a number" in capsys.readouterr().err
+
+
+def test_a_live_write_says_which_links_it_added_and_removed(tmp_path):
+    """`LiveCorpus.write`: applied, refreshed (searchable), and the links it changed read
+    from the refreshed link graph; a dry run changes nothing."""
+    from commonplace.compiler import writes as w
+    from commonplace.compiler.live import LiveCorpus
+
+    corpus = tmp_path / "c"
+    for name, text in {"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n", "c.md": "# C\n"}.items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(text)
+    with LiveCorpus(corpus, tmp_path / "site", embed=False) as live:
+        old = live.docs["a.md"].hash
+        dry = live.write(w.WriteRequest("replace", "a.md", "# A\n\n[[c]]\n", expected_hash=old, dry_run=True))
+        assert dry.committed is None and "[[b]]" in (corpus / "a.md").read_text()
+        done = live.write(w.WriteRequest("replace", "a.md", "# A\n\n[[c]] and [[a]] zebrafish\n", expected_hash=old)).committed
+        assert done.paths == ["a.md"] and done.indexed and done.failed is None
+        assert done.added == {"a.md": ["c.md"]} and done.removed == {"a.md": ["b.md"]}
+        assert live.graph.backlinks.get("c.md") == ["a.md"] and "b.md" not in live.graph.backlinks
+        assert [r["path"] for r in live.search({"query": "zebrafish", "mode": "bm25"})["results"]] == ["a.md"]
