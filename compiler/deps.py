@@ -17,29 +17,10 @@ from .model import Document
 FACETS = ("content", "title", "type", "status", "date", "tags", "meta", "links", "headings", "excerpt", "folder",
           "search_text")
 
-# Site emitter -> the facets it shows. "exists" (a document appeared or vanished)
-# triggers every emitter.
-EMITTER_FACETS: dict[str, set[str]] = {
-    "home": {"title", "type", "date", "meta"},
-    "types": {"title", "type", "status", "date"},
-    "tags": {"title", "tags", "status", "date"},
-    "folders": {"title", "status", "date", "folder"},
-    "recent": {"title", "status", "date"},
-    "broken": {"links"},
-    "graph": {"title", "type", "tags", "links"},  # graph.json, _/graph-data.js
-    "search_data": {"title", "tags", "search_text"},  # site_search: meta, terms, texts
-    "sitemap": {"date"},
-    "feed": {"title", "date", "excerpt"},
-}
-
-
 # Facets only rendering produces. Emitters that show none of them can run while the
-# documents are still being rendered (a clean build overlaps the two).
+# documents are still being rendered (a clean build overlaps the two). Which emitter shows
+# which facets: `emitters.EMITTERS`.
 RENDER_FACETS = {"excerpt", "search_text"}
-
-
-def needs_render(emitter: str) -> bool:
-    return bool(EMITTER_FACETS[emitter] & RENDER_FACETS)
 
 
 def facets(d: Document) -> dict[str, Any]:
@@ -64,8 +45,3 @@ def changed_facets(old: dict[str, Any] | None, new: dict[str, Any] | None) -> se
         return set(FACETS) | {"exists"} if (old is None) != (new is None) else set()
     return {k for k in FACETS if old.get(k) != new.get(k)}
 
-
-def emitters_to_run(changed: set[str]) -> set[str]:
-    if "exists" in changed:
-        return set(EMITTER_FACETS)
-    return {name for name, needs in EMITTER_FACETS.items() if needs & changed}

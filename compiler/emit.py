@@ -1,14 +1,14 @@
 """Stage 6, emit: the site model -> output files (site-relative path -> bytes).
 
-Each emitter is a small function over the `Site`; the build collects their outputs and
-writes only the files whose bytes changed. Output never depends on the clock.
+The page functions, each over the `Site`; `emitters.py` lists them as the build's
+emitters. The build collects their outputs and writes only the files whose bytes
+changed. Output never depends on the clock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,7 +16,6 @@ import jinja2
 from markupsafe import Markup, escape
 
 from ..templates import STATIC_DIR, TEMPLATE_DIR
-from .deps import needs_render
 from .model import Document, page_url
 from .render import quote_url, root_prefix
 from . import emit_parts, site_search
@@ -391,7 +390,7 @@ def feed(site: Site) -> Output:
     return "feed.xml", ("\n".join(out) + "\n").encode("utf-8")
 
 
-def _static_files() -> list[tuple[str, Path]]:
+def static_files() -> list[tuple[str, Path]]:
     """The templates' static files (vendored libraries and their licences included)."""
     return sorted((f"_/static/{f.relative_to(STATIC_DIR).as_posix()}", f) for f in STATIC_DIR.rglob("*")
                   if f.is_file() and not any(p.startswith(".") or p == "__pycache__"
@@ -399,75 +398,5 @@ def _static_files() -> list[tuple[str, Path]]:
 
 
 def static_assets() -> Iterator[Output]:
-    for url, f in _static_files():
+    for url, f in static_files():
         yield url, f.read_bytes()
-
-
-@dataclass
-class Selection:
-    """Which generated pages to emit; None everywhere means all of them."""
-
-    emitters: set[str] | None = None  # names from deps.EMITTER_FACETS; None = all + fixed pages
-    types: set[str] | None = None
-    tags: set[str] | None = None
-    folders: set[str] | None = None
-    search_shards: set[int] | None = None
-
-
-def site_pages(site: Site, env: jinja2.Environment, sel: Selection | None = None,
-               rendered: bool | None = None) -> Iterator[Output]:
-    """The generated pages (everything but document pages) that `sel` asks for.
-
-    `rendered=False` keeps to the pages that show nothing rendering produces (they can
-    be emitted while documents render), `True` to the others, None means both."""
-    sel = sel or Selection()
-    run = sel.emitters
-
-    def want(name: str) -> bool:
-        return (run is None or name in run) and (rendered is None or needs_render(name) == rendered)
-
-    if want("home") and not site.home:  # else the home document's page is the home page
-        yield home_page(site, env)
-    if want("types"):
-        yield from type_pages(site, env, sel.types)
-    if want("tags"):
-        yield from tag_pages(site, env, sel.tags)
-    if want("folders"):
-        yield from folder_pages(site, env, sel.folders)
-    if want("recent"):
-        yield recent_page(site, env)
-    broken = site.broken_links() if want("broken") or want("graph") else None  # ~30 ms at 10k: once
-    if want("broken"):
-        # An update renders it again only if what it shows changed (50-100 ms at 10k in the
-        # benchmark corpus); a full emit always does.
-        shown = (broken, tuple(site.types), site.name, site.site_url)
-        if not emit_parts.unchanged(site, "broken-page", shown) or run is None:
-            yield broken_page(site, env, broken)
-    if want("graph"):
-        yield graph_json(site, broken)
-        yield graph_data(site)
-        yield graph_page(site, env)  # its type and tag filters
-    if want("search_data"):
-        yield from search_data(site, sel.search_shards)
-    if want("sitemap") and site.site_url:
-        yield sitemap(site)
-    if want("feed"):
-        yield feed(site)
-    if run is None and not rendered:  # pages that only change with the navigation or the templates
-        yield search_page(site, env)
-        yield not_found_page(site, env)
-        yield from static_assets()
-
-
-def site_urls(site: Site) -> set[str]:
-    """Every generated page's path, without rendering any of them."""
-    urls = {"index.html", "_/recent/index.html", "_/broken/index.html", "_/search/index.html", "404.html",
-            "graph.json", "_/graph-data.js", "_/graph/index.html", "feed.xml", "_/tags/index.html"}
-    if site.site_url:
-        urls.add("sitemap.xml")
-    urls |= site_search.search_urls(site.docs, owner=site.resolver)
-    urls |= {type_url(t) for t in site.by_type}
-    urls |= {tag_url(t) for t in site.by_tag}
-    urls |= {folder_url(f) for f in site.all_folders()}
-    urls |= {url for url, _ in _static_files()}
-    return urls

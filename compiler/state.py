@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import dates, emit, site_search
+from . import dates, emit, emitters, site_search
 from .attachments import Attachments, Stat
 from .folder_tree import all_folders
 from .stages import PageContext, parse_page, render_page
-from .deps import changed_facets, emitters_to_run, facets
+from .deps import changed_facets, facets
+from .emitters import emitters_to_run
 from .links import LinkGraph, Resolver, resolve_all
 from .model import Document, Warning_
 from .output import remove_files, remove_unlisted, write_file
@@ -197,7 +198,7 @@ class SiteState:
                 # (all but the search data and the feed) are emitted while the workers
                 # render, by this otherwise idle process.
                 self.site = self._site_view()
-                self._emit_site(emit.Selection(), stats, rendered=False)
+                self._emit_site(emitters.Selection(), stats, rendered=False)
 
             def take(part: list[Rendered]) -> None:
                 # Rendered pages, as they come: the search model's entries are made now,
@@ -231,7 +232,7 @@ class SiteState:
         # Pages may appear or vanish (search term files with the words in titles and text).
         if full or files_moved or touched & {"exists", "type", "tags", "folder", "title", "search_text"}:
             assert self.site is not None
-            new_outputs = self.doc_urls | emit.site_urls(self.site) | self.attachments.urls()
+            new_outputs = self.doc_urls | emitters.site_urls(self.site) | self.attachments.urls()
             if was_empty:  # a clean build also clears whatever an older build left behind
                 stats.files_removed += 0 if self.out_fresh else remove_unlisted(self.out, new_outputs)
                 stats.swept = True
@@ -251,7 +252,7 @@ class SiteState:
         the model tokenizes every page once). What they would write stays due."""
         if self.site is None:
             self.site = self._site_view()
-        emit.site_urls(self.site)
+        emitters.site_urls(self.site)
 
     def _site_view(self, old_docs: dict[str, Document | None] | None = None) -> Site:
         """The whole-corpus view (lists, graph, feed). It holds the documents themselves,
@@ -266,12 +267,12 @@ class SiteState:
         site.root, site.home, site.folders = self.root, self.home, self.folders
         return site
 
-    def _emit_site(self, selection: emit.Selection, stats: UpdateStats, rendered: bool | None) -> None:
-        """Write the generated pages `selection` asks for (see `emit.site_pages` for
+    def _emit_site(self, selection: emitters.Selection, stats: UpdateStats, rendered: bool | None) -> None:
+        """Write the generated pages `selection` asks for (see `emitters.site_pages` for
         `rendered`), each only if its bytes changed."""
         assert self.site is not None
         doc_urls = self.doc_urls
-        for url, data in emit.site_pages(self.site, emit.make_env(), selection, rendered):
+        for url, data in emitters.site_pages(self.site, emit.make_env(), selection, rendered):
             if url in doc_urls:
                 continue  # a document page always wins its path
             if write_file(self.out / url, data):
@@ -336,10 +337,10 @@ class SiteState:
                     todo.append(s)
         return found
 
-    def _selection(self, paths: set[str], full: bool) -> tuple[emit.Selection, set[str]]:
+    def _selection(self, paths: set[str], full: bool) -> tuple[emitters.Selection, set[str]]:
         """Which generated pages show something that changed (and which facets did)."""
         touched: set[str] = set()
-        sel = emit.Selection(set(), set(), set(), set(), set())
+        sel = emitters.Selection(set(), set(), set(), set(), set())
         for p in sorted(paths):
             old_f = self.facets.get(p)
             new_f = facets(self.docs[p]) if p in self.docs else None
@@ -360,7 +361,7 @@ class SiteState:
             else:
                 self.facets[p] = new_f
         if full:
-            return emit.Selection(), touched
+            return emitters.Selection(), touched
         sel.emitters = emitters_to_run(touched)
         return sel, touched
 

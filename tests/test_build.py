@@ -286,7 +286,7 @@ def test_paths_with_spaces_and_unicode_link_correctly(write_corpus, tmp_path: Pa
 def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
     """A clean build emits most generated pages while the documents still render;
     those pages must not change once excerpts exist, and the rest must show them."""
-    from commonplace.compiler import emit
+    from commonplace.compiler import emit, emitters
     from commonplace.compiler.build import load_corpus
     from commonplace.compiler.site import Site
     from commonplace.compiler.site_search_terms import sections_json
@@ -296,7 +296,7 @@ def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
     env = emit.make_env()
 
     def pages(rendered):
-        return dict(emit.site_pages(site, env, emit.Selection(), rendered))
+        return dict(emitters.site_pages(site, env, emitters.Selection(), rendered))
 
     for d in site.docs:
         d.excerpt, d.search_text = "", b""
@@ -307,7 +307,7 @@ def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
     assert pages(False) == early
     late = pages(True)
     assert not set(early) & set(late)
-    assert set(early) | set(late) == set(pages(None)) == emit.site_urls(site)
+    assert set(early) | set(late) == set(pages(None)) == emitters.site_urls(site)
     assert b"EXCERPT-OF" in late["feed.xml"] and "index.html" in early
     assert sum(b"EXCERPT-OF" in data for url, data in late.items() if url != "feed.xml") > 1  # search data
 
