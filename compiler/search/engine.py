@@ -29,7 +29,6 @@ import json
 import logging
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -38,6 +37,7 @@ from ..model import is_session_path
 from . import audit, engine_carry, fusion, notes
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
+from .generation import Generation, Handover
 from .store import IndexNotReady, IndexStore, Meta, unpin  # IndexNotReady: raised and exported here
 from .text import unique_terms
 
@@ -67,18 +67,29 @@ class SearchEngine:
         self.store = IndexStore(self.root)
         self._embedder = embedder
         self._lock = threading.RLock()
-        self._gen: str | None = None
-        self.meta: Meta | None = None
-        self._bm25: Any = None
-        self._db: Any = None
+        self.gen: Generation | None = None  # the open generation (`install`)
         self._vectors: Any = None
         self._vectors_loaded = False
         self._prev_vectors: Any = None  # the last generation's, until the next vector query
-        self._cache: OrderedDict[tuple, Any] = OrderedDict()
-        self._docs: dict[str, Any] | None = None
         self._qvec: dict[tuple, Any] = {}
-        self._prepared: Any = None  # a generation a writer opened (`engine_carry.prepare_switch`)
-        self._holds: list[tuple] = []  # writers about to hand one over (`engine_carry.hold`)
+        self.handover = Handover()  # writers' holds and a prepared generation (`engine_carry`)
+
+    # The open generation's parts, for the query code (None while none is open).
+    @property
+    def _gen(self) -> str | None:
+        return self.gen.name if self.gen is not None else None
+
+    @property
+    def meta(self) -> Meta | None:
+        return self.gen.meta if self.gen is not None else None
+
+    @property
+    def _db(self) -> Any:
+        return self.gen.db if self.gen is not None else None
+
+    @property
+    def _bm25(self) -> Any:
+        return self.gen.bm25 if self.gen is not None else None
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -88,17 +99,25 @@ class SearchEngine:
             engine_carry.discard_prepared(self)
 
     def _close(self) -> None:
-        if self._bm25 is not None:
-            self._bm25.close()
-        if self._db is not None:
-            self._db.close()
-        self._bm25 = self._db = self._vectors = None
+        gen, self.gen = self.gen, None
+        self._vectors = None
         self._vectors_loaded = False
-        if self._gen is not None:
-            unpin(self.store.dir / self._gen)
-        self._gen = None
-        self._cache.clear()
-        self._docs = None
+        if gen is not None:
+            gen.close()
+            unpin(self.store.dir / gen.name)
+
+    def retire(self) -> None:
+        """Close the open generation before a switch (under the lock); its vector index is
+        kept for the next one (a small update only adds a delta to its HNSW file)."""
+        if self._vectors is not None:
+            self._prev_vectors = self._vectors
+        self._close()
+
+    def install(self, gen: Generation) -> None:
+        """Make `gen` (opened and pinned by `engine_carry`) the open generation (under the
+        lock, after `retire`)."""
+        self._close()
+        self.gen = gen
 
     def _ensure_open(self) -> None:
         engine_carry.ensure_open(self)  # the live generation, or the one a writer hands over
@@ -142,21 +161,17 @@ class SearchEngine:
         return v
 
     def _cached(self, key: tuple, make: Any) -> Any:
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        value = make()
-        self._cache[key] = value
-        if len(self._cache) > 64:
-            self._cache.popitem(last=False)
-        return value
+        assert self.gen is not None
+        return self.gen.cached(key, make)
 
     # ------------------------------------------------------------------ scope
     def _doc_table(self) -> dict[str, Any]:
-        if self._docs is None:
-            self._docs = {r["path"]: r for r in self._db.execute(
+        gen = self.gen
+        assert gen is not None
+        if gen.docs is None:
+            gen.docs = {r["path"]: r for r in gen.db.execute(
                 "SELECT path, type, status, tags, sort_date, is_session FROM docs")}
-        return self._docs
+        return gen.docs
 
     def _allowed_paths(self, corpus: str, scope: Scope) -> set[str] | None:
         """Paths a query may return; None means every document (no filtering at all)."""

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .generation import Generation
+
 DOC_COLUMNS = "path, type, status, tags, sort_date, is_session"
 
 
@@ -132,40 +134,32 @@ def before_switch(engine: Any) -> Carry | None:
     it); the engine's connection is handed to the carry and closed by `after_switch`."""
     from .query import Scope
 
-    db, docs, gen = engine._db, engine._docs, engine._gen
-    if db is None or docs is None or gen is None:
+    gen = engine.gen
+    if gen is None or gen.db is None or gen.docs is None:
         return None
-    changed = delta_paths(db)
+    changed = delta_paths(gen.db)
     if changed is None:
         return None
     empty = Scope().key()
-    sets = {key[:2]: value for key, value in engine._cache.items()
+    sets = {key[:2]: value for key, value in gen.cache.items()
             if len(key) == 3 and key[0] in ("paths", "vec-filter") and key[2] == empty and value is not None}
-    engine._db = None  # kept open for `after_switch`
-    return Carry(table_identity(engine.store.dir / gen), changed, docs, sets, engine._cache.get(("titles",)), db=db)
+    db = gen.detach_db()  # kept open for `after_switch`
+    return Carry(table_identity(engine.store.dir / gen.name), changed, gen.docs, sets, gen.cache.get(("titles",)),
+                 db=db)
 
 
 def after_switch(engine: Any, carry: Carry | None) -> None:
     """Give the newly opened generation the carried tables, patched for what changed."""
     if carry is None:
         return
+    gen = engine.gen
     try:
-        got = _patched(carry, engine.store.dir / engine._gen, engine._db)
+        got = _patched(carry, engine.store.dir / gen.name, gen.db)
     except Exception:  # noqa: BLE001 - the engine rebuilds its tables lazily instead
         got = None
     finally:
         drop(carry)
-    if got is None:
-        return
-    docs, sets, titles = got
-    engine._docs = docs
-    if titles is not None:
-        engine._cached(("titles",), lambda: titles)
-    from .query import Scope
-
-    empty = Scope().key()
-    for (kind, corpus), value in sets.items():
-        engine._cached((kind, corpus, empty), lambda value=value: value)
+    gen.adopt(got, _empty_scope_key())
 
 
 def drop(carry: Carry | None) -> None:
@@ -223,14 +217,14 @@ def hold(engine: Any) -> tuple:
     after the answer sees the write."""
     token = (_number(engine.store.current_name()), time.monotonic())
     with _PREPARED_LOCK:
-        engine._holds.append(token)
+        engine.handover.holds.append(token)
     return token
 
 
 def release(engine: Any, token: tuple) -> None:
     with _PREPARED_LOCK:
-        if token in engine._holds:
-            engine._holds.remove(token)
+        if token in engine.handover.holds:
+            engine.handover.holds.remove(token)
 
 
 def _keeps(engine: Any) -> bool:
@@ -238,11 +232,11 @@ def _keeps(engine: Any) -> bool:
     Only under one recent hold whose floor it has reached: every write answered before
     the hold began is in a generation at most that floor. (Writes in a process are
     serialized; with two holds at once, nothing is kept.)"""
-    holds = list(engine._holds)
-    if len(holds) != 1 or engine._gen is None:
+    holds = list(engine.handover.holds)
+    if len(holds) != 1 or engine.generation is None:
         return False
     floor, since = holds[0]
-    have = _number(engine._gen)
+    have = _number(engine.generation)
     return floor is not None and have is not None and have >= floor and time.monotonic() - since < HOLD_SECONDS
 
 
@@ -256,35 +250,28 @@ def _number(name: str | None) -> int | None:
 def ensure_open(engine: Any) -> None:
     """Under the engine's lock, before each search: install what a writer prepared, else
     stay on the open generation during a writer's hold, else open the live one."""
-    from .bm25 import BM25Searcher
-    from .store import IndexNotReady, Meta, open_table, pin
+    from .store import IndexNotReady, pin
 
-    if engine._prepared is not None:
+    if engine.handover.prepared is not None:
         install_prepared(engine)
     for attempt in range(3):
         name = engine.store.current_name()
         if name is None:
             engine.close()
             raise IndexNotReady(f"no search index in {engine.root}: run `commonplace build`")
-        if name == engine._gen or _keeps(engine):
+        if name == engine.generation or _keeps(engine):
             return
-        if engine._vectors is not None:  # a small update only adds a delta to its HNSW file
-            engine._prev_vectors = engine._vectors
         carry = before_switch(engine) if attempt == 0 else None  # tables a write leaves
-        engine._close()
-        gen = engine.store.dir / name
+        engine.retire()
         try:
-            engine.meta = Meta.load(gen)
-            engine._db = open_table(gen, readonly=True)
-            engine._bm25 = BM25Searcher(gen / "whoosh")
+            gen = Generation.open(engine.store.dir, name)
         except Exception:  # noqa: BLE001 - collected between reading CURRENT and opening it
-            engine._close()
             drop(carry)
             if attempt == 2:
                 raise
             continue
-        engine._gen = name
-        pin(gen)  # not collected while this searcher may still open its files
+        engine.install(gen)
+        pin(engine.store.dir / name)  # not collected while this searcher may still open its files
         after_switch(engine, carry)
         return
 
@@ -293,11 +280,8 @@ def ensure_open(engine: Any) -> None:
 class Prepared:
     """A generation a writer opened for an engine, installed by its next search."""
 
-    name: str
+    gen: Generation
     old: str  # the generation the engine had open when this was prepared
-    meta: Any
-    db: Any
-    bm25: Any
     got: tuple | None  # `_patched`'s tables, or None (rebuilt lazily)
 
 
@@ -316,17 +300,17 @@ def prepare_switch(engine: Any) -> bool:
     (single C-level operations under the GIL), kept only if its generation did not change
     meanwhile; the new generation is opened and the tables carried outside the lock. A
     search that switched first makes the prepared one be dropped. True if prepared."""
-    from .bm25 import BM25Searcher
-    from .store import Meta, open_table, pin
+    from .store import open_table, pin
 
     name = engine.store.current_name()
-    old = engine._gen
-    if name is None or old is None or name == old or engine._db is None:
+    have = engine.gen  # one read: the searches may switch it meanwhile
+    old = have.name if have is not None else None
+    if name is None or old is None or name == old or have.db is None:
         return False
-    docs = engine._docs
+    docs = have.docs
     empty = _empty_scope_key()
     try:
-        items = list(engine._cache.items())
+        items = list(have.cache.items())
     except RuntimeError:  # changed while copied
         return False
     sets = {key[:2]: value for key, value in items
@@ -338,18 +322,16 @@ def prepare_switch(engine: Any) -> bool:
         copy = TitleResolver(None)
         copy._cache = dict(titles._cache)
         titles = copy
-    if engine._gen != old:
+    if engine.gen is not have:
         return False  # a search switched meanwhile: what was read may be of either generation
     gen = engine.store.dir / name
     pin(gen)  # not collected while it is being opened (then the engine's pin)
     opened: list[Any] = []
     try:
-        meta = Meta.load(gen)
-        db = open_table(gen, readonly=True)
-        opened.append(db)
-        bm25 = BM25Searcher(gen / "whoosh")
-        opened.append(bm25)
-        bm25.fast()  # the per-generation scoring arrays, built here rather than by a search
+        # fast: the per-generation scoring arrays, built here rather than by a search
+        new = Generation.open(engine.store.dir, name, fast=True)
+        opened.append(new)
+        db = new.db
         got = None
         if docs is not None:
             old_db = open_table(engine.store.dir / old, readonly=True)
@@ -369,7 +351,7 @@ def prepare_switch(engine: Any) -> bool:
         unpin(gen)
         return False
     with _PREPARED_LOCK:
-        prev, engine._prepared = engine._prepared, Prepared(name, old, meta, db, bm25, got)
+        prev, engine.handover.prepared = engine.handover.prepared, Prepared(new, old, got)
     _release(engine, prev)
     # The next search swaps it in (a swap of fields): the writer waits for no search. Under
     # 8 readers it had waited ~75% of its prepare for the engine's lock (py-spy, 10k).
@@ -380,29 +362,20 @@ def install_prepared(engine: Any) -> None:
     """Under the engine's lock (its `_ensure_open`): switch to what a writer prepared, if
     it was prepared from the generation still open; else drop it."""
     with _PREPARED_LOCK:
-        p, engine._prepared = engine._prepared, None
+        p, engine.handover.prepared = engine.handover.prepared, None
     if p is None:
         return
-    if engine._gen != p.old:
+    if engine.generation != p.old:
         _release(engine, p)
         return
-    if engine._vectors is not None:  # a small update only adds a delta to its HNSW file
-        engine._prev_vectors = engine._vectors
-    engine._close()
-    engine.meta, engine._db, engine._bm25, engine._gen = p.meta, p.db, p.bm25, p.name  # pinned when prepared
-    if p.got is not None:
-        docs, sets, titles = p.got
-        engine._docs = docs
-        if titles is not None:
-            engine._cached(("titles",), lambda: titles)
-        empty = _empty_scope_key()
-        for (kind, corpus), value in sets.items():
-            engine._cached((kind, corpus, empty), lambda value=value: value)
+    engine.retire()
+    engine.install(p.gen)  # pinned when prepared
+    p.gen.adopt(p.got, _empty_scope_key())
 
 
 def discard_prepared(engine: Any) -> None:
     with _PREPARED_LOCK:
-        p, engine._prepared = engine._prepared, None
+        p, engine.handover.prepared = engine.handover.prepared, None
     _release(engine, p)
 
 
@@ -411,9 +384,8 @@ def _release(engine: Any, p: Prepared | None) -> None:
         return
     from .store import unpin
 
-    p.bm25.close()
-    p.db.close()
-    unpin(engine.store.dir / p.name)
+    p.gen.close()
+    unpin(engine.store.dir / p.gen.name)
 
 
 def _empty_scope_key() -> Any:

@@ -162,15 +162,15 @@ def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
             reindex(root)
             switched = engine_carry.prepare_switch(engine)
             if not step % 2:  # no search ran: the prepared generation waits for the next one
-                assert switched and engine.generation == before and engine._prepared is not None
-                opened = engine._prepared.bm25
+                assert switched and engine.generation == before and engine.handover.prepared is not None
+                opened = engine.handover.prepared.gen.bm25
                 engine.search({"query": "alpha", "k": 3})
                 assert engine._bm25 is opened and engine.generation == engine.store.current_name()
             prepared.append(switched)
             fresh = SearchEngine(root, embedder=fake_embedder)
             try:
                 assert _answers(engine) == _answers(fresh), step
-                assert engine.generation == engine.store.current_name() and engine._prepared is None
+                assert engine.generation == engine.store.current_name() and engine.handover.prepared is None
                 assert _tables(engine) == _tables(fresh), step
             finally:
                 fresh.close()
