@@ -31,12 +31,6 @@ def quick_exit_on_finish() -> None:
     _QUICK_EXIT = True
 
 
-def entry() -> None:
-    """The compiler's commands alone (the console script is `commonplace.server.cli:entry`)."""
-    quick_exit_on_finish()
-    main()
-
-
 def finish(code: int) -> None:
     """End a command that holds a large heap (a build's documents, parse caches).
 
@@ -315,26 +309,3 @@ def watch(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, no_embed:
     finally:
         live.close()
         click.echo("Stopped watching.")
-
-
-def _register_optional_commands() -> None:
-    """Subcommands that live in their own modules (claims). The server's commands (serve,
-    token, get, write, search, status) are added by `commonplace.server.cli`, which sits on
-    top of both packages."""
-    import importlib
-
-    for module, names in _COMMAND_MODULES:
-        mod = importlib.import_module(f".{module}", __package__)
-        for name in names:
-            main.add_command(getattr(mod, name))
-
-
-# (module, command objects): each module keeps its heavy imports inside the commands.
-_COMMAND_MODULES: list[tuple[str, list[str]]] = [
-    ("claims_cli", ["claim"]),
-]
-
-_register_optional_commands()
-
-if __name__ == "__main__":  # pragma: no cover
-    entry()

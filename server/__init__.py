@@ -12,14 +12,7 @@ Modules: `context` (config and per-app state: a leaf), `app` (the factory only),
 
 from __future__ import annotations
 
-from typing import Any
+from commonplace.compiler.lazy import lazy_exports
 
 __all__ = ["create_app", "ServerConfig"]
-
-
-def __getattr__(name: str) -> Any:  # lazy: importing the package does not import Flask
-    if name in __all__:
-        from . import app
-
-        return getattr(app, name)
-    raise AttributeError(name)
+__getattr__ = lazy_exports(__name__, {"create_app": "app", "ServerConfig": "app"})  # importing it loads no Flask

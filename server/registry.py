@@ -42,6 +42,7 @@ class Route:
         return self.path.replace("{rel}", "<path:rel>").replace("{page}", "<path:page>")
 
     def call(self, ctx: Any, req: Any) -> dict[str, Any]:
+        ctx.compat = compat_matrix
         return resolve(self.handler)(ctx, req)  # type: ignore[arg-type]
 
 
@@ -312,3 +313,23 @@ BY_NAME = {r.name: r for r in ROUTES}
 BY_TOOL = {r.tool: r for r in ROUTES if r.tool}
 WRITE_PATHS = frozenset(r.path for r in ROUTES if r.writes)
 PUBLIC_PATHS = frozenset(r.path for r in ROUTES if r.public)
+
+# Dory's compatibility matrix (`/v1/status`'s `compat_matrix`): its name -> our route.
+COMPAT_ROUTES = {"wake": "wake", "search": "search", "get": "get", "memory-write": "memory_write",
+                 "recall-event": "recall_event", "public-artifacts": "public_artifacts", "status": "status",
+                 "reindex": "stream"}
+
+
+def compat_matrix() -> dict[str, str]:
+    """"ok" for each compatibility route this server offers and whose handler imports."""
+    out = {}
+    for name, route in COMPAT_ROUTES.items():
+        r = BY_NAME.get(route)
+        ok = r is not None
+        if ok and r.handler:
+            try:
+                resolve(r.handler)
+            except (ImportError, AttributeError):
+                ok = False
+        out[name] = "ok" if ok else "missing"
+    return out

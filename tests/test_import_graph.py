@@ -21,13 +21,17 @@ importing one of its own submodules inside a function (the lazy exports of
 `compiler/search/__init__.py`). Python has finished importing the package before any
 submodule of it starts, and the function runs only after both exist, so such an edge can
 never observe a half-initialised module. The same import at module level is counted.
-Imports made by name at run time (`importlib.import_module(f".{name}")`, the claims
-package's lazy exports) are not visible to `ast` and are not checked.
+Imports made by name at run time count too, as edges made inside a function:
+`importlib.import_module("a.b")` (or `".b"`, relative to the module's package); with a
+computed name, `import_module(f"a.b.{x}")`, every module `a.b.<s>` for which the same
+module holds a string `s` or `"s:function"` (the registry's handler names); and a package's
+`lazy_exports(__name__, {...})` table (`compiler/lazy.py`), an edge to each submodule named.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +105,10 @@ class Graph:
                 target = self._known(t)
                 if target is not None and target != name:
                     self.edges.append(Edge(name, target, where, lazy))
+        for line, t in _dynamic_imports(tree, package):
+            target = self._known(t)
+            if target is not None and target != name and t in self.modules:
+                self.edges.append(Edge(name, target, f"{path.relative_to(base)}:{line}", True))
 
     def cycle_edges(self) -> list[Edge]:
         """The edges that can take part in an import cycle (see the module docstring)."""
@@ -145,6 +153,39 @@ def _imports(tree: ast.AST) -> list[tuple[ast.stmt, bool]]:
 
     visit(tree, False)
     return found
+
+
+_NAME = re.compile(r"[A-Za-z_][\w.]*(?::[A-Za-z_]\w*)?")
+
+
+def _dynamic_imports(tree: ast.AST, package: str) -> list[tuple[int, str]]:
+    """(line, module name) for every import made by name at run time (module docstring)."""
+    strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    names = {s.partition(":")[0] for s in strings if _NAME.fullmatch(s)}
+    tables = {t.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+              for t in node.targets if isinstance(t, ast.Name) and isinstance(node.value, ast.Dict)}
+
+    def absolute(name: str) -> str:
+        return f"{package}{name}" if name.startswith(".") else name
+
+    out: list[tuple[int, str]] = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        func = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if func == "lazy_exports" and len(call.args) == 2:
+            table = call.args[1]
+            table = tables.get(table.id, table) if isinstance(table, ast.Name) else table
+            if isinstance(table, ast.Dict):
+                out += [(call.lineno, f"{package}.{v.value}") for v in table.values
+                        if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        elif func == "import_module" and call.args:
+            arg = call.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                out.append((call.lineno, absolute(arg.value)))
+            elif (isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant)
+                  and len(arg.values) == 2):  # f"prefix{name}"
+                prefix = absolute(str(arg.values[0].value))
+                out += [(call.lineno, prefix + n) for n in sorted(names)]
+    return out
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -218,6 +259,9 @@ def test_the_graph_sees_the_product() -> None:
     assert ("commonplace.compiler.build", "commonplace.compiler.scan", False) in edges
     # a function-level, relative import is seen and resolved (build imports the claims stage lazily)
     assert ("commonplace.compiler.build", "commonplace.compiler.claims.stage", True) in edges
+    # imports by name: the registry's "module:function" handlers, a package's lazy exports
+    assert ("commonplace.server.registry", "commonplace.server.ops.documents", True) in edges
+    assert ("commonplace.compiler.claims", "commonplace.compiler.claims.service", True) in edges
 
 
 def test_no_import_cycles() -> None:
@@ -285,3 +329,22 @@ def test_the_checks_catch_what_they_should(tmp_path: Path) -> None:
     (tmp_path / "lib/__init__.py").write_text("from . import a\n", encoding="utf-8")
     g = Graph.read(tmp_path, {"lib": "top.lib", "srv": "top.srv"})
     assert any(c.startswith("cycle among top.lib, top.lib.a, top.lib.b:") for c in g.cycles())
+
+
+def test_imports_by_name_are_edges(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "lib/__init__.py": "from .lazy import lazy_exports\n__getattr__ = lazy_exports(__name__, {'A': 'a'})\n",
+        "lib/lazy.py": "def lazy_exports(p, t):\n    return None\n",
+        "lib/a.py": "import importlib\ndef f():\n    return importlib.import_module('.b', __package__)\n",
+        "lib/b.py": "from . import a\n",  # b -> a, a -> b by name: a cycle
+        "srv/__init__.py": "",
+        "srv/reg.py": "import importlib\nH = 'h:run'\ndef go(m):\n    return importlib.import_module(f'top.srv.ops.{m}')\n",
+        "srv/ops/__init__.py": "",
+        "srv/ops/h.py": "from .. import reg\n",  # the handler imports the registry: a cycle
+    })
+    edges = {(e.source, e.target) for e in g.edges}
+    assert ("top.lib", "top.lib.a") in edges and ("top.lib.a", "top.lib.b") in edges
+    assert ("top.srv.reg", "top.srv.ops.h") in edges
+    cycles = g.cycles()
+    assert [c.split(":")[0] for c in cycles] == ["cycle among top.lib.a, top.lib.b",
+                                                "cycle among top.srv.ops.h, top.srv.reg"], cycles

@@ -17,8 +17,7 @@ Public API: `ClaimStore`, `ClaimWriteResult`, the errors, `run_stage`, `forgotte
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_exports
 
 # Public name -> the module defining it. Imported on first use: a build of a corpus
 # without a claim log never loads the claim store (45 ms of start-up, measured).
@@ -29,15 +28,7 @@ _EXPORTS = {
     "EVENTS": "log", "KINDS": "log", "ClaimLog": "log",
     "StageResult": "stage", "forgotten_statements": "stage", "run_stage": "stage",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -31,36 +31,10 @@ Entry points other parts of commonplace call:
 
 from __future__ import annotations
 
-from typing import Any
+from ..lazy import lazy_exports
 
 __all__ = ["build_indexes", "update_indexes", "purge", "open_engine", "index_status"]
-
-
-def build_indexes(*args: Any, **kwargs: Any):  # noqa: ANN201 - thin lazy wrapper
-    from .index_stage import build_indexes as f
-
-    return f(*args, **kwargs)
-
-
-def update_indexes(*args: Any, **kwargs: Any):  # noqa: ANN201
-    from .index_stage import update_indexes as f
-
-    return f(*args, **kwargs)
-
-
-def purge(*args: Any, **kwargs: Any):  # noqa: ANN201
-    from .index_purge import purge as f
-
-    return f(*args, **kwargs)
-
-
-def open_engine(*args: Any, **kwargs: Any):  # noqa: ANN201
-    from .engine import open_engine as f
-
-    return f(*args, **kwargs)
-
-
-def index_status(*args: Any, **kwargs: Any):  # noqa: ANN201
-    from .status import index_status as f
-
-    return f(*args, **kwargs)
+__getattr__ = lazy_exports(__name__, {
+    "build_indexes": "index_stage", "update_indexes": "index_stage", "purge": "index_purge",
+    "open_engine": "engine", "index_status": "status",
+})

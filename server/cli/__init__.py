@@ -11,6 +11,7 @@ import click
 
 from commonplace.compiler import __version__
 from commonplace.compiler import cli as compiler_cli
+from commonplace.compiler.claims_cli import claim
 
 from .files import get, write
 from .mcp import mcp
@@ -30,7 +31,9 @@ def main() -> None:
 
 for _name, _cmd in compiler_cli.main.commands.items():
     main.add_command(_cmd, _name)
-for _cmd in (serve, token, get, write, search, status, mcp, *SESSION_COMMANDS):
+# `claim` lives in its own module, which imports the compiler CLI's helpers: composed here, so
+# the two never import each other.
+for _cmd in (claim, serve, token, get, write, search, status, mcp, *SESSION_COMMANDS):
     main.add_command(_cmd)
 
 

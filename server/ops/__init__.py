@@ -22,3 +22,6 @@ class OpContext:
     excluded: tuple[Path, ...] = ()  # folders inside the corpus that are not content
     actor: str | None = None  # token name of the caller, if any
     server_info: Callable[[], dict[str, Any]] = field(default=lambda: {})
+    # Which compatibility routes this server offers (`registry.compat_matrix`, handed in by
+    # the registry when it calls an op: an op never imports the registry that imports it).
+    compat: Callable[[], dict[str, str]] = field(default=lambda: {})

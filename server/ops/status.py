@@ -34,9 +34,6 @@ from ..models import StatusRequest
 from . import OpContext
 
 API_VERSION = "v1"
-COMPAT_ROUTES = {"wake": "wake", "search": "search", "get": "get", "memory-write": "memory_write",
-                 "recall-event": "recall_event", "public-artifacts": "public_artifacts", "status": "status",
-                 "reindex": "stream"}
 
 
 _COUNTS: dict[Path, tuple[tuple, dict[str, Any]]] = {}  # root -> (signature of the tables, counts)
@@ -127,22 +124,6 @@ def _openclaw(ctx: OpContext) -> dict[str, Any]:
             out.update({k: v for k, v in (diag(ctx) or {}).items() if k in out})
         except Exception as exc:  # noqa: BLE001 - status answers anyway
             out["recent_backend_error"] = type(exc).__name__
-    return out
-
-
-def _compat() -> dict[str, str]:
-    from ..registry import BY_NAME, resolve
-
-    out = {}
-    for name, route in COMPAT_ROUTES.items():
-        r = BY_NAME.get(route)
-        ok = r is not None
-        if ok and r.handler:
-            try:
-                resolve(r.handler)
-            except (ImportError, AttributeError):
-                ok = False
-        out[name] = "ok" if ok else "missing"
     return out
 
 
@@ -249,5 +230,5 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
         except ImportError:
             ENCODE_BATCH = 0  # noqa: N806
         answer.update(corpus_root="<corpus>", index_root=f"<corpus>/{index_rel}", embedding_batch_size=ENCODE_BATCH,
-                      openclaw=_openclaw(ctx), compat_matrix=_compat())
+                      openclaw=_openclaw(ctx), compat_matrix=ctx.compat())
     return answer
