@@ -32,14 +32,6 @@ def is_hidden(relpath: str) -> bool:
         parts[-1].startswith(".") and not (parts[-1].endswith(".md") and dots_only(parts[-1][:-3])))
 
 
-def _inside(child: Path, parent: Path) -> bool:
-    try:
-        child.relative_to(parent)
-        return True
-    except ValueError:
-        return False
-
-
 def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], list[Warning_]]:
     """Return the corpus's markdown files, sorted by path, and any warnings."""
     root = root.resolve()
@@ -75,7 +67,7 @@ def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], lis
                 except (OSError, RuntimeError):  # a symlink loop
                     warnings.append(Warning_(rel, "symlink cannot be resolved (loop); skipped", code="symlink"))
                     continue
-                if not _inside(real, root) or is_hidden(real.relative_to(root).as_posix()):
+                if not real.is_relative_to(root) or is_hidden(real.relative_to(root).as_posix()):
                     warnings.append(Warning_(rel, "symlink leaves the corpus; skipped", code="symlink"))
                     continue
             if not full.is_file():

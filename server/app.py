@@ -14,7 +14,6 @@ id, never sent to the client).
 
 from __future__ import annotations
 
-import errno
 import logging
 import time
 import uuid
@@ -28,7 +27,6 @@ from .context import EXTENSION, LiveContract, ServerConfig, ServerState, is_loop
 from .errors import TYPES, ApiError
 
 log = logging.getLogger("commonplace.server")
-_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 def create_app(live: LiveContract, config: ServerConfig) -> Flask:
@@ -102,12 +100,13 @@ def create_app(live: LiveContract, config: ServerConfig) -> Flask:
     def _unexpected(exc: Exception) -> Any:
         if isinstance(exc, HTTPException):  # pragma: no cover - handled above
             return _http_error(exc)
-        if isinstance(exc, OSError) and exc.errno in _DISK_ERRORS:
+        from commonplace.compiler.writes.errors import disk_refusal
+
+        why = disk_refusal(exc) if isinstance(exc, OSError) else None
+        if why is not None:
             # The disk refused (full, read-only, no permission): the caller's request was
             # fine, so say so clearly instead of a 500. The path stays in the server log.
             log.warning("request %s: %s", getattr(g, "request_id", "?"), exc)
-            why = "no space left on the device" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
-                "the corpus is read-only here"
             err = ApiError(503, "write_failed", f"cannot write: {why}; the write did not complete",
                            type="server_error")
             resp = jsonify(err.body(getattr(g, "request_id", None)))

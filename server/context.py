@@ -80,11 +80,9 @@ class ServerState:
 
     def excluded(self) -> tuple[Path, ...]:
         """Folders inside the corpus that are not corpus content (the site output)."""
-        try:
-            self.out.relative_to(self.root)
-            return (self.out,)
-        except ValueError:
-            return ()
+        from commonplace.compiler.writes import excluded_folders
+
+        return excluded_folders(self.root, self.out)
 
 
 def state() -> ServerState:

@@ -56,6 +56,14 @@ def envelope(status: int, code: str, message: str, **extra: Any) -> dict[str, An
     return ApiError(status, code, message, **extra).body()
 
 
+def not_ready(message: str | None = None) -> ApiError:
+    """The 503 while the corpus opens (`message`: why it could not be opened, redacted)."""
+    msg = "the server is still starting (building or loading the index and model); retry shortly"
+    if message:
+        msg = f"the corpus could not be opened: {message}"
+    return ApiError(503, "not_ready", msg, headers={"Retry-After": "2"})
+
+
 # --------------------------------------------------------------------------- domain errors
 
 

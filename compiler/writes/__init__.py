@@ -32,18 +32,18 @@ from .checks import INJECTION_PATTERNS, Finding, reveal, scan_content
 from .compose import compose, merge_frontmatter, today, yaml_errors
 from .errors import (
     Conflict, ContentRefused, Exists, HashMismatch, InvalidInput, InvalidTarget, NotFound, TargetMissing, TooLarge,
-    WriteError, WriteFailed,
+    WriteError, WriteFailed, disk_refusal,
 )
 from .plan import tombstone_path
 from .quarantine import quarantine_path
-from .paths import MAX_PART_BYTES, MAX_PATH_CHARS, check_target, locate, normalize_target
+from .paths import MAX_PART_BYTES, MAX_PATH_CHARS, check_target, excluded_folders, locate, normalize_target
 from .read import ReadResult, read_document, resolve_readable
 
 __all__ = [
     "Conflict", "ContentRefused", "DRY_ACTIONS", "Exists", "Finding", "HashMismatch", "INJECTION_PATTERNS", "InvalidInput", "InvalidTarget",
     "KINDS", "MAX_CONTENT_BYTES", "MAX_PART_BYTES", "MAX_PATH_CHARS", "MAX_REASON_CHARS", "NotFound", "QUARANTINE_DIR",
     "ReadResult", "TooLarge", "WriteError", "WriteFailed", "WriteRequest", "WriteResult", "apply_write", "check_target",
-    "compose", "content_hash", "locate", "merge_frontmatter", "normalize_target", "quarantine", "read_document",
+    "compose", "content_hash", "disk_refusal", "excluded_folders", "locate", "merge_frontmatter", "normalize_target", "quarantine", "read_document",
     "quarantine_path", "resolve_readable", "reveal", "scan_content", "schema", "TargetMissing", "today",
     "tombstone_path", "write_lock", "yaml_errors",
 ]

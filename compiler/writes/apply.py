@@ -26,7 +26,7 @@ from . import schema as sc
 from .checks import Finding, scan_content
 from .compose import check_frontmatter, frontmatter_strings
 from .errors import (
-    Conflict, ContentRefused, Exists, InvalidInput, InvalidTarget, TooLarge, WriteError, WriteFailed,
+    Conflict, ContentRefused, Exists, InvalidInput, InvalidTarget, TooLarge, WriteError, WriteFailed, disk_refusal,
 )
 from .paths import locate, normalize_target
 from .plan import Change, plan, request_meta, tombstone_path
@@ -130,10 +130,9 @@ def _rmdirs(created: list[Path]) -> None:
 
 
 def _os_error(exc: OSError, rel: str) -> WriteError:
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return WriteFailed(f"cannot write {rel}: no space left on the device; nothing was changed")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return WriteFailed(f"cannot write {rel}: the corpus is read-only here; nothing was changed")
+    why = disk_refusal(exc)
+    if why is not None:
+        return WriteFailed(f"cannot write {rel}: {why}; nothing was changed")
     if exc.errno in (errno.ENAMETOOLONG,):
         return InvalidTarget(f"invalid path {rel!r}: name too long")
     if exc.errno in (errno.ENOTDIR, errno.EISDIR):

@@ -4,7 +4,22 @@ one place (`server/errors.py`), the command line to an exit status."""
 
 from __future__ import annotations
 
+import errno
 from typing import Any
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def disk_refusal(exc: BaseException) -> str | None:
+    """Why the disk refused a write, in words, when it is full or read-only (a refusal
+    that is no fault of the request); None for any other error."""
+    code = getattr(exc, "errno", None)
+    if code in DISK_FULL:
+        return "no space left on the device"
+    if code in READ_ONLY:
+        return "the corpus is read-only here"
+    return None
 
 
 class WriteError(Exception):

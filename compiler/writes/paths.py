@@ -80,14 +80,6 @@ def normalize_target(target: Any, *, require_md: bool = True) -> str:
     return target
 
 
-def _inside(child: Path, parent: Path) -> bool:
-    try:
-        child.relative_to(parent)
-        return True
-    except ValueError:
-        return False
-
-
 def locate(root: Path, rel: str, excluded: tuple[Path, ...] = ()) -> Path:
     """`root/rel` once every existing part of it is known to stay in the corpus.
 
@@ -104,14 +96,14 @@ def locate(root: Path, rel: str, excluded: tuple[Path, ...] = ()) -> Path:
         real = probe.resolve(strict=False)
     except (OSError, RuntimeError):  # symlink loop
         raise InvalidTarget(f"invalid path {rel!r}: a symlink on the way cannot be resolved") from None
-    if not _inside(real, root):
+    if not real.is_relative_to(root):
         raise InvalidTarget(f"invalid path {rel!r}: leads outside the corpus")
     real_rel = real.relative_to(root).as_posix()
     if real_rel != "." and any(p.startswith(".") for p in real_rel.split("/")):
         raise InvalidTarget(f"invalid path {rel!r}: leads into a hidden folder")
     for ex in excluded:
         ex = ex.resolve()
-        if _inside(real, ex) or _inside(full, ex):
+        if real.is_relative_to(ex) or full.is_relative_to(ex):
             raise InvalidTarget(f"invalid path {rel!r}: inside the build output folder")
     return full
 
@@ -119,3 +111,12 @@ def locate(root: Path, rel: str, excluded: tuple[Path, ...] = ()) -> Path:
 def check_target(root: Path, target: Any, excluded: tuple[Path, ...] = ()) -> tuple[str, Path]:
     rel = normalize_target(target)
     return rel, locate(root, rel, excluded)
+
+
+def excluded_folders(root: Path, out: Path | None) -> tuple[Path, ...]:
+    """Folders inside the corpus that are not corpus content: the site output, when it is
+    built inside the corpus (`locate` refuses paths under them)."""
+    if out is None:
+        return ()
+    out = Path(out).resolve()
+    return (out,) if out.is_relative_to(Path(root).resolve()) else ()

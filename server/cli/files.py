@@ -18,16 +18,6 @@ import click
 from commonplace.compiler.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, out_option, pick_corpus
 
 
-def _excluded(root: Path, out: Path | None) -> tuple[Path, ...]:
-    if out is None:
-        return ()
-    try:
-        out.resolve().relative_to(root.resolve())
-        return (out.resolve(),)
-    except ValueError:
-        return ()
-
-
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("path")
 @corpus_option
@@ -37,7 +27,7 @@ def _excluded(root: Path, out: Path | None) -> tuple[Path, ...]:
 @click.option("--uncompact", is_flag=True, help="A compacted session transcript as it was, byte for byte.")
 def get(path: str, corpus_opt: Path | None, start: int, lines: int | None, as_json: bool, uncompact: bool) -> None:
     """Print a document of the corpus (or some of its lines), like GET /v1/get."""
-    from commonplace.compiler.writes import WriteError, read_document
+    from commonplace.compiler.writes import WriteError, excluded_folders, read_document
 
     root = pick_corpus(None, corpus_opt)
     if uncompact:
@@ -52,7 +42,7 @@ def get(path: str, corpus_opt: Path | None, start: int, lines: int | None, as_js
             sys.stdout.flush()
         return
     try:
-        r = read_document(root, path, start, lines, _excluded(root, Path("site")))
+        r = read_document(root, path, start, lines, excluded_folders(root, Path("site")))
     except WriteError as exc:
         raise Problem(exc.message) from None
     if as_json:
@@ -86,7 +76,7 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
     sent to it (with the token in COMMONPLACE_TOKEN), so its site and indexes stay
     current. Otherwise it is done here, followed by an incremental build (unless --no-build).
     """
-    from commonplace.compiler.writes import WriteError, WriteRequest, apply_write
+    from commonplace.compiler.writes import WriteError, WriteRequest, apply_write, excluded_folders
 
     root = pick_corpus(None, corpus_opt)
     if content is None:
@@ -124,7 +114,7 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
 
     json_output(as_json)
     try:
-        res = apply_write(root, req, _excluded(root, out))
+        res = apply_write(root, req, excluded_folders(root, out))
     except WriteError as exc:
         if as_json:
             emit_json({"error": {"code": exc.code, "message": write_message(exc), "type": write_status(exc)[1]}})

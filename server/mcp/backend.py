@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from ..errors import ApiError
+from ..errors import ApiError, not_ready  # noqa: F401 - not_ready: also mcp.http's
 from ..ops import OpContext
 from ..registry import Route
 from ..validation import validate
@@ -57,24 +57,12 @@ class Backend:
         raise NotImplementedError
 
     def excluded(self) -> tuple[Path, ...]:
-        if self.out is None:
-            return ()
-        try:
-            self.out.relative_to(self.root)
-            return (self.out,)
-        except ValueError:
-            return ()
+        from commonplace.compiler.writes import excluded_folders
+
+        return excluded_folders(self.root, self.out)
 
     def close(self, wait_open: bool = True) -> None:
         pass
-
-
-def not_ready(message: str | None = None) -> ApiError:
-    """The 503 the HTTP API gives while the corpus opens (or when it could not)."""
-    msg = "the server is still starting (building or loading the index and model); retry shortly"
-    if message:
-        msg = f"the corpus could not be opened: {message}"
-    return ApiError(503, "not_ready", msg, headers={"Retry-After": "2"})
 
 
 class LocalCorpus:

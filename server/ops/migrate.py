@@ -55,14 +55,6 @@ class Run:
 # --------------------------------------------------------------------------- where from
 
 
-def _inside(child: Path, parent: Path) -> bool:
-    try:
-        child.relative_to(parent)
-        return True
-    except ValueError:
-        return False
-
-
 def _loopback(ctx: OpContext) -> bool:
     flag = getattr(ctx, "loopback", None)
     if isinstance(flag, bool):
@@ -89,7 +81,7 @@ def allowed_root(ctx: OpContext, legacy_root: str) -> Path:
         raise ApiError(400, "invalid_parameter", "`legacy_root` cannot be resolved") from None
     roots = [Path(p).resolve() for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
     if roots:
-        if not any(_inside(folder, r) for r in roots):
+        if not any(folder.is_relative_to(r) for r in roots):
             raise ApiError(403, "migrate_root_not_allowed",
                            f"`legacy_root` is outside the folders this server may import from ({ROOTS_ENV})")
     elif not _loopback(ctx):
@@ -99,10 +91,10 @@ def allowed_root(ctx: OpContext, legacy_root: str) -> Path:
     if not folder.is_dir():
         raise ApiError(400, "invalid_parameter", "`legacy_root` is not a folder this server can read")
     root = ctx.root.resolve()
-    if _inside(folder, root) or _inside(root, folder):
+    if folder.is_relative_to(root) or root.is_relative_to(folder):
         raise ApiError(400, "invalid_parameter", "`legacy_root` must be outside the corpus and must not contain it")
     for ex in ctx.excluded:
-        if _inside(folder, ex.resolve()):
+        if folder.is_relative_to(ex.resolve()):
             raise ApiError(400, "invalid_parameter", "`legacy_root` is inside the site output")
     return folder
 

@@ -148,10 +148,9 @@ def ingest(ctx: OpContext, req: SessionIngestRequest) -> dict[str, Any]:
 def _disk_error(exc: OSError, rel: str) -> ApiError:
     import errno
 
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return ApiError(503, "write_failed", f"cannot write {rel}: no space left on the device; nothing was changed")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return ApiError(503, "write_failed", f"cannot write {rel}: the corpus is read-only here; nothing was changed")
+    why = w.disk_refusal(exc)
+    if why is not None:
+        return ApiError(503, "write_failed", f"cannot write {rel}: {why}; nothing was changed")
     if exc.errno in (errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG):
         return ApiError(400, "invalid_session_path", f"cannot write {rel}: a folder and a file share a name, or a "
                                                      f"name is too long")

@@ -14,7 +14,7 @@ from typing import Any
 from flask import Blueprint, Response, g, jsonify, request
 
 from ..context import ServerState, state
-from ..errors import ApiError
+from ..errors import ApiError, not_ready
 from ..ops import OpContext
 from ..openapi import openapi_document, tools_document
 from ..registry import ROUTES, Route
@@ -67,10 +67,7 @@ def json_body() -> dict[str, Any]:
 def ready_live() -> Any:
     st = state()
     if not st.ready:
-        msg = "the server is still starting (building or loading the index and model); retry shortly"
-        if st.open_error:
-            msg = f"the corpus could not be opened: {st.redact(st.open_error)}"
-        raise ApiError(503, "not_ready", msg, headers={"Retry-After": "2"})
+        raise not_ready(st.redact(st.open_error))
     return st.live
 
 

@@ -23,6 +23,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
+from readiness import wait_healthy
+
 BIN = str(Path(sys.executable).parent / "commonplace")
 
 CORPUS: dict[str, str] = {
@@ -107,19 +109,12 @@ class Serve:
             raise AssertionError(f"serve did not start: {line!r} {self.log.read_text()[-2000:]}")
         self.url = m.group(0)
         deadline = time.time() + ready_timeout
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if self.proc.poll() is not None:
-                raise AssertionError(f"serve exited: {self.log.read_text()[-2000:]}")
-            time.sleep(0.1)
-        else:
-            self.stop()
-            raise AssertionError("serve not ready in time")
+        try:
+            wait_healthy(self.url, self.proc, ready_timeout, said=self.log.read_text)
+        except AssertionError:
+            if self.proc.poll() is None:
+                self.stop()
+            raise
         # The command line finds the server through .commonplace/server.json, written
         # right after the gate opens.
         while not (root / ".commonplace" / "server.json").exists() and time.time() < deadline:

@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -68,16 +67,10 @@ class Server:
         m = re.search(r"http://[\d.]+:(\d+)", line)
         assert m, line
         self.url, self.port = m.group(0), int(m.group(1))
-        t0 = time.time()
-        while time.time() - t0 < timeout:
-            try:
-                if self.request("GET", "/healthz").status == 200:
-                    return self
-            except OSError:
-                pass
-            assert self.proc.poll() is None, self.proc.stdout.read()
-            time.sleep(0.1)
-        raise AssertionError("server not ready")
+        from readiness import wait_healthy
+
+        wait_healthy(self.url, self.proc, timeout, said=self.proc.stdout.read)
+        return self
 
     def stop(self) -> str:
         assert self.proc is not None

@@ -87,19 +87,9 @@ def _start(corpus: Path, tmp_path: Path, *extra: str) -> tuple[subprocess.Popen,
 
 
 def _wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except urllib.error.HTTPError as e:
-            assert e.code == 503
-        except OSError:
-            pass
-        assert proc.poll() is None, "server exited"
-        time.sleep(0.1)
-    raise AssertionError("server not ready")
+    from readiness import wait_healthy
+
+    wait_healthy(url, proc, timeout)
 
 
 def test_serve_runs_waitress_and_cleans_up(corpus: Path, tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -77,19 +76,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     m = re.search(r"http://[\d.]+:\d+", line)
     assert m, line
     url = m.group(0)
-    t0 = time.time()
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except urllib.error.HTTPError as e:
-            assert e.code == 503
-        except OSError:
-            pass
-        assert proc.poll() is None, proc.stdout.read()
-        assert time.time() - t0 < 300, "server never became ready"
-        time.sleep(0.2)
+    from readiness import wait_healthy
+
+    wait_healthy(url, proc, 300, said=proc.stdout.read)
     yield Http(url, token), root
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=60)
