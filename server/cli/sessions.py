@@ -37,6 +37,16 @@ class _Offline:
         self.changed.update(paths)
         return SimpleNamespace(indexed=False)
 
+    def commit(self, paths: Any, *, before: Any = None, purge: bool = False) -> Any:
+        """`LiveContract.commit`: nothing is searchable until the build that follows."""
+        from commonplace.compiler.live_writes import Committed
+
+        self.refresh(list(paths))
+        return Committed(list(paths), indexed=False)
+
+    def purge(self) -> None:
+        pass  # the build that follows purges derived state
+
 
 def run_op(root: Path, out: Path, name: str, args: dict[str, Any], *, local: bool = False, build: bool = True,
            embed: bool = True) -> dict[str, Any]:
