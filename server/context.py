@@ -30,6 +30,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def is_trusted_proxy(addr: str, proxies: list[str]) -> bool:
+    """`addr` is one of the operator's `--trusted-proxy` addresses or networks."""
+    try:
+        ip = ipaddress.ip_address(addr.strip().strip("[]"))
+    except ValueError:
+        return False
+    for p in proxies:
+        try:
+            if ip in ipaddress.ip_network(p, strict=False):
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 @dataclass
 class ServerConfig:
     corpus: Path
@@ -41,6 +56,7 @@ class ServerConfig:
     max_body: int = DEFAULT_MAX_BODY
     allowed_hosts: list[str] = field(default_factory=list)  # extra Host names (non-loopback binds)
     public_url: str | None = None
+    trusted_proxies: list[str] = field(default_factory=list)  # --trusted-proxy: addresses/networks
 
     @property
     def loopback(self) -> bool:

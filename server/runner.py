@@ -110,10 +110,10 @@ def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, em
     try:
         server = waitress.create_server(
             app, host=cfg.host, port=cfg.port, threads=threads, ident="commonplace",
-            max_request_body_size=cfg.max_body, clear_untrusted_proxy_headers=True,
+            max_request_body_size=cfg.max_body, clear_untrusted_proxy_headers=False,
             channel_timeout=120, connection_limit=200,
         )
-    except OSError as exc:
+    except OSError as exc:  # (proxy headers reach the app: routes/guard.py decides whom to trust)
         raise BindError(f"cannot listen on {cfg.host}:{cfg.port}: {exc.strerror or exc}") from None
     server.channel_class = _json_channel_class()
     effective = getattr(server, "effective_port", cfg.port)

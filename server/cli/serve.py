@@ -2,6 +2,7 @@
 
     commonplace serve [CORPUS] [--host 127.0.0.1] [--port 8766] [--out site] [--watch]
                       [--no-auth] [--no-embed] [--max-body 1MiB] [--threads 8] [--allowed-host NAME]
+                      [--trusted-proxy ADDRESS]
 """
 
 from __future__ import annotations
@@ -42,12 +43,16 @@ def parse_size(text: str) -> int:
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256), help="Worker threads.")
 @click.option("--allowed-host", "allowed_hosts", multiple=True,
               help="Extra Host header names to answer to (for a non-loopback bind behind a name).")
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+              help="A reverse proxy in front of this server (an address or network, e.g. 127.0.0.1): the client "
+                   "address it puts in X-Forwarded-For/Forwarded decides who is local, and its X-Forwarded-Proto "
+                   "whether cookies are Secure. Without it, a request carrying forwarding headers is never local.")
 @click.option("--access-log", is_flag=True, help="Log one line per request (request id, method, path, status, ms).")
 @click.option("--compact-after", type=click.FloatRange(0, None), default=None, metavar="DAYS",
               help="Compact session transcripts older than DAYS, now and every hour (never the most recent third).")
 def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str, port: int, watch: bool,
           no_auth: bool, loopback_reads: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...],
-          access_log: bool, compact_after: float | None) -> None:
+          trusted_proxies: tuple[str, ...], access_log: bool, compact_after: float | None) -> None:
     """Serve the wiki at / and Dory's /v1 API (search, get, write, memory-write, wake, ...).
 
     As in Dory, every /v1 request needs `Authorization: Bearer <token>` (see `commonplace
@@ -68,6 +73,13 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
     if body_limit < 1024:
         raise click.BadParameter("must be at least 1KiB", param_hint="--max-body")
     loopback = is_loopback(host)
+    import ipaddress
+
+    for proxy in trusted_proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise click.BadParameter(f"{proxy!r} is not an IP address or network", param_hint="--trusted-proxy") from None
     if no_auth and not loopback:
         raise Problem(f"--no-auth is only allowed on a loopback address, not {host}")
     if not loopback and not TokenStore(root).has_tokens():
@@ -83,7 +95,7 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
         raise Problem(f"--loopback-reads is only allowed on a loopback address, not {host}")
     cfg = ServerConfig(corpus=root, out=out, host=host, port=port, no_auth=no_auth, loopback_reads=loopback_reads,
                        max_body=body_limit,
-                       allowed_hosts=list(allowed_hosts))
+                       allowed_hosts=list(allowed_hosts), trusted_proxies=list(trusted_proxies))
     app = create_app(live, cfg)
 
     from .. import runner

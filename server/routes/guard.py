@@ -6,10 +6,11 @@ other `/v1` route, `/metrics` and `/mcp` need a valid bearer token whenever toke
 configured, and are refused when none are, unless the server runs with `--no-auth` on a
 loopback bind. `--loopback-reads` lets reads from this machine in without a token. The
 built site at `/` is open to local clients of a loopback server and needs a token from
-anywhere else; `/wiki` has its own login. "On loopback" means the TCP peer is a loopback
-address *and* the request carries no forwarding header (X-Forwarded-For, Forwarded,
-X-Real-IP, X-Forwarded-Host): behind a reverse proxy on the same machine every request
-would otherwise look local.
+anywhere else; `/wiki` has its own login. "On loopback" is decided from the TCP peer,
+never from a header a client sends: the peer is a loopback address and the request carries
+no forwarding header (a proxy nobody declared: its clients are not local); or the peer is
+a proxy the operator named with `--trusted-proxy` and the client address it forwards
+(X-Forwarded-For, else Forwarded) is a loopback address.
 
 The token is taken from `Authorization: Bearer <token>` only (never from the URL, where it
 would end up in logs and browser history), except on /wiki, where Dory's `?token=` sets a
@@ -25,7 +26,7 @@ from typing import Any
 
 from flask import Blueprint, g, request
 
-from ..context import ServerConfig, is_loopback, state
+from ..context import ServerConfig, is_loopback, is_trusted_proxy, state
 from ..errors import ApiError
 from ..registry import PUBLIC_PATHS, WRITE_PATHS
 from ..tokens import TokenError
@@ -100,15 +101,83 @@ def _unauthorized(message: str) -> ApiError:
     return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": 'Bearer realm="commonplace"'})
 
 
-PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP", "X-Forwarded-Host")
+PROXY_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP", "X-Forwarded-Host", "X-Forwarded-Proto")
+
+
+def _forwarded_chain() -> list[str]:
+    """The client addresses a proxy recorded, oldest first: X-Forwarded-For, else the
+    `for=` parameters of Forwarded (RFC 7239). Ports and brackets removed."""
+    xff = request.headers.getlist("X-Forwarded-For")
+    if xff:
+        hops = [h.strip() for line in xff for h in line.split(",")]
+    else:
+        hops = []
+        for line in request.headers.getlist("Forwarded"):
+            for element in line.split(","):
+                for pair in element.split(";"):
+                    key, _, value = pair.strip().partition("=")
+                    if key.lower() == "for":
+                        hops.append(value.strip().strip('"'))
+    out = []
+    for h in hops:
+        if h.startswith("["):
+            h = h[1:h.find("]")] if "]" in h else h[1:]
+        elif h.count(":") == 1:
+            h = h.split(":", 1)[0]
+        out.append(h)
+    return out
+
+
+def _trusted(addr: str, cfg: ServerConfig) -> bool:
+    return bool(cfg.trusted_proxies) and is_trusted_proxy(addr, cfg.trusted_proxies)
+
+
+def client_address() -> str | None:
+    """Who sent this request, as far as the server can trust it: the socket's peer, or,
+    when the peer is a proxy the operator named (`--trusted-proxy`), the last address in
+    its forwarding header that is not itself a trusted proxy. None when a trusted proxy
+    relayed a request without saying for whom (never taken as local)."""
+    peer = request.environ.get("REMOTE_ADDR") or ""
+    cfg = state().config
+    if not _trusted(peer, cfg):
+        return peer
+    chain = _forwarded_chain()
+    if not chain:
+        return None
+    addr = peer
+    while chain and _trusted(addr, cfg):  # the first hop is the client, even if a proxy's address
+        addr = chain.pop()
+    return addr
 
 
 def is_local_client() -> bool:
-    """A client on this machine. A request relayed by a reverse proxy on loopback carries
-    forwarding headers and is treated as remote: the proxy's clients are not local."""
-    if not is_loopback(request.remote_addr or ""):
+    """A client on this machine, decided from the socket's peer (and what a trusted proxy
+    says), never from a header a client could send. A request that reaches the socket from
+    loopback carrying forwarding headers, but not from a trusted proxy, is taken as remote:
+    that is a proxy the operator did not declare, and its clients are not local."""
+    peer = request.environ.get("REMOTE_ADDR") or ""
+    if _trusted(peer, state().config):
+        addr = client_address()
+        return addr is not None and is_loopback(addr)
+    if not is_loopback(peer):
         return False
     return not any(h in request.headers for h in PROXY_HEADERS)
+
+
+def request_is_secure() -> bool:
+    """HTTPS as the browser sees it: the request's own scheme, or what a trusted proxy that
+    ends TLS says in X-Forwarded-Proto / Forwarded `proto=`."""
+    if request.is_secure:
+        return True
+    if not _trusted(request.environ.get("REMOTE_ADDR") or "", state().config):
+        return False
+    proto = request.headers.get("X-Forwarded-Proto", "").split(",")[-1].strip().lower()
+    if not proto:
+        for pair in request.headers.get("Forwarded", "").split(",")[-1].split(";"):
+            key, _, value = pair.strip().partition("=")
+            if key.lower() == "proto":
+                proto = value.strip().strip('"').lower()
+    return proto == "https"
 
 
 @guard.before_app_request

@@ -37,7 +37,7 @@ from markupsafe import escape
 from ..context import state
 from ..errors import ApiError
 from ..tokens import TokenError
-from .guard import is_local_client
+from .guard import is_local_client, request_is_secure
 from .pages import _headers, _safe_file
 
 wiki = Blueprint("wiki", __name__)
@@ -129,7 +129,7 @@ def _here_without_token() -> str:
 
 def _cookie(resp: Response, name: str, value: str) -> None:
     resp.set_cookie(name, value, max_age=COOKIE_AGE, path="/wiki", httponly=True, samesite="Lax",
-                    secure=request.is_secure)
+                    secure=request_is_secure())
 
 
 def authorize() -> Response | None:
@@ -341,5 +341,5 @@ def login() -> Any:
 def logout() -> Any:
     resp = redirect("/wiki/login", code=303)
     for name in (TOKEN_COOKIE, SESSION_COOKIE):
-        resp.delete_cookie(name, path="/wiki", httponly=True, samesite="Lax", secure=request.is_secure)
+        resp.delete_cookie(name, path="/wiki", httponly=True, samesite="Lax", secure=request_is_secure())
     return _private(resp)

@@ -641,6 +641,58 @@ CLAIMS: list[tuple[str, str, str, tuple[str, ...], int, tuple[int, ...], str | N
     ("bad-date", "Alex", "date one", ("--valid-from", "2025-13-45"), 1, (None,), None),
 ]
 
+
+
+# --------------------------------------------------------------------------- against a live server
+# Cases that only a real `commonplace serve` (waitress, real sockets) shows: what waitress
+# does to headers and bodies before the app sees them. `flags` start the server; "TOKEN" in
+# a header value is the real token. A body that is bytes is sent as is, with `ctype`.
+
+
+@dataclass(frozen=True)
+class LiveCase:
+    id: str
+    flags: tuple[str, ...]
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: Any = None
+    status: tuple[int, ...] = (401,)
+    ctype: str | None = "application/json"
+
+
+L = LiveCase
+_APPEND = {"kind": "append", "target": "inbox/proxy.md", "content": "from a proxied client"}
+_XFF = (("X-Forwarded-For", "203.0.113.9"),)
+_FWD = (("Forwarded", "for=203.0.113.9;proto=https"),)
+_XFF_LOCAL = (("X-Forwarded-For", "127.0.0.1"),)
+_TRUST = ("--trusted-proxy", "127.0.0.1")
+LIVE: list[LiveCase] = [
+    # issue 30 #1: a request relayed by a proxy on this machine is not a local client
+    L("xff-site-page", (), "GET", "/people/alex/", _XFF),
+    L("forwarded-site-page", (), "GET", "/people/alex/", _FWD),
+    L("xff-host-site-page", (), "GET", "/people/alex/", (("X-Forwarded-Host", "example.org"),)),
+    L("real-ip-site-page", (), "GET", "/people/alex/", (("X-Real-IP", "203.0.113.9"),)),
+    L("no-proxy-header-site-page", (), "GET", "/people/alex/", (), status=(200,)),
+    L("xff-loopback-reads-get", ("--loopback-reads",), "GET", "/v1/get?path=people/alex.md", _XFF),
+    L("forwarded-loopback-reads-get", ("--loopback-reads",), "GET", "/v1/get?path=people/alex.md", _FWD),
+    L("xff-loopback-reads-wiki", ("--loopback-reads",), "GET", "/wiki/", _XFF, status=(303,)),
+    L("xff-no-auth-write", ("--no-auth",), "POST", "/v1/write", _XFF, _APPEND),
+    L("forwarded-no-auth-write", ("--no-auth",), "POST", "/v1/write", _FWD, _APPEND),
+    L("xff-spoofed-loopback-no-auth", ("--no-auth",), "POST", "/v1/write", _XFF_LOCAL, _APPEND),
+    # behind a declared proxy, its forwarded address decides
+    L("trusted-proxy-remote-client", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md", _XFF),
+    L("trusted-proxy-remote-forwarded", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md", _FWD),
+    L("trusted-proxy-local-client", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md", _XFF_LOCAL,
+      status=(200,)),
+    L("trusted-proxy-spoofed-chain", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md",
+      (("X-Forwarded-For", "127.0.0.1, 203.0.113.9"),)),
+    L("trusted-proxy-says-nothing", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md"),
+    L("trusted-proxy-token", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md",
+      (*_XFF, ("Authorization", "Bearer TOKEN")), status=(200,)),
+]
+
+
 CATEGORIES: dict[str, list[Any]] = {
     "paths": PATHS,
     "site-urls": SITE_URLS,
@@ -657,4 +709,5 @@ CATEGORIES: dict[str, list[Any]] = {
     "site-xss-paths": XSS_PATHS,
     "queries": QUERIES,
     "claims": CLAIMS,
+    "live-server": LIVE,
 }

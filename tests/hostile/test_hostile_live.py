@@ -1,0 +1,60 @@
+"""The LIVE catalogue (hostile_cases.py) against real `commonplace serve` processes, and
+the findings of issue 30 that need a live server to show: proxy headers (waitress sees
+them before the app), the Secure cookie behind a TLS proxy."""
+
+from __future__ import annotations
+
+import pytest
+
+import hostile_cases as hc
+from hostilekit import assert_no_leak
+from livekit import LiveServers, live_servers, send  # noqa: F401 - fixture
+
+
+@pytest.mark.parametrize("case", hc.LIVE, ids=[c.id for c in hc.LIVE])
+def test_live_case(case: hc.LiveCase, live_servers: LiveServers) -> None:
+    server, env = live_servers.get(case.flags)
+    before = sorted(p.relative_to(env.corpus).as_posix() for p in env.corpus.rglob("*.md")
+                    if ".commonplace" not in p.parts)
+    r = send(server, case, env.token)
+    assert r.status in case.status, f"{case.id}: {r.status} {r.text[:300]}"
+    assert_no_leak("\n".join(f"{k}: {v}" for k, v in r.headers) + "\n\n" + r.text, env, case.id)
+    if r.status >= 400 and r.header("Content-Type") == "application/json":
+        assert r.json()["error"]["code"], r.text
+    if r.status >= 400 and case.method == "POST":
+        after = sorted(p.relative_to(env.corpus).as_posix() for p in env.corpus.rglob("*.md")
+                       if ".commonplace" not in p.parts)
+        assert after == before, f"{case.id}: a refused request changed the corpus"
+
+
+def _login(server, headers: dict[str, str]):
+    return server.request("POST", "/wiki/login", form={"password": "pw-live", "next": "/wiki"}, headers=headers)
+
+
+def test_session_cookie_is_secure_only_behind_a_trusted_tls_proxy(live_servers: LiveServers) -> None:
+    """Issue 30 #11: behind a TLS-ending proxy the wiki's cookie carries Secure; a client's
+    own X-Forwarded-Proto (no trusted proxy) does not make it so."""
+    trusted, _ = live_servers.get(("--trusted-proxy", "127.0.0.1"), {"COMMONPLACE_WEB_PASSWORD": "pw-live"})
+    r = _login(trusted, {"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
+    assert r.status == 303, r.text
+    cookie = next(v for k, v in r.headers if k.lower() == "set-cookie")
+    assert "Secure" in cookie, cookie
+    r = _login(trusted, {"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=203.0.113.9;proto=https"})
+    plain, _ = live_servers.get((), {"COMMONPLACE_WEB_PASSWORD": "pw-live"})
+    r = _login(plain, {"X-Forwarded-Proto": "https"})
+    assert r.status == 303, r.text
+    assert "Secure" not in next(v for k, v in r.headers if k.lower() == "set-cookie")
+
+
+def test_trusted_proxy_must_be_an_address(tmp_path) -> None:
+    import subprocess
+
+    from livekit import Server
+
+    from hostilekit import make_env
+
+    env = make_env(tmp_path)
+    server = Server(env.corpus, env.site)
+    r = subprocess.run([*__import__("dorylive").CLI, "serve", str(env.corpus), "--trusted-proxy", "my-proxy"],
+                       capture_output=True, text=True, timeout=60, env=server.env)
+    assert r.returncode == 2 and "--trusted-proxy" in r.stderr, r.stderr
