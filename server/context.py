@@ -57,6 +57,7 @@ class ServerConfig:
     allowed_hosts: list[str] = field(default_factory=list)  # extra Host names (non-loopback binds)
     public_url: str | None = None
     trusted_proxies: list[str] = field(default_factory=list)  # --trusted-proxy: addresses/networks
+    migrate_roots: list[str] = field(default_factory=list)  # --migrate-root: folders /v1/migrate may read
 
     @property
     def loopback(self) -> bool:

@@ -2,7 +2,7 @@
 
     commonplace serve [CORPUS] [--host 127.0.0.1] [--port 8766] [--out site] [--watch]
                       [--no-auth] [--no-embed] [--max-body 1MiB] [--threads 8] [--allowed-host NAME]
-                      [--trusted-proxy ADDRESS]
+                      [--trusted-proxy ADDRESS] [--migrate-root DIR]
 """
 
 from __future__ import annotations
@@ -47,12 +47,16 @@ def parse_size(text: str) -> int:
               help="A reverse proxy in front of this server (an address or network, e.g. 127.0.0.1): the client "
                    "address it puts in X-Forwarded-For/Forwarded decides who is local, and its X-Forwarded-Proto "
                    "whether cookies are Secure. Without it, a request carrying forwarding headers is never local.")
+@click.option("--migrate-root", "migrate_roots", multiple=True, metavar="DIR",
+              help="A folder /v1/migrate may import from (repeatable; also COMMONPLACE_MIGRATE_ROOTS). Without "
+                   "one, /v1/migrate is off.")
 @click.option("--access-log", is_flag=True, help="Log one line per request (request id, method, path, status, ms).")
 @click.option("--compact-after", type=click.FloatRange(0, None), default=None, metavar="DAYS",
               help="Compact session transcripts older than DAYS, now and every hour (never the most recent third).")
 def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str, port: int, watch: bool,
           no_auth: bool, loopback_reads: bool, no_embed: bool, max_body: str, threads: int, allowed_hosts: tuple[str, ...],
-          trusted_proxies: tuple[str, ...], access_log: bool, compact_after: float | None) -> None:
+          trusted_proxies: tuple[str, ...], migrate_roots: tuple[str, ...], access_log: bool,
+          compact_after: float | None) -> None:
     """Serve the wiki at / and Dory's /v1 API (search, get, write, memory-write, wake, ...).
 
     As in Dory, every /v1 request needs `Authorization: Bearer <token>` (see `commonplace
@@ -95,7 +99,8 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
         raise Problem(f"--loopback-reads is only allowed on a loopback address, not {host}")
     cfg = ServerConfig(corpus=root, out=out, host=host, port=port, no_auth=no_auth, loopback_reads=loopback_reads,
                        max_body=body_limit,
-                       allowed_hosts=list(allowed_hosts), trusted_proxies=list(trusted_proxies))
+                       allowed_hosts=list(allowed_hosts), trusted_proxies=list(trusted_proxies),
+                       migrate_roots=[str(Path(m).expanduser()) for m in migrate_roots])
     app = create_app(live, cfg)
 
     from .. import runner

@@ -25,3 +25,4 @@ class OpContext:
     # Which compatibility routes this server offers (`registry.compat_matrix`, handed in by
     # the registry when it calls an op: an op never imports the registry that imports it).
     compat: Callable[[], dict[str, str]] = field(default=lambda: {})
+    migrate_roots: tuple[str, ...] = ()  # `serve --migrate-root`: folders /v1/migrate may read

@@ -7,8 +7,9 @@ Dory's deterministic path does: `memory/daily/` to `digests/daily/`, `memory/wee
 case). A report of the run goes to `references/reports/migrations/<run>.md`.
 
 Safety: the import reads outside the corpus, which nothing else in commonplace does, so
-it is fenced (see `allowed_root`). It never follows symlinks, never reads hidden files,
-never replaces a file that exists (a re-run skips what is there), and puts what the write
+it is off unless the operator names the folders it may read (see `allowed_root`). It never
+follows symlinks, never reads hidden files or folders, special files or /proc, checks each
+file's size before reading it, never replaces a file that exists (a re-run skips what is there), and puts what the write
 checks refuse in quarantine. Paths in the answer and the report are relative to
 `legacy_root`; the server's own paths are never named.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import stat
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -55,56 +57,78 @@ class Run:
 # --------------------------------------------------------------------------- where from
 
 
-def _loopback(ctx: OpContext) -> bool:
-    flag = getattr(ctx, "loopback", None)
-    if isinstance(flag, bool):
-        return flag
-    # Until OpContext says so itself: reads need a token exactly when the bind is not loopback.
-    auth = (ctx.server_info() or {}).get("auth") or {}
-    return auth.get("reads_need_token") is False
+# Never imported from, whatever the roots say: the kernel's and devices' views of the
+# machine (a walk of /proc/self lists thousands of names and can read secrets).
+SYSTEM_FOLDERS = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/run"))
+MAX_WALKED = 50_000  # names looked at in one run, text or not
+
+
+def configured_roots(ctx: OpContext) -> list[Path]:
+    """The folders the operator allowed: `serve --migrate-root`, and COMMONPLACE_MIGRATE_ROOTS
+    (separated by the OS path separator)."""
+    named = list(getattr(ctx, "migrate_roots", ()) or ())
+    named += [p for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
+    out = []
+    for p in named:
+        try:
+            out.append(Path(p).expanduser().resolve())
+        except (OSError, RuntimeError):
+            continue
+    return out
 
 
 def allowed_root(ctx: OpContext, legacy_root: str) -> Path:
     """The folder to import, resolved, or an ApiError.
 
-    Fence: with COMMONPLACE_MIGRATE_ROOTS set (folders separated by the OS path separator),
-    only folders inside one of them. Without it, any folder when the server is bound to
-    loopback (Dory's behaviour: whoever calls could read those files anyway), none when it
-    listens on the network, where a token holder must not be able to copy the server's
-    files into the corpus and read them back.
+    Off unless the operator named folders to import from (`serve --migrate-root DIR`, or
+    COMMONPLACE_MIGRATE_ROOTS): a token holder must not be able to copy the server's files
+    into the corpus and read them back. Inside those folders, never a hidden folder (a part
+    starting with a dot), never /proc, /sys, /dev or /run, never the corpus or its state,
+    never a folder holding the corpus.
     """
     if "\x00" in legacy_root or has_hidden_characters(legacy_root):
         raise ApiError(400, "invalid_parameter", "`legacy_root` contains a control or invisible character")
+    roots = configured_roots(ctx)
+    if not roots:
+        raise ApiError(403, "migrate_not_enabled",
+                       "importing a folder is off on this server: start it with `--migrate-root DIR` (or set "
+                       f"{ROOTS_ENV}) naming the folders /v1/migrate may read")
     try:
-        folder = Path(legacy_root).resolve()
+        folder = Path(legacy_root).expanduser().resolve()
     except (OSError, RuntimeError):
         raise ApiError(400, "invalid_parameter", "`legacy_root` cannot be resolved") from None
-    roots = [Path(p).resolve() for p in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if p.strip()]
-    if roots:
-        if not any(folder.is_relative_to(r) for r in roots):
-            raise ApiError(403, "migrate_root_not_allowed",
-                           f"`legacy_root` is outside the folders this server may import from ({ROOTS_ENV})")
-    elif not _loopback(ctx):
+    base = next((r for r in roots if folder.is_relative_to(r)), None)
+    if base is None:
         raise ApiError(403, "migrate_root_not_allowed",
-                       f"this server listens on the network: importing a folder needs {ROOTS_ENV} "
-                       "(the folders it may import from) set when it starts")
+                       "`legacy_root` is outside the folders this server may import from (--migrate-root)")
+    if any(folder.is_relative_to(s) for s in SYSTEM_FOLDERS):
+        raise ApiError(403, "migrate_root_not_allowed", "`legacy_root` is a system folder; it is never imported")
+    if any(part.startswith(".") for part in folder.relative_to(base).parts):
+        raise ApiError(403, "migrate_root_not_allowed", "`legacy_root` is inside a hidden folder; it is never imported")
     if not folder.is_dir():
         raise ApiError(400, "invalid_parameter", "`legacy_root` is not a folder this server can read")
     root = ctx.root.resolve()
     if folder.is_relative_to(root) or root.is_relative_to(folder):
         raise ApiError(400, "invalid_parameter", "`legacy_root` must be outside the corpus and must not contain it")
     for ex in ctx.excluded:
-        if folder.is_relative_to(ex.resolve()):
-            raise ApiError(400, "invalid_parameter", "`legacy_root` is inside the site output")
+        if folder.is_relative_to(ex.resolve()) or ex.resolve().is_relative_to(folder):
+            raise ApiError(400, "invalid_parameter", "`legacy_root` must not hold or be inside the site output")
     return folder
 
 
 def stage(folder: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]]]:
-    """Text files under `folder` (not following symlinks, no hidden parts), sorted."""
+    """Text files under `folder` (not following symlinks, no hidden parts, no system
+    folders), sorted. Only regular files are kept; sizes are checked here, before reading."""
     staged: list[tuple[str, Path]] = []
     skipped: list[tuple[str, str]] = []
+    walked = 0
     for here, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_FOLDERS)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_FOLDERS
+                         and Path(here, d) not in SYSTEM_FOLDERS)
+        walked += len(dirs) + len(files)
+        if walked > MAX_WALKED:
+            raise ApiError(400, "too_many_files", f"`legacy_root` holds more than {MAX_WALKED:,} names; "
+                                                  "import it one sub-folder at a time")
         for name in sorted(files):
             full = Path(here) / name
             rel = full.relative_to(folder).as_posix()
@@ -113,8 +137,16 @@ def stage(folder: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]]]:
             if not name.lower().endswith(SUFFIXES):
                 skipped.append((rel, "not a text or markdown file"))
                 continue
-            if full.is_symlink() or not full.is_file():
+            try:
+                info = os.lstat(full)
+            except OSError:
+                skipped.append((rel, "cannot be read"))
+                continue
+            if not stat.S_ISREG(info.st_mode):
                 skipped.append((rel, "a symlink or special file"))
+                continue
+            if info.st_size > w.MAX_CONTENT_BYTES:
+                skipped.append((rel, f"larger than {w.MAX_CONTENT_BYTES:,} bytes"))
                 continue
             staged.append((rel, full))
             if len(staged) > MAX_FILES:
@@ -205,7 +237,13 @@ def _run_id(folder: Path) -> str:
 
 def _write_one(ctx: OpContext, run: Run, rel: str, full: Path) -> None:
     try:
-        data = full.read_bytes()
+        # O_NOFOLLOW and a bounded read: the file may have grown or been swapped since staging.
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                run.skipped.append((rel, "a symlink or special file"))
+                return
+            data = fh.read(w.MAX_CONTENT_BYTES + 1)
     except OSError:
         run.skipped.append((rel, "cannot be read"))
         return

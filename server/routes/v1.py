@@ -79,7 +79,8 @@ def answer(data: dict[str, Any], status: int = 200) -> Response:
 
 def op_context(st: ServerState) -> OpContext:
     return OpContext(live=st.live, root=st.root, out=st.out, excluded=st.excluded(),
-                     actor=getattr(g, "actor", None), server_info=lambda: server_info(st))
+                     actor=getattr(g, "actor", None), server_info=lambda: server_info(st),
+                     migrate_roots=tuple(st.config.migrate_roots))
 
 
 def server_info(st: ServerState) -> dict[str, Any]:

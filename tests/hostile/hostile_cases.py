@@ -667,6 +667,9 @@ _XFF = (("X-Forwarded-For", "203.0.113.9"),)
 _FWD = (("Forwarded", "for=203.0.113.9;proto=https"),)
 _XFF_LOCAL = (("X-Forwarded-For", "127.0.0.1"),)
 _TRUST = ("--trusted-proxy", "127.0.0.1")
+_AUTH = (("Authorization", "Bearer TOKEN"),)
+# One server for every migrate case: the corpus's parent and two system folders as roots.
+_MIGRATE = ("--migrate-root", "{base}", "--migrate-root", "/proc", "--migrate-root", "/sys")
 LIVE: list[LiveCase] = [
     # issue 30 #1: a request relayed by a proxy on this machine is not a local client
     L("xff-site-page", (), "GET", "/people/alex/", _XFF),
@@ -690,6 +693,27 @@ LIVE: list[LiveCase] = [
     L("trusted-proxy-says-nothing", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md"),
     L("trusted-proxy-token", ("--loopback-reads", *_TRUST), "GET", "/v1/get?path=people/alex.md",
       (*_XFF, ("Authorization", "Bearer TOKEN")), status=(200,)),
+    # issue 30 #2: /v1/migrate reads only under the operator's --migrate-root, never /proc or dot-folders
+    L("migrate-off-by-default", (), "POST", "/v1/migrate", _AUTH, {"legacy_root": "{outside}", "use_llm": False},
+      status=(403,)),
+    L("migrate-etc-off-by-default", (), "POST", "/v1/migrate", _AUTH, {"legacy_root": "/etc", "use_llm": False},
+      status=(403,)),
+    L("migrate-outside-roots", _MIGRATE, "POST", "/v1/migrate", _AUTH, {"legacy_root": "/etc", "use_llm": False},
+      status=(403,)),
+    L("migrate-proc-self", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "/proc/self", "use_llm": False}, status=(403,)),
+    L("migrate-proc-via-dotdot", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "/tmp/../proc/1", "use_llm": False}, status=(403,)),
+    L("migrate-sys", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "/sys/kernel", "use_llm": False}, status=(403,)),
+    L("migrate-dot-folder", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "{corpus}/.git", "use_llm": False}, status=(400, 403)),
+    L("migrate-corpus-state", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "{corpus}/.commonplace", "use_llm": False}, status=(400, 403)),
+    L("migrate-holds-corpus", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "{base}", "use_llm": False}, status=(400,)),
+    L("migrate-symlink-out", _MIGRATE, "POST", "/v1/migrate", _AUTH,
+      {"legacy_root": "{corpus}/links/etc", "use_llm": False}, status=(403,)),
 ]
 
 

@@ -16,6 +16,8 @@ from dorylive import Answer, Server  # noqa: E402
 
 from hostilekit import Env, make_env  # noqa: E402
 
+WEB_PASSWORD = "pw-live"  # every live server has a wiki password (COMMONPLACE_WEB_PASSWORD)
+WEB_PASSWORD_ENV = "COMMONPLACE_WEB_PASSWORD"
 __all__ = ["Answer", "Server", "LiveServers", "live_servers"]
 
 
@@ -30,7 +32,8 @@ class LiveServers:
         key = flags + tuple(f"{k}={v}" for k, v in sorted((env_vars or {}).items()))
         if key not in self.running:
             env = make_env(self.base / f"srv{len(self.running)}")
-            server = Server(env.corpus, env.site, *flags, env=env_vars).start()
+            server = Server(env.corpus, env.site, *(fill(f, env) for f in flags),
+                            env={WEB_PASSWORD_ENV: WEB_PASSWORD, **(env_vars or {})}).start()
             self.running[key] = (server, env)
         return self.running[key]
 
@@ -48,21 +51,27 @@ def live_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
     servers.stop_all()
 
 
-def send(server: Server, case: Any, token: str) -> Answer:
-    """A LiveCase sent as is (headers with TOKEN filled in)."""
+def fill(text: str, env: Env) -> str:
+    """{outside}, {corpus} and {base} in a case's flags, path or body: the real folders."""
+    return text.replace("{outside}", str(env.outside)).replace("{corpus}", str(env.corpus)).replace(
+        "{base}", str(env.base))
+
+
+def send(server: Server, case: Any, env: Env) -> Answer:
+    """A LiveCase sent as is (headers with TOKEN filled in, folders in the path and body)."""
     import http.client
     import json
 
-    headers = {k: v.replace("TOKEN", token) for k, v in case.headers}
+    headers = {k: v.replace("TOKEN", env.token) for k, v in case.headers}
     data = case.body
     if data is not None and not isinstance(data, bytes):
-        data = json.dumps(data).encode("utf-8")
+        data = fill(json.dumps(data), env).encode("utf-8")
     if data is not None and case.ctype:
         headers["Content-Type"] = case.ctype
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
     try:
         try:
-            conn.request(case.method, case.path, body=data, headers=headers)
+            conn.request(case.method, fill(case.path, env), body=data, headers=headers)
         except (BrokenPipeError, ConnectionResetError):
             pass
         r = conn.getresponse()

@@ -16,7 +16,7 @@ def test_live_case(case: hc.LiveCase, live_servers: LiveServers) -> None:
     server, env = live_servers.get(case.flags)
     before = sorted(p.relative_to(env.corpus).as_posix() for p in env.corpus.rglob("*.md")
                     if ".commonplace" not in p.parts)
-    r = send(server, case, env.token)
+    r = send(server, case, env)
     assert r.status in case.status, f"{case.id}: {r.status} {r.text[:300]}"
     assert_no_leak("\n".join(f"{k}: {v}" for k, v in r.headers) + "\n\n" + r.text, env, case.id)
     if r.status >= 400 and r.header("Content-Type") == "application/json":
@@ -34,13 +34,13 @@ def _login(server, headers: dict[str, str]):
 def test_session_cookie_is_secure_only_behind_a_trusted_tls_proxy(live_servers: LiveServers) -> None:
     """Issue 30 #11: behind a TLS-ending proxy the wiki's cookie carries Secure; a client's
     own X-Forwarded-Proto (no trusted proxy) does not make it so."""
-    trusted, _ = live_servers.get(("--trusted-proxy", "127.0.0.1"), {"COMMONPLACE_WEB_PASSWORD": "pw-live"})
+    trusted, _ = live_servers.get(("--loopback-reads", "--trusted-proxy", "127.0.0.1"))
     r = _login(trusted, {"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
     assert r.status == 303, r.text
     cookie = next(v for k, v in r.headers if k.lower() == "set-cookie")
     assert "Secure" in cookie, cookie
     r = _login(trusted, {"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=203.0.113.9;proto=https"})
-    plain, _ = live_servers.get((), {"COMMONPLACE_WEB_PASSWORD": "pw-live"})
+    plain, _ = live_servers.get(())
     r = _login(plain, {"X-Forwarded-Proto": "https"})
     assert r.status == 303, r.text
     assert "Secure" not in next(v for k, v in r.headers if k.lower() == "set-cookie")
@@ -58,3 +58,40 @@ def test_trusted_proxy_must_be_an_address(tmp_path) -> None:
     r = subprocess.run([*__import__("dorylive").CLI, "serve", str(env.corpus), "--trusted-proxy", "my-proxy"],
                        capture_output=True, text=True, timeout=60, env=server.env)
     assert r.returncode == 2 and "--trusted-proxy" in r.stderr, r.stderr
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM")
+
+
+def test_migrate_reads_only_what_it_needs_from_an_operator_root(live_servers: LiveServers) -> None:
+    """Issue 30 #2: under an allowed root, a hidden folder is refused, a file larger than
+    the write limit is skipped without being read (the server's memory does not grow by
+    its size), a FIFO is skipped without blocking, and no hidden name reaches the report."""
+    import os
+
+    server, env = live_servers.get(hc._MIGRATE)
+    legacy = env.base / "legacy"
+    (legacy / ".ssh").mkdir(parents=True)
+    (legacy / ".ssh" / "id_note.md").write_text("PRIVATE-KEY-NOTE\n")
+    (legacy / "notes").mkdir()
+    (legacy / "notes" / "plain.md").write_text("# Plain\n\nThe okapi ledger.\n")
+    with open(legacy / "notes" / "huge.md", "wb") as fh:  # sparse: no disk, 300 MB when read
+        fh.truncate(300 * 1024 * 1024)
+    os.mkfifo(legacy / "notes" / "pipe.md")
+    r = server.request("POST", "/v1/migrate", {"legacy_root": str(legacy / ".ssh"), "use_llm": False}, token=env.token)
+    assert r.status == 403 and r.json()["error"]["code"] == "migrate_root_not_allowed", r.text
+    before = _peak_rss_mb(server.proc.pid)
+    r = server.request("POST", "/v1/migrate", {"legacy_root": str(legacy), "use_llm": False}, token=env.token)
+    assert r.status == 200, r.text
+    body = r.json()
+    assert [w["source"] for w in body["written"]] == ["notes/plain.md"]
+    skipped = {s["source"]: s["reason"] for s in body["skipped"]}
+    assert "larger than" in skipped["notes/huge.md"] and "special" in skipped["notes/pipe.md"], skipped
+    grew = _peak_rss_mb(server.proc.pid) - before
+    assert grew < 100, f"the server's peak memory grew by {grew:.0f} MB importing a folder with a 300 MB file"
+    report = (env.corpus / body["report_path"]).read_text("utf-8")
+    assert ".ssh" not in report and "PRIVATE-KEY-NOTE" not in r.text + report

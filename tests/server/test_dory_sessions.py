@@ -42,7 +42,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     base = tmp_path_factory.mktemp("dory-sessions")
     root = write_files(base / "corpus", {**CORPUS, **ARTIFACTS})
     token = TokenStore(root).create("hermes")
-    server = Server(root, base / "site").start()
+    server = Server(root, base / "site", "--migrate-root", str(base)).start()
     yield server, root, token, base
     if server.proc and server.proc.poll() is None:
         server.stop()
