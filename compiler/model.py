@@ -194,6 +194,26 @@ class Document:
 TRANSIENT_FIELDS = ("tokens", "md_env", "draft", "deferred")
 
 
+# Names the site writes for itself at its top level; `_/` holds the rest (static files,
+# generated pages, search data). A document may not take a page there.
+SITE_TOP_FILES = frozenset({"index.html", "404.html", "feed.xml", "graph.json"})
+
+
+def reserved_path(path: str) -> str | None:
+    """Why a document at corpus path `path` cannot have a page (its page would replace or
+    collide with one the site generates), or None. Compared case-insensitively, as a
+    site may be copied to a case-insensitive disk."""
+    base = path[:-3] if path.endswith(".md") else path
+    parts = [p.lower() for p in base.split("/")]
+    if parts[0] == "_":
+        return "'_/' is the site's own folder (its pages, scripts and search data)"
+    if parts[0] in SITE_TOP_FILES:
+        return f"{parts[0]!r} is a file the site generates"
+    if "index.html" in parts:
+        return "a folder or file named 'index.html' collides with a page of the site"
+    return None
+
+
 def page_url(path: str) -> str:
     """`people/alex.md` -> `people/alex/index.html` (works from disk and when served)."""
     base = path[:-3] if path.endswith(".md") else path

@@ -3,7 +3,8 @@
 Every `*.md` under the root is a document except hidden paths (any part starting with
 `.`, which covers `.commonplace/`; a hidden file name is reported, and a name of dots
 only such as `..md` is a document), the build output directory when it lies inside the
-corpus, and symlinks that leave the corpus.
+corpus, symlinks that leave the corpus, and paths whose page the site reserves
+(`model.reserved_path`: `_/`, `index.html`, ...), which are skipped with a warning.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import Warning_
+from .model import Warning_, reserved_path
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ def scan(root: Path, out_dir: Path | None = None) -> tuple[list[SourceFile], lis
                     warnings.append(Warning_(rel, "symlink leaves the corpus; skipped", code="symlink"))
                     continue
             if not full.is_file():
+                continue
+            why = reserved_path(rel)
+            if why is not None:  # its page would overwrite (or trip over) one the site writes
+                warnings.append(Warning_(rel, f"skipped: {why}", code="reserved"))
                 continue
             files.append(SourceFile(rel, full))
     files.sort(key=lambda f: f.path)

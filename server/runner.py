@@ -177,4 +177,6 @@ def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, em
             # rethrown" (SIGABRT) under a loaded CI run.
             opener.join(timeout=15)
         say("commonplace: stopped")
+    if state.open_error:  # waitress's loop swallows on_term's SystemExit: the code is set here
+        code = code or 1
     return code

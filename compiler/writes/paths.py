@@ -14,7 +14,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from ..model import STATE_DIR
+from ..model import STATE_DIR, reserved_path
 from .checks import has_hidden_characters, reveal
 from .errors import InvalidTarget
 
@@ -73,6 +73,8 @@ def normalize_target(target: Any, *, require_md: bool = True) -> str:
             raise _refuse(target, f"has a name longer than {MAX_PART_BYTES} bytes")
     if parts[0].lower() == STATE_DIR:
         raise _refuse(target, "is inside commonplace's state folder")
+    if require_md and reserved_path(target) is not None:
+        raise _refuse(target, f"is reserved for the site: {reserved_path(target)}")
     if require_md and not target.endswith(".md"):
         raise _refuse(target, "must end in .md")
     if require_md and parts[-1] == ".md":

@@ -659,6 +659,7 @@ class LiveCase:
     body: Any = None
     status: tuple[int, ...] = (401,)
     ctype: str | None = "application/json"
+    says: str = ""  # a word the answer must contain (the reason, not just the status)
 
 
 L = LiveCase
@@ -668,6 +669,7 @@ _FWD = (("Forwarded", "for=203.0.113.9;proto=https"),)
 _XFF_LOCAL = (("X-Forwarded-For", "127.0.0.1"),)
 _TRUST = ("--trusted-proxy", "127.0.0.1")
 _AUTH = (("Authorization", "Bearer TOKEN"),)
+_FM = {"title": "Planted", "type": "note"}
 # One server for every migrate case: the corpus's parent and two system folders as roots.
 _MIGRATE = ("--migrate-root", "{base}", "--migrate-root", "/proc", "--migrate-root", "/sys")
 LIVE: list[LiveCase] = [
@@ -714,6 +716,15 @@ LIVE: list[LiveCase] = [
       {"legacy_root": "{base}", "use_llm": False}, status=(400,)),
     L("migrate-symlink-out", _MIGRATE, "POST", "/v1/migrate", _AUTH,
       {"legacy_root": "{corpus}/links/etc", "use_llm": False}, status=(403,)),
+    # issue 30 #3: the site's own namespace is not the corpus's
+    *[L(f"reserved-{i}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": t, "content": "# x\n",
+                                                            "frontmatter": _FM}, status=(400,), says="reserved") for i, t in enumerate([
+            "_/static/site.js.md", "_/graph.md", "_/tags.md", "_/search.md", "_/search-data/x.md", "_.md",
+            "index.html.md", "404.html.md", "feed.xml.md", "graph.json.md", "notes/a/index.html.md",
+            "_/x.md", "Index.HTML.md"])],
+    L("reserved-not-for-read", (), "GET", "/v1/get?path=_/graph.md", _AUTH, status=(400, 404)),
+    L("underscore-prefix-is-fine", (), "POST", "/v1/write", _AUTH,
+      {"kind": "create", "target": "notes/_draft.md", "content": "# Draft\n", "frontmatter": _FM}, status=(200,)),
 ]
 
 

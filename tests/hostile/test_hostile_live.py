@@ -18,6 +18,7 @@ def test_live_case(case: hc.LiveCase, live_servers: LiveServers) -> None:
                     if ".commonplace" not in p.parts)
     r = send(server, case, env)
     assert r.status in case.status, f"{case.id}: {r.status} {r.text[:300]}"
+    assert case.says in r.text, f"{case.id}: the answer does not say {case.says!r}: {r.text[:300]}"
     assert_no_leak("\n".join(f"{k}: {v}" for k, v in r.headers) + "\n\n" + r.text, env, case.id)
     if r.status >= 400 and r.header("Content-Type") == "application/json":
         assert r.json()["error"]["code"], r.text
@@ -95,3 +96,50 @@ def test_migrate_reads_only_what_it_needs_from_an_operator_root(live_servers: Li
     assert grew < 100, f"the server's peak memory grew by {grew:.0f} MB importing a folder with a 300 MB file"
     report = (env.corpus / body["report_path"]).read_text("utf-8")
     assert ".ssh" not in report and "PRIVATE-KEY-NOTE" not in r.text + report
+
+
+def test_a_planted_reserved_file_is_skipped_by_build_and_serve(tmp_path) -> None:
+    """Issue 30 #3: a file in the site's namespace, planted on disk (not through the API),
+    is skipped with a warning: `build` finishes, `serve` opens and serves the real site."""
+    import subprocess
+
+    from dorylive import CLI
+
+    from hostilekit import make_env
+    from livekit import Server
+
+    env = make_env(tmp_path)
+    for rel in ("_/static/site.js.md", "_/graph.md", "index.html.md"):
+        (env.corpus / rel).parent.mkdir(parents=True, exist_ok=True)
+        (env.corpus / rel).write_text("# Planted\n\nNot the site's file.\n")
+    r = subprocess.run([*CLI, "build", str(env.corpus), "--out", str(env.site), "--no-embed"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "_/static/site.js.md" in r.stderr and "skipped" in r.stderr
+    assert (env.site / "_/static/site.js").is_file()
+    server = Server(env.corpus, env.site).start()
+    try:
+        js = server.request("GET", "/_/static/site.js")
+        assert js.status == 200 and b"Planted" not in js.body
+        assert server.request("GET", "/_/graph/").status == 200
+    finally:
+        server.stop()
+
+
+def test_serve_that_cannot_open_its_corpus_exits_non_zero(tmp_path) -> None:
+    """Issue 30 #3: `serve` prints why it cannot open the corpus and exits 1, not 0."""
+    import subprocess
+
+    from dorylive import CLI
+
+    from hostilekit import make_env
+    from livekit import Server
+
+    env = make_env(tmp_path)
+    blocker = tmp_path / "site-is-a-file"
+    blocker.write_text("not a folder\n")
+    server = Server(env.corpus, blocker)
+    r = subprocess.run([*CLI, "serve", str(env.corpus), "--out", str(blocker / "site"), "--port", "0", "--no-embed"],
+                       capture_output=True, text=True, timeout=300, env=server.env)
+    assert r.returncode == 1, (r.returncode, r.stdout[-1000:], r.stderr[-1000:])
+    assert "cannot open the corpus" in r.stderr and "Traceback" not in r.stderr + r.stdout
