@@ -58,6 +58,7 @@ class ServerConfig:
     public_url: str | None = None
     trusted_proxies: list[str] = field(default_factory=list)  # --trusted-proxy: addresses/networks
     migrate_roots: list[str] = field(default_factory=list)  # --migrate-root: folders /v1/migrate may read
+    threads: int = 8  # waitress's worker threads (--threads): live-reload streams take at most half
 
     @property
     def loopback(self) -> bool:

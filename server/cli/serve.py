@@ -100,7 +100,7 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
     cfg = ServerConfig(corpus=root, out=out, host=host, port=port, no_auth=no_auth, loopback_reads=loopback_reads,
                        max_body=body_limit,
                        allowed_hosts=list(allowed_hosts), trusted_proxies=list(trusted_proxies),
-                       migrate_roots=[str(Path(m).expanduser()) for m in migrate_roots])
+                       migrate_roots=[str(Path(m).expanduser()) for m in migrate_roots], threads=threads)
     app = create_app(live, cfg)
 
     from .. import runner

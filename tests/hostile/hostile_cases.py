@@ -722,6 +722,10 @@ LIVE: list[LiveCase] = [
             "_/static/site.js.md", "_/graph.md", "_/tags.md", "_/search.md", "_/search-data/x.md", "_.md",
             "index.html.md", "404.html.md", "feed.xml.md", "graph.json.md", "notes/a/index.html.md",
             "_/x.md", "Index.HTML.md"])],
+    # issue 30 #4: live reload behind the pages' own auth
+    L("events-remote-no-token", (), "GET", "/_/events", _XFF),
+    L("events-forwarded-no-token", (), "GET", "/_/events", _FWD),
+    L("events-remote-bad-token", (), "GET", "/_/events", (*_XFF, ("Authorization", "Bearer nope"))),
     L("reserved-not-for-read", (), "GET", "/v1/get?path=_/graph.md", _AUTH, status=(400, 404)),
     L("underscore-prefix-is-fine", (), "POST", "/v1/write", _AUTH,
       {"kind": "create", "target": "notes/_draft.md", "content": "# Draft\n", "frontmatter": _FM}, status=(200,)),

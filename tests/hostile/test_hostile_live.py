@@ -143,3 +143,53 @@ def test_serve_that_cannot_open_its_corpus_exits_non_zero(tmp_path) -> None:
                        capture_output=True, text=True, timeout=300, env=server.env)
     assert r.returncode == 1, (r.returncode, r.stdout[-1000:], r.stderr[-1000:])
     assert "cannot open the corpus" in r.stderr and "Traceback" not in r.stderr + r.stdout
+
+
+def _open_stream(port: int, path: str = "/_/events"):
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n".encode())
+    return sock
+
+
+def _read_head(sock) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_live_reload_streams_do_not_stall_the_server(live_servers: LiveServers) -> None:
+    """Issue 30 #4: twelve open /_/events streams (more than the server's threads) leave
+    /healthz and the API answering at once; streams over the cap are turned away at once
+    with a longer retry instead of waiting for a thread."""
+    import time
+
+    server, env = live_servers.get(("--threads", "4"))
+    socks = [_open_stream(server.port) for _ in range(12)]
+    try:
+        heads = [_read_head(s) for s in socks[:4]]  # the first streams are answered...
+        assert all(h.startswith(b"HTTP/1.1 200") for h in heads), heads
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        assert server.request("GET", "/healthz").status == 200
+        r = server.request("GET", "/v1/get?path=people/alex.md", token=env.token)
+        took = time.monotonic() - t0
+        assert r.status == 200 and took < 5, f"/healthz and /v1/get took {took:.1f} s with 12 streams open"
+        busy = [s.recv(4096) for s in socks[4:]]  # ... the rest get a quick "come back later"
+        turned_away = [b for b in busy if b"retry: 15000" in b]
+        assert len(turned_away) >= 6, busy
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_wiki_live_reload_needs_the_wiki_login(live_servers: LiveServers) -> None:
+    """The wiki's pages listen at /wiki/_/events: behind the wiki's login like the pages."""
+    server, env = live_servers.get(())
+    r = server.request("GET", "/wiki/_/events", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert r.status == 303 and "/wiki/login" in (r.header("Location") or "")
