@@ -79,10 +79,33 @@ def warm_up(live: Any, embed: bool, say: Callable[[str], None]) -> None:
     if callable(preload):
         preload()
         return
+    probe = {"query": "warm up", "k": 1, "mode": "hybrid" if embed else "bm25"}
     try:
-        live.search({"query": "warm up", "k": 1, "mode": "hybrid" if embed else "bm25"})
+        live.search(probe)
     except Exception as exc:  # noqa: BLE001 - an empty corpus has no index yet; serve anyway
+        if getattr(live, "index", True) and getattr(live, "docs", None) and _rebuilt(live, embed, exc):
+            try:
+                live.search(probe)
+                return
+            except Exception as again:  # noqa: BLE001 - still serving: the site and reads work
+                exc = again
         say(f"note: search warm-up failed ({type(exc).__name__}); the first query will load it")
+
+
+def _rebuilt(live: Any, embed: bool, exc: BaseException) -> bool:
+    """A search index that exists but cannot be read (a truncated Whoosh segment or HNSW
+    file) is built afresh, with a warning, rather than failing every search."""
+    from commonplace.compiler.search.index_stage import rebuild_indexes
+    from commonplace.compiler.search.recover import unreadable
+
+    if not unreadable(exc):
+        return False
+    try:
+        with live.write_lock:
+            rebuild_indexes(live.root, list(live.docs.values()), exc, embed=embed)
+    except Exception:  # noqa: BLE001 - said by the caller's note
+        return False
+    return True
 
 
 SWITCH_INTERVAL = None  # seconds; None keeps Python's (5 ms). See set_switch_interval.

@@ -78,8 +78,28 @@ def _compatible(meta: Meta | None, model_id: str, chunker: str) -> bool:
 
 def build_indexes(root: Path, docs: Sequence[Document], *, embed: bool = True, model: str | None = None,
                   cfg: ChunkConfig = ChunkConfig(), progress: bool = False) -> IndexReport:
-    """Full build: bring the index in line with exactly `docs` (diffing by content hash)."""
-    return _apply(Path(root), list(docs), [], full=True, embed=embed, model=model, cfg=cfg, progress=progress)
+    """Full build: bring the index in line with exactly `docs` (diffing by content hash).
+    An index that cannot be read is rebuilt from nothing, with a warning (`recover`)."""
+    from .recover import record, unreadable
+
+    try:
+        return _apply(Path(root), list(docs), [], full=True, embed=embed, model=model, cfg=cfg, progress=progress)
+    except Exception as exc:
+        if not unreadable(exc):
+            raise
+        record("the search index", exc)
+    return _apply(Path(root), list(docs), [], full=True, embed=embed, model=model, cfg=cfg, progress=progress,
+                  fresh=True)
+
+
+def rebuild_indexes(root: Path, docs: Sequence[Document], why: BaseException, *, embed: bool = True) -> IndexReport:
+    """The index built afresh into a new generation, after `why` showed the live one cannot
+    be read (a search over a truncated segment or HNSW file)."""
+    from .recover import record
+
+    record("the search index", why)
+    return _apply(Path(root), list(docs), [], full=True, embed=embed, model=None, cfg=ChunkConfig(), progress=False,
+                  fresh=True)
 
 
 def fill_from_cache(root: Path, model: str | None = None) -> IndexReport:
@@ -139,10 +159,11 @@ def merge_segments(root: Path) -> str | None:
 
 def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: bool, embed: bool,
            model: str | None, cfg: ChunkConfig, progress: bool, defer_merge: bool = False,
-           pending: str = "embed") -> IndexReport:
+           pending: str = "embed", fresh: bool = False) -> IndexReport:
     """`pending`: what to do with chunks earlier runs left without a vector: "embed" them,
     take them from the "cache" only, or "skip" them. While a `VectorFiller` works on this
-    corpus, "embed" means "skip": a write must not wait for the whole backlog."""
+    corpus, "embed" means "skip": a write must not wait for the whole backlog. `fresh`:
+    ignore the live generation (it cannot be read) and build a new one from nothing."""
     from .embedding.base import resolve_model
     from .index_filling import filling
 
@@ -156,9 +177,9 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
     if pending == "embed" and filling(root):
         pending = "skip"
     with store.write_lock():
-        base = store.current()
+        base = None if fresh else store.current()  # fresh: the live generation is unreadable
         meta = Meta.load(base) if base is not None else None
-        if not _compatible(meta, ref.model_id, chunker):
+        if fresh or not _compatible(meta, ref.model_id, chunker):
             if not full:
                 raise IndexNeedsRebuild("no compatible search index; run a full `commonplace build`")
             base, meta = None, None

@@ -218,6 +218,9 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
     if isinstance(lb, dict):  # warnings name corpus files only; keep the answer small
         lb.pop("warnings", None)
     answer.update(dory_fields(ctx, docs, info if isinstance(info, dict) else {}))
+    from commonplace.compiler.search.recover import recovered
+
+    answer["recovered"] = recovered()  # derived state discarded and rebuilt by this process
     if debug:
         from commonplace.compiler.search.store import index_root
 

@@ -14,6 +14,30 @@ class EmbeddingCache:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        try:
+            self._open()
+            self._db.execute("SELECT count(*) FROM (SELECT 1 FROM emb LIMIT 1)").fetchone()
+        except sqlite3.DatabaseError as exc:  # garbage or truncated: a cache, so start it again
+            self._discard(exc)
+
+    def _discard(self, exc: BaseException) -> None:
+        """Move the unreadable cache aside (kept for a look, replaced next time) and open an
+        empty one: every vector it held can be computed again."""
+        from ..recover import record
+
+        try:
+            self._db.close()
+        except Exception:  # noqa: BLE001 - it may never have opened
+            pass
+        for suffix in ("", "-wal", "-shm"):
+            part = self.path.with_name(self.path.name + suffix)
+            if part.exists():
+                part.replace(part.with_name(part.name + ".unreadable"))
+        record("the embedding cache", exc, "moved aside and started empty")
+        self._open()
+
+    def _open(self) -> None:
+        path = self.path
         self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False)
         self._db.execute("PRAGMA page_size = 8192")  # vectors are ~1.5 KB: 5 per page, no overflow
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -29,11 +53,15 @@ class EmbeddingCache:
 
         out: dict[str, Any] = {}
         keys = list(dict.fromkeys(hashes))
-        for i in range(0, len(keys), 500):
-            batch = keys[i : i + 500]
-            q = f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({','.join('?' * len(batch))})"
-            for h, blob in self._db.execute(q, [model, *batch]):
-                out[h] = np.frombuffer(blob, dtype=np.float32)
+        try:
+            for i in range(0, len(keys), 500):
+                batch = keys[i : i + 500]
+                q = f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({','.join('?' * len(batch))})"
+                for h, blob in self._db.execute(q, [model, *batch]):
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
+        except sqlite3.DatabaseError as exc:  # a page deep in the file is bad: all misses
+            self._discard(exc)
+            return {}
         return out
 
     def put_many(self, model: str, items: Iterable[tuple[str, Any]]) -> None:
