@@ -23,6 +23,7 @@ from ..fsutil import atomic_create, atomic_replace, fsync_dir, unlink_quiet
 from ..locks import WRITES_LOCK, claims_lock, corpus_lock
 from ..model import content_hash
 from . import schema as sc
+from .budget import check_parse_time, check_structure
 from .checks import Finding, scan_content
 from .compose import check_frontmatter, frontmatter_strings
 from .errors import (
@@ -248,6 +249,8 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
     findings = scan_content(scanned)
     if findings:
         return _refuse_or_quarantine(root, req, findings, excluded)
+    check_structure(req.content, "the content")
+    check_parse_time(req.content)  # before the lock: a slow parse costs this request only
     with write_lock(root):
         rel = _route(root, rel, req, excluded)
         full = _check_file(root, rel, excluded)
@@ -258,6 +261,8 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
             tomb_old = _read(_check_file(root, trel, excluded), trel)
         action, changes = plan(rel, req, old, tomb_old)
         main = changes[0]
+        if req.kind == "append":  # appends add up: the caps hold for the whole document
+            check_structure(main.new.decode("utf-8", "replace"), rel)
         result = WriteResult(rel, action, _content_bytes(req.content), content_hash(main.new), dry_run=req.dry_run,
                              previous_hash=content_hash(old) if old is not None else None,
                              old_data=old, new_data=main.new, changes=changes)
