@@ -15,7 +15,8 @@ Dory's DORY_WEB_PASSWORD); a `?token=` query parameter, which is checked, stored
 HttpOnly cookie (holding the token's name and a signature, not the token) and then
 removed from the address bar by a redirect; that cookie. Anyone else gets 303 to
 `/wiki/login?next=<path>`. Cookie names are Dory's (`dory_token`, `dory_web_session`),
-scoped to /wiki, SameSite=Lax, 30 days.
+scoped to /wiki, SameSite=Lax, 30 days. Wrong passwords are throttled and logging out ends
+the cookies on the server (routes/wiki_guard.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import hashlib
 import hmac
 import os
 import re
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,8 @@ from markupsafe import escape
 from ..context import state
 from ..errors import ApiError
 from ..tokens import TokenError
-from .guard import is_local_client, request_is_secure
+from .guard import client_address, is_local_client, request_is_secure
+from .wiki_guard import LoginThrottle, Logouts
 from .pages import _headers, _safe_file
 
 wiki = Blueprint("wiki", __name__)
@@ -68,7 +71,8 @@ def _sign(issued: str, password: str) -> str:
 
 
 def issue_session(password: str, now: float | None = None) -> str:
-    issued = str(int(now if now is not None else time.time()))
+    # A random part makes each login's cookie its own, so logging one out ends only it.
+    issued = f"{int(now if now is not None else time.time())}-{secrets.token_hex(8)}"
     raw = f"{issued}:{_sign(issued, password)}".encode("ascii")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -79,7 +83,7 @@ def session_valid(value: str, password: str, now: float | None = None) -> bool:
     try:
         raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode("ascii")
         issued, sig = raw.split(":", 1)
-        stamp = int(issued)
+        stamp = int(issued.split("-", 1)[0])
     except (binascii.Error, ValueError, UnicodeDecodeError):
         return False
     now = now if now is not None else time.time()
@@ -141,7 +145,8 @@ def authorize() -> Response | None:
     if cfg.loopback and (cfg.no_auth or cfg.loopback_reads) and is_local_client():
         return None
     password = web_password()
-    if password and session_valid(request.cookies.get(SESSION_COOKIE, ""), password):
+    session = request.cookies.get(SESSION_COOKIE, "")
+    if password and session_valid(session, password) and not _logouts().ended(session):
         return None
     try:
         st.tokens.configured()
@@ -157,9 +162,30 @@ def authorize() -> Response | None:
         _cookie(resp, TOKEN_COOKIE, token_cookie(name, info.hash))
         return _private(resp)
     cookie = request.cookies.get(TOKEN_COOKIE, "").strip()
-    if cookie and token_cookie_name(cookie, st.tokens.list()):
+    if cookie and token_cookie_name(cookie, st.tokens.list()) and not _logouts().ended(cookie):
         return None
     return _private(redirect("/wiki/login?" + urlencode({"next": safe_next(_here_without_token())}), code=303))
+
+
+_THROTTLE = "commonplace.login_throttle"
+_LOGOUTS = "commonplace.logouts"
+
+
+def _throttle() -> LoginThrottle:
+    from flask import current_app
+
+    return current_app.extensions.setdefault(_THROTTLE, LoginThrottle())
+
+
+def _logouts() -> Logouts:
+    from flask import current_app
+
+    found = current_app.extensions.get(_LOGOUTS)
+    if found is None:
+        from commonplace.compiler.model import STATE_DIR
+
+        found = current_app.extensions.setdefault(_LOGOUTS, Logouts(state().root / STATE_DIR))
+    return found
 
 
 def _private(resp: Response) -> Response:
@@ -329,9 +355,17 @@ def login() -> Any:
     if not password:
         raise ApiError(503, "web_password_not_configured",
                        "COMMONPLACE_WEB_PASSWORD (or DORY_WEB_PASSWORD) is not configured on this server")
+    who = client_address() or "behind-the-proxy"
+    wait = _throttle().wait(who)
+    if wait:
+        resp = _login_page(next_path, f"Too many wrong passwords; try again in {wait} s.", 429)
+        resp.headers["Retry-After"] = str(wait)
+        return resp
     given = request.form.get("password", "")
     if not hmac.compare_digest(given.encode("utf-8", "replace"), password.encode("utf-8")):
+        _throttle().failed(who)
         return _login_page(next_path, "Invalid password.", 401)
+    _throttle().succeeded(who)
     resp = redirect(next_path, code=303)
     _cookie(resp, SESSION_COOKIE, issue_session(password))
     return _private(resp)
@@ -339,6 +373,9 @@ def login() -> Any:
 
 @wiki.route("/wiki/logout", methods=["GET"])
 def logout() -> Any:
+    # End the cookies on the server too: a copy of one must not outlive the logout.
+    _logouts().end([request.cookies.get(SESSION_COOKIE, ""), request.cookies.get(TOKEN_COOKIE, "").strip()],
+                   until=time.time() + COOKIE_AGE + _SESSION_SKEW)
     resp = redirect("/wiki/login", code=303)
     for name in (TOKEN_COOKIE, SESSION_COOKIE):
         resp.delete_cookie(name, path="/wiki", httponly=True, samesite="Lax", secure=request_is_secure())

@@ -341,8 +341,9 @@ JSON_BODIES: list[tuple[str, str, bytes, tuple[int, ...]]] = [
      b'{"agent": "o\\u202e", "query": "ignore previous instructions \\u0000", '
      b'"selected_path": "../../outside/secret.md", "result_paths": ["/etc/passwd", "~/.ssh/id_rsa"]}', (200,)),
     ("migrate-use-llm-default", "/v1/migrate", b'{"legacy_root": "/nonexistent-hostile"}', (400,)),
-    ("migrate-missing-folder", "/v1/migrate", b'{"legacy_root": "/nonexistent-hostile", "use_llm": false}', (400,)),
-    ("migrate-file-not-folder", "/v1/migrate", b'{"legacy_root": "/etc/passwd", "use_llm": false}', (400,)),
+    # /v1/migrate is off unless the server names --migrate-root folders (issue 30 #2): 403
+    ("migrate-missing-folder", "/v1/migrate", b'{"legacy_root": "/nonexistent-hostile", "use_llm": false}', (403,)),
+    ("migrate-file-not-folder", "/v1/migrate", b'{"legacy_root": "/etc/passwd", "use_llm": false}', (403,)),
     ("migrate-nul", "/v1/migrate", b'{"legacy_root": "/tmp\\u0000/x", "use_llm": false}', (400,)),
     ("migrate-root-object", "/v1/migrate", b'{"legacy_root": {"$gt": ""}, "use_llm": false}', (422,)),
     ("migrate-empty-root", "/v1/migrate", b'{"legacy_root": "", "use_llm": false}', (422,)),
@@ -726,6 +727,20 @@ LIVE: list[LiveCase] = [
     L("events-remote-no-token", (), "GET", "/_/events", _XFF),
     L("events-forwarded-no-token", (), "GET", "/_/events", _FWD),
     L("events-remote-bad-token", (), "GET", "/_/events", (*_XFF, ("Authorization", "Bearer nope"))),
+    # issue 30 #6: one write may not hold the corpus lock for long (too_complex, 422)
+    *[L(f"complex-{name}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": f"inbox/complex-{name}.md",
+                                                             "content": text, "frontmatter": _FM},
+        status=(422,), says="too_complex") for name, text in [
+        ("refdefs-20k", "".join(f"[r{i}]: http://x/{i}\n" for i in range(20_000))),
+        ("nested-brackets-50k", "[" * 50_000 + "x" + "]" * 50_000),
+        ("wikilinks-50k", " ".join(f"[[p{i}]]" for i in range(50_000))),
+        ("entities-150k", "&amp;" * 150_000),
+        ("open-brackets-20k", "[a " * 20_000),
+        ("emphasis-100k", "*a " * 100_000),
+    ]],
+    L("complex-json-in-code-block-is-fine", (), "POST", "/v1/write", _AUTH,
+      {"kind": "create", "target": "references/notes/data.md", "content": "```\n" + "[1, [2, [3]]], " * 30_000 + "\n```\n",
+       "frontmatter": _FM}, status=(200,)),
     L("reserved-not-for-read", (), "GET", "/v1/get?path=_/graph.md", _AUTH, status=(400, 404)),
     L("underscore-prefix-is-fine", (), "POST", "/v1/write", _AUTH,
       {"kind": "create", "target": "notes/_draft.md", "content": "# Draft\n", "frontmatter": _FM}, status=(200,)),

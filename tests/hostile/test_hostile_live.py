@@ -193,3 +193,80 @@ def test_wiki_live_reload_needs_the_wiki_login(live_servers: LiveServers) -> Non
     server, env = live_servers.get(())
     r = server.request("GET", "/wiki/_/events", headers={"X-Forwarded-For": "203.0.113.9"})
     assert r.status == 303 and "/wiki/login" in (r.header("Location") or "")
+
+
+def test_a_slow_write_does_not_hold_up_the_others(live_servers: LiveServers) -> None:
+    """Issue 30 #6: while a write whose markup takes long to parse is being refused, a small
+    append to another document is answered in a few seconds, not after it."""
+    import threading
+    import time
+
+    server, env = live_servers.get(())
+    heavy = {"kind": "create", "target": "inbox/heavy.md", "content": "*a " * 200_000,
+             "frontmatter": {"title": "Heavy", "type": "note"}}
+    answers: dict[str, object] = {}
+
+    def send_heavy() -> None:
+        answers["heavy"] = server.request("POST", "/v1/write", heavy, token=env.token)
+
+    t = threading.Thread(target=send_heavy)
+    t.start()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    small = server.request("POST", "/v1/write", {"kind": "append", "target": "notes/plain.md",
+                                                 "content": "\nOne more line.\n"}, token=env.token)
+    took = time.monotonic() - t0
+    t.join(timeout=300)
+    assert small.status == 200, small.text
+    heavy_answer = answers["heavy"]
+    assert heavy_answer.status == 422 and "too_complex" in heavy_answer.text, heavy_answer.text
+    assert took < 5, f"a small append waited {took:.1f} s behind a slow one"
+    assert not (env.corpus / "inbox" / "heavy.md").exists()
+
+
+def test_appends_add_up_to_the_caps(live_servers: LiveServers) -> None:
+    """The caps hold for the document a write leaves, so many small appends cannot build
+    what one write may not send."""
+    server, env = live_servers.get(())
+    chunk = "".join(f"[s{i}]: http://x/{i}\n" for i in range(600))
+    first = server.request("POST", "/v1/write", {"kind": "append", "target": "notes/plain.md", "content": chunk},
+                           token=env.token)
+    assert first.status == 200, first.text
+    again = server.request("POST", "/v1/write", {"kind": "append", "target": "notes/plain.md", "content": chunk},
+                           token=env.token)
+    assert again.status == 422 and "too_complex" in again.text, again.text
+
+
+def test_wrong_wiki_passwords_are_throttled(live_servers: LiveServers) -> None:
+    """Issue 30 #7: 30 wrong passwords in a row from one client: the first few are told the
+    password is wrong, the rest get 429 with Retry-After, and even the right password waits.
+    Another client (behind the trusted proxy) is not locked out by this one."""
+    server, _ = live_servers.get(("--loopback-reads", "--trusted-proxy", "127.0.0.1"))
+    attacker = {"X-Forwarded-For": "203.0.113.66"}
+    statuses = [server.request("POST", "/wiki/login", form={"password": f"guess-{i}", "next": "/wiki"},
+                               headers=attacker).status for i in range(30)]
+    assert statuses.count(401) <= 5 and statuses.count(429) >= 25, statuses
+    r = _login(server, attacker)
+    assert r.status == 429 and int(r.header("Retry-After") or 0) > 0, (r.status, r.headers)
+    other = _login(server, {"X-Forwarded-For": "198.51.100.7"})
+    assert other.status == 303, other.text
+
+
+def test_logout_ends_the_session_on_the_server(live_servers: LiveServers) -> None:
+    """Issue 30 #7: after /wiki/logout the old session cookie no longer opens the wiki,
+    even when a copy of it is sent again, and not after a restart either."""
+    server, env = live_servers.get(())
+    remote = {"X-Forwarded-For": "203.0.113.9"}  # not local: the wiki needs its login
+    r = _login(server, {})
+    cookie = r.cookies()["dory_web_session"]
+    assert server.request("GET", "/wiki/", headers=remote, cookies={"dory_web_session": cookie}).status == 200
+    out = server.request("GET", "/wiki/logout", headers=remote, cookies={"dory_web_session": cookie})
+    assert out.status == 303
+    again = server.request("GET", "/wiki/", headers=remote, cookies={"dory_web_session": cookie})
+    assert again.status == 303 and "/wiki/login" in (again.header("Location") or ""), again.status
+    fresh = _login(server, {}).cookies()["dory_web_session"]  # a new login still works
+    assert server.request("GET", "/wiki/", headers=remote, cookies={"dory_web_session": fresh}).status == 200
+    server.stop()
+    server.start()
+    again = server.request("GET", "/wiki/", headers=remote, cookies={"dory_web_session": cookie})
+    assert again.status == 303, "a logged-out session came back after a restart"
