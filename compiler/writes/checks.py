@@ -16,10 +16,21 @@ from typing import Any
 # Invisible or direction-changing characters: zero-width spaces/joiners, bidi embeddings,
 # overrides and isolates, word joiner and invisible operators, BOM, Mongolian vowel
 # separator, soft hyphen, interlinear annotations, and Unicode tag characters.
+# Together with the joiners and variation selectors below (allowed only where a reader
+# sees what they do), this is every Default_Ignorable_Code_Point of Unicode (combining
+# grapheme joiner, Khmer inherent vowels, Mongolian selectors, reserved U+2065 and
+# U+FFF0-FFF8, shorthand format controls, the whole tag and variation plane U+E0000-E0FFF)
+# and the invisible format characters (category Cf: Egyptian hieroglyph format controls).
 _INVISIBLE = re.compile(
-    "[\u00ad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
-    "\u3164\ufeff\ufff9-\ufffb\uffa0\U000e0000-\U000e007f\U0001d173-\U0001d17a]"
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufeff\ufff0-\ufff8\ufff9-\ufffb\uffa0\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e00ff\U000e01f0-\U000e0fff]"
 )
+# Variation selectors: visible in effect only after an emoji or symbol, a keycap base, a
+# CJK ideograph (U+E0100-E01EF) or a Mongolian letter (U+180B-180F); elsewhere (after each
+# Latin letter) they are a way to hide a message.
+_SELECTOR = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_BRAILLE_BLANK = "\u2800"  # looks like a space; fine inside Braille, hiding anywhere else
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # C0/C1 controls other than tab, newline and carriage return.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -55,6 +66,37 @@ class Finding:
 
     def as_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "line": self.line}
+
+
+_EMPHASIS = re.compile(r"[*_~`]+")
+_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,60}>")
+_SPACES = re.compile(r"\s+")
+
+
+def for_matching(text: str) -> str:
+    """The text as a reader takes it in, for the injection markers: invisible characters
+    and joiners dropped, markdown emphasis and inline HTML tags removed (`ignore *previous*
+    instructions`, `ignore <b>previous</b> ...`), runs of whitespace made one space."""
+    text = _INVISIBLE.sub("", text)
+    text = _SELECTOR.sub("", text).replace("\u200c", "").replace("\u200d", "").replace(_BRAILLE_BLANK, " ")
+    text = _CONTROL.sub("", text)
+    text = _TAG.sub(" ", text)
+    text = _EMPHASIS.sub("", text)
+    return _SPACES.sub(" ", text)
+
+
+def _selector_base(selector: str, before: str) -> bool:
+    """`before` is a character `selector` may follow visibly."""
+    if not before:
+        return False
+    cp = ord(before)
+    if "\u180b" <= selector <= "\u180f":
+        return 0x1800 <= cp <= 0x18AF  # Mongolian
+    if selector >= "\U000e0100":
+        return 0x2E80 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF  # CJK
+    return (_is_emoji_neighbour(before) or before in "0123456789#*" or 0x2000 <= cp <= 0x2BFF
+            or unicodedata.category(before) in ("So", "Sm", "Sc") or 0x2E80 <= cp <= 0x9FFF
+            or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF)
 
 
 def _is_emoji_neighbour(ch: str) -> bool:
@@ -111,11 +153,28 @@ def scan_content(text: str, limit: int = 20) -> list[Finding]:
         found.append(Finding("invisible-character", f"{len(m.group())} variation selectors in a row (hidden data)", line_of(m.start())))
         if len(found) >= limit:
             return found
+    for m in _SELECTOR.finditer(text):
+        before = text[m.start() - 1] if m.start() else ""
+        if not _selector_base(m.group(), before):
+            found.append(Finding("invisible-character", f"variation selector U+{ord(m.group()):04X} after a "
+                                 "character it cannot change (hidden data)", line_of(m.start())))
+            if len(found) >= limit:
+                return found
+    i = text.find(_BRAILLE_BLANK)
+    while i >= 0:
+        near = text[max(i - 1, 0):i] + text[i + 1:i + 2]
+        if not any(0x2801 <= ord(c) <= 0x28FF for c in near):
+            found.append(Finding("invisible-character", "invisible character U+2800 outside Braille", line_of(i)))
+            if len(found) >= limit:
+                return found
+        i = text.find(_BRAILLE_BLANK, i + 1)
     # Markers are matched on the compatibility-folded text too, so fullwidth or styled
     # letters (ｉｇｎｏｒｅ, 𝐢𝐠𝐧𝐨𝐫𝐞) do not slip past them. NFKC keeps line breaks.
     folded = unicodedata.normalize("NFKC", text)
+    plain = for_matching(folded)
     for name, rx in INJECTION_PATTERNS:
-        m = rx.search(text) or (rx.search(folded) if folded != text else None)
+        m = rx.search(text) or (rx.search(folded) if folded != text else None) or \
+            (rx.search(plain) if plain != folded else None)
         if m:
             found.append(Finding("prompt-injection", f"prompt-injection marker ({name})",
                                  (m.string.count("\n", 0, m.start()) + 1)))
@@ -133,6 +192,9 @@ def reveal(text: str) -> str:
     text = _CONTROL.sub(sub, text)
     text = _INVISIBLE.sub(sub, text)
     text = _VS_RUN.sub(lambda m: "".join(f"<U+{ord(c):04X}>" for c in m.group()), text)
+    text = re.sub(r"(?<![\u2801-\u28ff])\u2800(?![\u2801-\u28ff])", sub, text)
+    text = "".join(f"<U+{ord(c):04X}>" if _SELECTOR.match(c) and not _selector_base(c, text[i - 1] if i else "")
+                   else c for i, c in enumerate(text)) if _SELECTOR.search(text) else text
     for joiner in _JOINERS:
         text = text.replace(joiner, f"<U+{ord(joiner):04X}>")
     return text
