@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,11 +43,56 @@ def _json_channel_class() -> Any:
             self.set_close_on_finish()
             self.content_length = len(body)
             self.write(body)
+            if e.code == 413:
+                self.channel.linger_wanted = True
 
     class JsonChannel(HTTPChannel):
+        """After a 413 the client is often still sending its body: closing at once would
+        reset the connection under it before it reads the answer. So the answer is sent,
+        the sending side shut, and what still arrives is read and dropped (up to
+        LINGER_BYTES or LINGER_SECONDS) before the socket closes."""
+
         error_task_class = JsonErrorTask
+        linger_wanted = False
+        lingering = False
+        linger_until = 0.0
+        linger_left = 0
+
+        def handle_close(self) -> None:
+            if self.linger_wanted and not self.lingering and self.connected:
+                try:
+                    self.socket.shutdown(socket.SHUT_WR)
+                except OSError:
+                    return HTTPChannel.handle_close(self)
+                self.lingering, self.will_close = True, False
+                self.linger_until, self.linger_left = time.time() + LINGER_SECONDS, LINGER_BYTES
+                return None
+            return HTTPChannel.handle_close(self)
+
+        def readable(self) -> bool:
+            return True if self.lingering else HTTPChannel.readable(self)
+
+        def writable(self) -> bool:
+            return False if self.lingering else HTTPChannel.writable(self)
+
+        def handle_read(self) -> None:
+            if not self.lingering:
+                return HTTPChannel.handle_read(self)
+            try:
+                data = self.socket.recv(65536)
+            except OSError:
+                data = b""
+            self.linger_left -= len(data)
+            if not data or self.linger_left <= 0 or time.time() > self.linger_until:
+                self.lingering = self.linger_wanted = False
+                HTTPChannel.handle_close(self)
+            return None
 
     return JsonChannel
+
+
+LINGER_BYTES = 256 * 1024 * 1024  # read and dropped after a 413, at most
+LINGER_SECONDS = 30.0
 
 
 def url_host(host: str) -> str:
