@@ -17,7 +17,7 @@ from ..context import ServerState, state
 from ..errors import ApiError, not_ready
 from ..ops import OpContext
 from ..openapi import openapi_document, tools_document
-from ..registry import ROUTES, Route
+from ..registry import ROUTES, WRITE_PATHS, Route
 from ..validation import check_body, validate
 
 api = Blueprint("api", __name__)
@@ -38,6 +38,10 @@ def _bad_body(message: str, kind: str = "json_invalid") -> ApiError:
                     detail=[{"type": kind, "loc": ["body"], "msg": message, "input": None}])
 
 
+def _json_type(mimetype: str) -> bool:
+    return mimetype == "application/json" or (mimetype.startswith("application/") and mimetype.endswith("+json"))
+
+
 def json_body() -> dict[str, Any]:
     """The request's JSON object ({} when there is no body). 422 for anything else, as a
     FastAPI server answers a body it cannot decode."""
@@ -46,6 +50,10 @@ def json_body() -> dict[str, Any]:
     data = request.get_data(cache=True)  # bounded by MAX_CONTENT_LENGTH (413 above it)
     if not data.strip():
         return {}
+    if request.path in WRITE_PATHS and not _json_type(request.mimetype):
+        # A write's body is JSON, said so: a text/plain or untyped POST is what a page on
+        # another site can send without asking the browser first (a "simple" request).
+        raise ApiError(415, "unsupported_media_type", "a write's body must be sent as Content-Type: application/json")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

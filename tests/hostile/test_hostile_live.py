@@ -270,3 +270,46 @@ def test_logout_ends_the_session_on_the_server(live_servers: LiveServers) -> Non
     server.start()
     again = server.request("GET", "/wiki/", headers=remote, cookies={"dory_web_session": cookie})
     assert again.status == 303, "a logged-out session came back after a restart"
+
+
+def test_a_50_mb_body_gets_the_json_413(live_servers: LiveServers) -> None:
+    """Issue 30 #13: a body far above --max-body is answered with the JSON 413 the docs
+    promise, which the client can read, instead of a connection reset."""
+    import http.client
+    import json
+
+    server, env = live_servers.get(())
+    body = b'{"kind": "append", "target": "notes/plain.md", "content": "' + b"a" * (50 * 1024 * 1024) + b'"}'
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+    try:
+        conn.request("POST", "/v1/write", body=body, headers={"Content-Type": "application/json",
+                                                            "Authorization": f"Bearer {env.token}"})
+        r = conn.getresponse()
+        data = json.loads(r.read())
+    finally:
+        conn.close()
+    assert r.status == 413 and data["error"]["code"] == "too_large", data
+    assert server.request("GET", "/healthz").status == 200
+
+
+@pytest.mark.parametrize("ctype", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data"])
+def test_a_write_must_say_it_is_json(ctype: str | None, live_servers: LiveServers) -> None:
+    """Issue 30 #12: /v1/write takes only Content-Type: application/json (415 otherwise),
+    the types a page on another site can send without a preflight included."""
+    import http.client
+    import json
+
+    server, env = live_servers.get(())
+    body = json.dumps({"kind": "append", "target": "notes/plain.md", "content": "typed"}).encode()
+    headers = {"Authorization": f"Bearer {env.token}"}
+    if ctype:
+        headers["Content-Type"] = ctype
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        conn.request("POST", "/v1/write", body=body, headers=headers)
+        r = conn.getresponse()
+        answer = json.loads(r.read())
+    finally:
+        conn.close()
+    assert r.status == 415 and answer["error"]["code"] == "unsupported_media_type", answer
+    assert "typed" not in (env.corpus / "notes" / "plain.md").read_text()
