@@ -313,3 +313,24 @@ def test_a_write_must_say_it_is_json(ctype: str | None, live_servers: LiveServer
         conn.close()
     assert r.status == 415 and answer["error"]["code"] == "unsupported_media_type", answer
     assert "typed" not in (env.corpus / "notes" / "plain.md").read_text()
+
+
+def test_a_line_range_of_a_huge_planted_file_reads_only_that_range(live_servers: LiveServers) -> None:
+    """Issue 30 #14: `/v1/get?lines=1` of a 150 MB file planted in the corpus answers its
+    first line without the server's memory growing by the file's size."""
+    server, env = live_servers.get(())
+    block = "".join(f"planted line {i} with some words to fill it up\n" for i in range(20_000)).encode()
+    big = env.corpus / "notes" / "planted-huge.md"
+    with open(big, "wb") as fh:
+        fh.write(b"---\ntitle: Planted\n---\n")
+        while fh.tell() < 150 * 1024 * 1024:
+            fh.write(block)
+    try:
+        before = _peak_rss_mb(server.proc.pid)
+        r = server.request("GET", "/v1/get?path=notes/planted-huge.md&from=5&lines=1", token=env.token)
+        assert r.status == 200, r.text
+        assert r.json()["content"] == "planted line 1 with some words to fill it up\n", r.text[:200]
+        grew = _peak_rss_mb(server.proc.pid) - before
+        assert grew < 60, f"reading one line of a 150 MB file grew the server's peak memory by {grew:.0f} MB"
+    finally:
+        big.unlink()
