@@ -20,6 +20,8 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
+
 import anyio
 
 from .backend import LocalCorpus, StdioBackend
@@ -74,8 +76,30 @@ async def _serve(backend: StdioBackend) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, backend)
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            relay_send, relay_recv = anyio.create_memory_object_stream(0)  # type: ignore[var-annotated]
+            tg.start_soon(_answer_bad_lines, read_stream, relay_send, write_stream)
+            await server.run(relay_recv, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()  # the client closed stdin: stop the signal watcher too
+
+
+async def _answer_bad_lines(read_stream: Any, relay: Any, write_stream: Any) -> None:
+    """Pass the client's messages on; answer a line that is not JSON with JSON-RPC's
+    -32700 (parse error) and JSON that is not a JSON-RPC message with -32600 (invalid
+    request), id null, instead of the SDK's silence."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import ErrorData, JSONRPCError
+
+    async with relay:
+        async for item in read_stream:
+            if not isinstance(item, Exception):
+                await relay.send(item)
+                continue
+            errors = getattr(item, "errors", None)
+            kinds = {e.get("type") for e in errors()} if callable(errors) else set()
+            code, message = (-32700, "Parse error: the line is not JSON") if "json_invalid" in kinds or not kinds \
+                else (-32600, "Invalid request: not a JSON-RPC 2.0 message")
+            error = JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message))
+            await write_stream.send(SessionMessage(error))
 
 
 def serve_stdio(root: Path, out: Path, *, embed: bool = True, watch: bool = False, verbose: bool = False,

@@ -334,3 +334,36 @@ def test_a_line_range_of_a_huge_planted_file_reads_only_that_range(live_servers:
         assert grew < 60, f"reading one line of a 150 MB file grew the server's peak memory by {grew:.0f} MB"
     finally:
         big.unlink()
+
+
+def test_mcp_answers_a_malformed_line_with_a_json_rpc_error(tmp_path) -> None:
+    """Issue 30 #15: `commonplace mcp` answers a line that is not JSON with -32700 and JSON
+    that is not JSON-RPC with -32600 (id null), then goes on serving."""
+    import json
+    import subprocess
+
+    from dorylive import CLI
+
+    from hostilekit import make_env
+
+    env = make_env(tmp_path)
+    proc = subprocess.Popen([*CLI, "mcp", str(env.corpus), "--out", str(env.site), "--no-embed"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        answers = []
+        for line in ["{not json", '{"foo": 1}', json.dumps({
+                "jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})]:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            answers.append(json.loads(proc.stdout.readline()))
+        assert answers[0]["error"]["code"] == -32700 and answers[0]["id"] is None, answers[0]
+        assert answers[1]["error"]["code"] == -32600 and answers[1]["id"] is None, answers[1]
+        assert answers[2]["id"] == 7 and "result" in answers[2], answers[2]
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
