@@ -29,7 +29,7 @@ from .compose import check_frontmatter, frontmatter_strings
 from .errors import (
     Conflict, ContentRefused, Exists, InvalidInput, InvalidTarget, TooLarge, WriteError, WriteFailed, disk_refusal,
 )
-from .paths import locate, normalize_target
+from .paths import check_collision, locate, normalize_target
 from .plan import Change, plan, request_meta, tombstone_path
 from .quarantine import QUARANTINE_DIR, quarantine_path, quarantine_text
 
@@ -255,6 +255,8 @@ def apply_write(root: Path, req: WriteRequest, excluded: tuple[Path, ...] = ()) 
         rel = _route(root, rel, req, excluded)
         full = _check_file(root, rel, excluded)
         old = _read(full, rel)
+        if old is None:
+            check_collision(root, rel)
         tomb_old = None
         if req.kind == "forget" and old is not None:
             trel = tombstone_path(rel)

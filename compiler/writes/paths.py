@@ -21,6 +21,9 @@ from .errors import InvalidTarget
 MAX_PATH_CHARS = 512
 MAX_PART_BYTES = 255
 
+_WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
+                              *(f"COM{c}" for c in "123456789\u00b9\u00b2\u00b3"),
+                              *(f"LPT{c}" for c in "123456789\u00b9\u00b2\u00b3")})
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -71,6 +74,10 @@ def normalize_target(target: Any, *, require_md: bool = True) -> str:
             raise _refuse(target, "has a file or folder name that starts or ends with whitespace")
         if len(part.encode("utf-8")) > MAX_PART_BYTES:
             raise _refuse(target, f"has a name longer than {MAX_PART_BYTES} bytes")
+    for part in parts:
+        stem = part.split(".", 1)[0].rstrip(" ").upper()
+        if stem in _WINDOWS_DEVICES:
+            raise _refuse(target, f"uses {stem!r}, a device name on Windows (the corpus could not be copied there)")
     if parts[0].lower() == STATE_DIR:
         raise _refuse(target, "is inside commonplace's state folder")
     if require_md and reserved_path(target) is not None:
@@ -122,3 +129,32 @@ def excluded_folders(root: Path, out: Path | None) -> tuple[Path, ...]:
         return ()
     out = Path(out).resolve()
     return (out,) if out.is_relative_to(Path(root).resolve()) else ()
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def check_collision(root: Path, rel: str) -> None:
+    """Refuse a new path whose file or folder names equal existing ones after NFC and case
+    folding (`Core/Identity.md` beside `core/identity.md`, NFD `café.md` beside NFC): on a
+    case-insensitive or normalising disk they are one file, and links could not tell them
+    apart. Folders that exist with the same spelling are walked into."""
+    here = Path(root)
+    for part in rel.split("/"):
+        try:
+            names = os.listdir(here)
+        except (FileNotFoundError, NotADirectoryError):
+            return  # the rest is new: nothing to collide with
+        if part in names:
+            here = here / part
+            continue
+        folded = _fold(part)
+        clash = next((n for n in names if _fold(n) == folded), None)
+        if clash is not None:
+            from .errors import Conflict
+
+            raise Conflict(f"invalid path {reveal(rel[:120])!r}: {reveal(part)!r} and the existing "
+                           f"{reveal(clash)!r} differ only in case or Unicode form; use the existing name",
+                           existing=clash)
+        return

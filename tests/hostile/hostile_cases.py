@@ -772,6 +772,15 @@ LIVE: list[LiveCase] = [
     L("selector-smuggling-live", (), "POST", "/v1/write", _AUTH,
       {"kind": "append", "target": "notes/plain.md", "content": "".join(c + "\U000e0100" for c in "hello")},
       status=(400,), says="invisible"),
+    # issue 30 #10: names that are one file on another disk, and Windows device names
+    *[L(f"name-{i}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": t, "content": "# x\n",
+                                                      "frontmatter": {"title": "Clash", "type": ty}},
+        status=(409,), says="differ only") for i, (t, ty) in enumerate([
+            ("core/Identity.md", "core"), ("CORE/IDENTITY.md", "core"), ("Core/identity.md", "core"),
+            ("People/alex.md", "person"), ("notes/Plain.md", "note")])],
+    *[L(f"windows-device-{n}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": f"inbox/{n}",
+                                                                "content": "# x\n", "frontmatter": _FM},
+        status=(400,), says="device name") for n in ("NUL.md", "con.md", "Aux.md", "com1.md", "lpt9.notes.md", "prn .md")],
     L("reserved-not-for-read", (), "GET", "/v1/get?path=_/graph.md", _AUTH, status=(400, 404)),
     L("underscore-prefix-is-fine", (), "POST", "/v1/write", _AUTH,
       {"kind": "create", "target": "notes/_draft.md", "content": "# Draft\n", "frontmatter": _FM}, status=(200,)),
