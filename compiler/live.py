@@ -189,6 +189,8 @@ class LiveCorpus(LiveWrites):
         self._save_pending_since: float | None = None
         self._watcher: Any = None
         self._batcher = RefreshBatcher()  # group commit of the writers' refreshes
+        # Paths whose index update failed (disk full): retried by every later refresh.
+        self._unindexed: set[str] = set()
 
     # ----- lifecycle ---------------------------------------------------------------
     def open(self) -> BuildResult:
@@ -307,8 +309,11 @@ class LiveCorpus(LiveWrites):
             result.timings["site"] = early.site_done - t_site if early and early.site_done else (
                 time.perf_counter() - t_site)
             result.warnings = warnings + [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]
-            if self.index and (stats.changed or stats.removed or forgotten):
+            if self.index and (stats.changed or stats.removed or forgotten or self._unindexed):
                 changed, removed = stats.changed, stats.removed
+                if self._unindexed:  # an earlier write's index update failed: catch it up now
+                    changed = sorted(set(changed) | {p for p in self._unindexed if p in state.docs})
+                    removed = sorted(set(removed) | {p for p in self._unindexed if p not in state.docs})
                 if early is not None and early.report is not None:
                     early.apply(result)
                     changed = sorted(set(changed) - early.changed)
@@ -342,7 +347,11 @@ class LiveCorpus(LiveWrites):
             result.timings.update({f"index.{k}": v for k, v in report.timings.items()})
             result.indexed = not (self.embed and set(report.pending_documents) & set(changed))
             result.warnings += [str(w) for w in report.warnings]
-        except Exception as exc:  # the pages are written; searchability catches up later
+            self._unindexed.difference_update(changed)
+            self._unindexed.difference_update(removed)
+        except Exception as exc:  # the pages are written; the next refresh indexes them
+            self._unindexed.update(changed)
+            self._unindexed.update(removed)
             result.indexed = False
             result.warnings.append(f"search index not updated: {type(exc).__name__}: {exc}")
 
