@@ -298,8 +298,12 @@ ROUTES: tuple[Route, ...] = (
           "else <page>.md.", kind="html", errors=(303, 400, 404)),
     Route("events", "/_/events", ("GET",), "Live reload for the site's pages",
           "Server-sent events: `rebuilt` with the site-relative pages a refresh wrote ({\"urls\": [...]}) or "
-          "{\"all\": true}; the stream ends after 30 s and the browser reconnects.",
+          "{\"all\": true}; the stream ends after 30 s and the browser reconnects. At most half of the "
+          "server's threads stream at once; a stream over that is told to retry in 15 s.",
           kind="sse", errors=(401,), needs_ready=False),
+    Route("wiki_events", "/wiki/_/events", ("GET",), "Live reload for the wiki's pages",
+          "The stream of /_/events for pages under /wiki/, behind the wiki's login.",
+          kind="sse", errors=(303,), needs_ready=False),
     Route("site_home", "/", ("GET",), "The wiki's start page", "The built site's index.html.", kind="site",
           errors=(401, 404), needs_ready=False),
     Route("site_page", "/{rel}", ("GET",), "A file of the built wiki",
