@@ -124,9 +124,10 @@ def warm_up(live: Any, embed: bool, say: Callable[[str], None]) -> None:
     """Load the search index (and, with embeddings, the model) before the first request."""
     preload = getattr(live, "preload", None)
     if callable(preload):
-        preload()
-        return
-    probe = {"query": "warm up", "k": 1, "mode": "hybrid" if embed else "bm25"}
+        preload()  # says nothing of a failure: the probe below finds an unreadable index
+    # The same search again (cheap once loaded), to rebuild an index that cannot be read.
+    hybrid = embed and getattr(live, "vectors", None) != "later"
+    probe = {"query": "warm up", "k": 1, "mode": "hybrid" if hybrid else "bm25"}
     try:
         live.search(probe)
     except Exception as exc:  # noqa: BLE001 - an empty corpus has no index yet; serve anyway
