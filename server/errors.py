@@ -71,8 +71,10 @@ def not_ready(message: str | None = None) -> ApiError:
 # a stale hash and an existing target are 400 there, other conflicts 409.
 def _write_statuses() -> list[tuple[type, int, str]]:
     from commonplace.compiler import writes as w
+    from commonplace.compiler.writes.budget import TooComplex
 
     return [
+        (TooComplex, 422, "invalid_request_error"),  # markup that would hold the corpus lock too long
         (w.WriteFailed, 503, "server_error"),
         (w.TooLarge, 413, "invalid_request_error"),
         (w.ContentRefused, 400, "content_refused_error"),

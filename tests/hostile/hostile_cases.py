@@ -752,7 +752,7 @@ LIVE: list[LiveCase] = [
     L("events-forwarded-no-token", (), "GET", "/_/events", _FWD),
     L("events-remote-bad-token", (), "GET", "/_/events", (*_XFF, ("Authorization", "Bearer nope"))),
     # issue 30 #6: one write may not hold the corpus lock for long (too_complex, 422)
-    *[L(f"complex-{name}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": f"inbox/complex-{name}.md",
+    *[L(f"complex-{name}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": f"references/notes/complex-{name}.md",
                                                              "content": text, "frontmatter": _FM},
         status=(422,), says="too_complex") for name, text in [
         ("refdefs-20k", "".join(f"[r{i}]: http://x/{i}\n" for i in range(20_000))),
