@@ -38,6 +38,7 @@ class RefreshResult:
     indexed: bool = True
     index: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    relinked: list[Any] = field(default_factory=list)  # state.Relink: links of other pages this moved
     seconds: float = 0.0
     # seconds: site (pages and data files), index (search indexes), index.<step> (IndexReport.timings)
     timings: dict[str, float] = field(default_factory=dict)
@@ -306,6 +307,7 @@ class LiveCorpus(LiveWrites):
                 if early is not None:
                     early.join()
             result = RefreshResult(stats.changed, stats.removed, stats.pages_written)
+            result.relinked = stats.relinked
             result.timings["site"] = early.site_done - t_site if early and early.site_done else (
                 time.perf_counter() - t_site)
             result.warnings = warnings + [str(w) for f in upserts for w in state.doc_warnings.get(f.path, [])]

@@ -51,6 +51,37 @@ class Refreshed:
 
     indexed: bool = True
     failed: str | None = None
+    relinked: tuple[Any, ...] = ()  # state.Relink: other pages' links this refresh moved
+
+
+# A write that moves many links says the first few and how many more.
+WARN_LINKS = 5
+
+
+def _link_text(r: Any) -> str:
+    return f"[{r.target}]({r.target})" if r.kind == "md" else f"{'!' if r.kind == 'embed' else ''}[[{r.target}]]"
+
+
+def relink_warnings(relinked: Iterable[Any], paths: Iterable[str], cap: int = WARN_LINKS) -> list[str]:
+    """Warnings for the links of other pages that a write of `paths` moved: those whose
+    old or new target, or whose candidates, are among `paths` (a shared refresh also
+    carries other writers' moves). At most `cap` lines, then one saying how many more."""
+    mine = set(paths)
+    lines: list[str] = []
+    for r in relinked:
+        if not ({r.was, r.now} & mine or mine.intersection(r.candidates)):
+            continue
+        link = f"{_link_text(r)} in {r.source}"
+        if r.now is not None:
+            lines.append(f"{link} now resolves to {r.now} (was {r.was})")
+        elif len(r.candidates) > 1:
+            lines.append(f"{link} is now ambiguous between {', '.join(r.candidates)} (was {r.was})")
+        else:
+            lines.append(f"{link} is now broken (was {r.was})")
+    lines = list(dict.fromkeys(lines))  # a page that names the note twice says it once
+    if len(lines) > cap:
+        lines[cap:] = [f"... and {len(lines) - cap} more links now resolve differently"]
+    return lines
 
 
 @dataclass
@@ -63,6 +94,9 @@ class Committed:
     failed: str | None = None  # the refresh failed with this error; the files are written
     added: dict[str, list[str]] = field(default_factory=dict)
     removed: dict[str, list[str]] = field(default_factory=dict)
+    # Links in other documents this write moved to another target, or left ambiguous or
+    # broken (`relink_warnings`): the write stands, the writer is told.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def edges_added(self) -> int:
@@ -150,7 +184,7 @@ def _refresh_now(refresh: Callable[[list[str]], Any], paths: list[str]) -> Refre
     except Exception as exc:  # noqa: BLE001 - reported in the outcome, logged in full
         log.exception("refresh of %s failed", paths[:5])
         return Refreshed(False, type(exc).__name__)
-    return Refreshed(bool(getattr(r, "indexed", True)))
+    return Refreshed(bool(getattr(r, "indexed", True)), relinked=tuple(getattr(r, "relinked", ()) or ()))
 
 
 class LiveWrites:
@@ -184,6 +218,7 @@ class LiveWrites:
         paths = list(dict.fromkeys(p for p in paths if p))
         outcome = self._batcher.run(self.refresh, paths)  # type: ignore[attr-defined]
         done = Committed(paths, outcome.indexed, outcome.failed)
+        done.warnings = relink_warnings(outcome.relinked, paths)
         if before:
             after = self._edges(before)
             for p, old in before.items():

@@ -57,6 +57,20 @@ def _resolver_keys(d: Document | None) -> set[tuple[str, str]]:
     return {("path", d.path), ("stem", d.stem)} | {("name", k) for k in Resolver._name_keys(d)}
 
 
+@dataclass(frozen=True)
+class Relink:
+    """A link in a document the update did not change that now resolves elsewhere:
+    `was` and `now` are paths, `now` None when it no longer resolves (`candidates`: the
+    documents it could mean, when that is why)."""
+
+    source: str
+    target: str  # the link as written, e.g. "Identity"
+    kind: str  # wiki, embed or md
+    was: str | None
+    now: str | None
+    candidates: tuple[str, ...] = ()
+
+
 @dataclass
 class UpdateStats:
     changed: list[str] = field(default_factory=list)
@@ -67,6 +81,7 @@ class UpdateStats:
     files_removed: int = 0
     workers: int = 1
     swept: bool = False  # the output folder was checked for files not in the site
+    relinked: list[Relink] = field(default_factory=list)  # resolved links other pages' changes moved
     stages: dict[str, float] = field(default_factory=dict)  # seconds per step
 
 
@@ -167,7 +182,7 @@ class SiteState:
             removed = {p for p, d in old_docs.items() if d is not None and p not in self.docs}
             stats.changed, stats.removed = sorted(changed), sorted(removed)
 
-            render = self._relink(old_docs, changed, removed, full)
+            render = self._relink(old_docs, changed, removed, full, stats.relinked)
             home = home_document(self.docs, _home_setting(self.root))
             home_moved = home != self.home
             if home_moved:
@@ -281,8 +296,10 @@ class SiteState:
                 stats.pages_unchanged += 1
 
     def _relink(self, old_docs: dict[str, Document | None], changed: set[str], removed: set[str],
-                full: bool) -> set[str]:
-        """Re-resolve the links a change could affect; return the pages to re-render."""
+                full: bool, relinked: list[Relink] | None = None) -> set[str]:
+        """Re-resolve the links a change could affect; return the pages to re-render.
+        `relinked` collects the resolved links of unchanged pages that now resolve
+        elsewhere or not at all (a write warns of them)."""
         if full:
             self._file_keys = set()
             # Every page is rendered anyway: resolve and graph, skip the change tracking.
@@ -312,6 +329,10 @@ class SiteState:
                 link.resolved, link.candidates = res.path, res.candidates
             if before != [(l.resolved, l.candidates) for l in d.links]:
                 render.add(p)
+                if relinked is not None and p not in changed:
+                    relinked.extend(Relink(p, l.target, l.kind, was, l.resolved, l.candidates)
+                                    for (was, _), l in zip(before, d.links)
+                                    if was is not None and was != l.resolved and l.kind != "file")
         for p in sorted(reresolve | removed):
             old_targets, new_targets = self.graph.set_outgoing(p, self.docs.get(p))
             render |= old_targets ^ new_targets  # their backlinks changed

@@ -50,6 +50,8 @@ def write(ctx: OpContext, req: WriteRequest) -> dict[str, Any]:
     out["edges_added"] = done.edges_added
     if len(res.paths) > 1:
         out["paths"] = res.paths
+    if done.warnings:  # links elsewhere this write re-pointed, left ambiguous or broke
+        out["warnings"] = done.warnings
     message = note(done)
     if message:
         out["message"] = (out.get("message", "") + "; " if out.get("message") else "") + message

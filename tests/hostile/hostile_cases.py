@@ -781,6 +781,11 @@ LIVE: list[LiveCase] = [
     *[L(f"windows-device-{n}", (), "POST", "/v1/write", _AUTH, {"kind": "create", "target": f"inbox/{n}",
                                                                 "content": "# x\n", "frontmatter": _FM},
         status=(400,), says="device name") for n in ("NUL.md", "con.md", "Aux.md", "com1.md", "lpt9.notes.md", "prn .md")],
+    # issue 30 #10: a new `Alex.md` takes `[[Alex]]` (an alias of people/alex.md) from two
+    # pages: the write stands, and its answer says which links moved
+    L("name-repoints-links-warns", (), "POST", "/v1/write", _AUTH,
+      {"kind": "create", "target": "notes/Alex.md", "content": "# Alex\n", "frontmatter": _FM}, status=(200,),
+      says="[[Alex]] in notes/links.md now resolves to notes/Alex.md (was people/alex.md)"),
     L("reserved-not-for-read", (), "GET", "/v1/get?path=_/graph.md", _AUTH, status=(400, 404)),
     L("underscore-prefix-is-fine", (), "POST", "/v1/write", _AUTH,
       {"kind": "create", "target": "notes/_draft.md", "content": "# Draft\n", "frontmatter": _FM}, status=(200,)),
