@@ -39,7 +39,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def _write(srv: Any, body: dict[str, Any]) -> dict[str, Any]:
     server, token, _ = srv
     r = server.request("POST", "/v1/write", body, token=token)
-    assert r.status == 200, r.text()
+    assert r.status == 200, r.text
     return r.json()
 
 
@@ -92,3 +92,16 @@ def test_warnings_say_ambiguous_and_broken_and_cap_the_list() -> None:
     lines = relink_warnings(many, ["n/x.md"])
     assert lines[0] == "![[X]] in p0.md now resolves to n/x.md (was x.md)"
     assert len(lines) == 6 and lines[-1] == "... and 3 more links now resolve differently"
+
+
+def test_a_replace_that_renames_says_the_link_broke(srv: Any) -> None:
+    """A link that resolved only through a title breaks when a replace changes the title;
+    a create that mends a broken link moves nothing that resolved, so it says nothing."""
+    _write(srv, {"kind": "append", "target": "notes/jo.md", "content": "Jo is in the [[Crew]]."})
+    d = _write(srv, {"kind": "create", "target": "notes/team.md", "content": "The team.",
+                     "frontmatter": {"title": "Crew", "type": "capture"}})
+    assert "warnings" not in d, d
+    d = _write(srv, {"kind": "replace", "target": "notes/team.md", "content": "The team, renamed.",
+                     "frontmatter": {"title": "Team", "type": "capture"}, "expected_hash": d["hash"]})
+    assert d["action"] == "replaced", d
+    assert d["warnings"] == ["[[Crew]] in notes/jo.md is now broken (was notes/team.md)"], d
