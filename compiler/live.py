@@ -201,10 +201,11 @@ class LiveCorpus(LiveWrites):
             _ = self.state.link_index  # built now, at start-up, rather than by the first save
             self.state.warm()  # ... as are the site view and its search model
             if self.index and self.embed:
-                from .search.index_stage import warm_vectors
+                from .search.index_stage import warm_or_rebuild_vectors
 
-                try:
-                    warm_vectors(self.root)
+                try:  # an unreadable HNSW file is rebuilt here, before searches read it
+                    warm_or_rebuild_vectors(self.root, list(self.state.docs.values()),
+                                            embed=self.vectors != "later")
                 except Exception as exc:  # noqa: BLE001 - the first update loads it instead
                     import logging
 

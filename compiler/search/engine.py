@@ -70,6 +70,7 @@ class SearchEngine:
         self.gen: Generation | None = None  # the open generation (`install`)
         self._vectors: Any = None
         self._vectors_loaded = False
+        self._vectors_unreadable = False  # the open generation's HNSW file failed to load
         self._prev_vectors: Any = None  # the last generation's, until the next vector query
         self._qvec: dict[tuple, Any] = {}
         self.handover = Handover()  # writers' holds and a prepared generation (`engine_carry`)
@@ -102,6 +103,7 @@ class SearchEngine:
         gen, self.gen = self.gen, None
         self._vectors = None
         self._vectors_loaded = False
+        self._vectors_unreadable = False
         if gen is not None:
             gen.close()
             unpin(self.store.dir / gen.name)
@@ -132,13 +134,14 @@ class SearchEngine:
             assert self.meta is not None
             path = self.store.dir / self._gen / "vectors.hnsw"  # type: ignore[operator]
             if self.meta.dim and self.meta.vectors and path.exists():
-                from .vectors import VectorIndex
+                from .vectors import load_readable
 
                 prev, self._prev_vectors = self._prev_vectors, None
                 if prev is not None and prev.dim == self.meta.dim and prev.refresh(path, self.meta.deleted_vectors):
                     self._vectors = prev  # the same HNSW file: only the new delta applied
-                else:
-                    self._vectors = VectorIndex.load(path, self.meta.dim, deleted=self.meta.deleted_vectors)
+                else:  # None when the file cannot be read: bm25 answers (said in `recover`)
+                    self._vectors = load_readable(path, self.meta.dim, self.meta.deleted_vectors)
+                    self._vectors_unreadable = self._vectors is None
         return self._vectors
 
     def embedder(self) -> Any:
@@ -315,8 +318,8 @@ class SearchEngine:
         """Document list by cosine similarity; None when vectors are unavailable."""
         index = self._vector_index()
         if index is None:
-            warnings.append("no vectors in the index (built without embeddings, or embedding failed); "
-                            "used bm25 only")
+            warnings.append("the vector index could not be read; used bm25 only" if self._vectors_unreadable else
+                            "no vectors in the index (built without embeddings, or embedding failed); used bm25 only")
             return None
         text = pq.semantic_text or pq.raw.strip()
         if not text:

@@ -47,7 +47,7 @@ from .store import INDEX_FORMAT, IndexStore, Meta, open_table
 
 __all__ = [
     "IndexNeedsRebuild", "IndexReport", "build_indexes", "fill_from_cache", "merge_segments", "purge",
-    "run_embed_stage", "run_index_stage", "update_indexes", "warm_vectors",
+    "run_embed_stage", "run_index_stage", "update_indexes", "warm_or_rebuild_vectors", "warm_vectors",
 ]
 
 log = logging.getLogger("commonplace.search")
@@ -138,6 +138,21 @@ def warm_vectors(root: Path) -> bool:
             return False
         VectorIndex.load(path, meta.dim, deleted=meta.deleted_vectors, writable=True).remember(path)
         return True
+
+
+def warm_or_rebuild_vectors(root: Path, docs: Sequence[Document], *, embed: bool) -> bool:
+    """`warm_vectors`, and when the HNSW file (or its delta) cannot be read, the index built
+    afresh with a warning (`recover`): vectors come back from the embedding cache, and with
+    `embed` False the chunks it lacks stay pending for a `index_fill.VectorFiller`."""
+    from .recover import unreadable
+
+    try:
+        return warm_vectors(root)
+    except Exception as exc:
+        if not unreadable(exc):
+            raise
+        rebuild_indexes(root, docs, exc, embed=embed)
+    return warm_vectors(root)
 
 
 def _gc_quietly(store: IndexStore) -> None:

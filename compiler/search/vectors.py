@@ -276,6 +276,21 @@ class VectorIndex:
         return exact_knn(self.get(ids), ids, vector, k)
 
 
+def load_readable(path: Path, dim: int, deleted: int = 0) -> VectorIndex | None:
+    """A reader's `VectorIndex.load`, or None when the file (or its delta) cannot be read,
+    said once (`recover`): searches answer from BM25 until a rebuild replaces it, which a
+    server does when it opens (`index_stage.warm_or_rebuild_vectors`)."""
+    from .recover import record, unreadable
+
+    try:
+        return VectorIndex.load(path, dim, deleted=deleted)
+    except Exception as exc:
+        if not unreadable(exc):
+            raise
+        record("the vector index", exc, "searches use bm25 until `commonplace build` rebuilds it")
+        return None
+
+
 def exact_knn(matrix: np.ndarray, ids: Sequence[int], vector: np.ndarray, k: int) -> list[tuple[int, float]]:
     """Brute-force cosine over unit vectors (small filtered sets, and recall checks)."""
     sims = matrix @ np.asarray(vector, dtype=np.float32).reshape(-1)
