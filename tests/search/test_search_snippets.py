@@ -20,7 +20,7 @@ def test_init_corpus_with_one_claim_searches_clean(tmp_path: Path, fake_embedder
     """`commonplace init`, one claim, `search "vendor api"`: the snippet shows the claim
     as text, with no claim-section comment, backticks or markdown."""
     from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.cli import main
+    from commonplace.server.cli import main  # the console script: `claim` is composed there
     from commonplace.compiler.search.index_stage import build_indexes
 
     root = tmp_path / "notes"
