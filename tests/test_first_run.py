@@ -110,18 +110,22 @@ def test_first_build_on_a_terminal_says_what_it_does(corpus: Path, tmp_path: Pat
     shown = screen(err)
     assert len(shown) == 1 and re.fullmatch(
         r"Prepared the embedding model for this machine \(kept for later runs\) in \d+\.\d s", shown[0]), shown
-    assert re.match(r"Built 5 documents in [\d.]+ s: 5 new or changed, \d+ site files written, "
+    # The site is usable before the vectors: its line comes first, then the summary.
+    assert re.match(r"Site ready in [\d.]+ s: site/index\.html \(search by words works; embedding 5 chunks next\)\n"
+                    r"Built 5 documents in [\d.]+ s: 5 new or changed, \d+ site files written, "
                     r"5 chunks embedded; no problems\.\nSite: site/index\.html\n$", out), out
     assert any(cache.rglob("model.xml")), "the converted model is kept for later runs"
 
 
 @pytest.mark.slow
-def test_first_build_on_a_pipe_prints_only_the_summary(corpus: Path, tmp_path: Path) -> None:
+def test_first_build_on_a_pipe_prints_only_the_site_ready_line_and_the_summary(corpus: Path, tmp_path: Path) -> None:
     p = subprocess.run([str(SCRIPT), "build", "notes", "--out", "site"], cwd=tmp_path,
                        env=_env(tmp_path / "empty-cache"), capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     assert p.stderr == "", p.stderr
-    assert p.stdout.startswith("Built 5 documents in ") and p.stdout.endswith("Site: site/index.html\n"), p.stdout
+    first, rest = p.stdout.split("\n", 1)
+    assert first.startswith("Site ready in ") and "embedding 5 chunks next" in first, p.stdout
+    assert rest.startswith("Built 5 documents in ") and rest.endswith("Site: site/index.html\n"), p.stdout
 
 
 def _big(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_not_found_one_folder_deep_is_styled_and_leads_home(served, page):
     page.locator("a.start").click()
     page.wait_for_load_state()
     assert page.url.rstrip("/") in (served["url"], served["url"] + "/index.html")
-    assert page.locator("h1").first.inner_text() == "corpus"  # the start page: the site title
+    assert page.locator("h1").first.inner_text() == "Home"  # the start page: the corpus's index.md (its home page)
 
 
 def test_a_page_reloads_when_a_write_rebuilds_it(served, page):

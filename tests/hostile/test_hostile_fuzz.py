@@ -112,6 +112,11 @@ ALLOWED_TAGS = {
     "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "img", "s", "input", "section", "sup", "span", "div",
     "details", "summary", "label", "eq", "eqn", "section",
 }
+# Raw HTML an author writes is kept once the allow-list sanitizer has cleaned it, so any tag
+# that list allows may appear (never a script, handler or javascript: URL: html_problems).
+from commonplace.compiler.md_sanitize import _TAGS as _SANITIZER_TAGS  # noqa: E402
+
+ALLOWED_TAGS |= set(_SANITIZER_TAGS)
 VOID = {"hr", "br", "img", "input"}
 ALLOWED_ATTRS = {"href", "class", "title", "id", "src", "alt", "style", "type", "disabled", "checked", "rel", "start",
                  "aria-label", "for", "data-line"}

@@ -363,7 +363,13 @@ class OpenVINOEmbedder:
                 reference.append(self._run(fp32, PROBES))
             return float(np.min(np.sum(reference[0] * self._run(candidate, PROBES), axis=1)))
 
-        if self._want in ("bf16", "int8") or (self._want == "auto" and cpu_has_bf16()):
+        # bf16 and int8 only where the CPU runs them natively: elsewhere OpenVINO emulates
+        # them, slower than fp32 and further from it (int8 fell to cosine 0.982 on AVX2 only).
+        if self._want in ("bf16", "int8") and not cpu_has_bf16():
+            log.warning("this CPU has no native bf16; using fp32")
+        if self._want == "int8" and not cpu_has_vnni():
+            log.warning("this CPU has no int8 dot-product instructions (VNNI); int8 embeddings not used")
+        if self._want in ("bf16", "int8", "auto") and cpu_has_bf16():
             try:
                 fast = compile_("bf16")
                 cos = probe(fast)
@@ -375,7 +381,7 @@ class OpenVINOEmbedder:
                     compiled, precision = fast, "bf16"
                 else:
                     log.warning("bf16 probe cosine %.4f < %.3f; using fp32", cos, BF16_MIN_COSINE)
-        if self._want == "int8" or (self._want == "auto" and cpu_has_vnni()):
+        if self._want in ("int8", "auto") and cpu_has_vnni():
             q8 = quantized_dir(d)
             try:
                 if self._want == "int8":
