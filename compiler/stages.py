@@ -54,10 +54,18 @@ _ENV: jinja2.Environment | None = None
 def render_page(ctx: PageContext, d: Document) -> Rendered:
     """Render one document's body and page, and write the page if its bytes changed."""
     rendered, data = page_bytes(ctx.site, d)
-    rendered.written = write_file(ctx.out / rendered.url, data)
-    if d.path == ctx.site.home:
-        write_file(ctx.out / "index.html", as_home_page(data, rendered.url))
+    rendered.written = write_page(ctx.site, ctx.out, rendered, data)
     return rendered
+
+
+def write_page(site: SiteContext, out: Path, rendered: Rendered, data: bytes) -> bool:
+    """Write one document's page, and the home page too when it is the site's home
+    document (`site.home`): the one write every engine does, so a local and a Ray build
+    write the same files. True when the page's bytes changed."""
+    written = write_file(out / rendered.url, data)
+    if rendered.path == site.home:
+        write_file(out / "index.html", as_home_page(data, rendered.url))
+    return written
 
 
 def _warm() -> None:

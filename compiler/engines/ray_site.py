@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 from . import EngineError, ray_guard
 from ..model import Document, Warning_
-from ..output import write_file
 from ..scan import SourceFile
+from ..stages import write_page
 from ..workers import Rendered, _restore
 
 PARSE_SHARD_MAX = 500  # files per parse task at most (a shard is ~1 MB of files and ~0.5 s of work)
@@ -146,7 +146,7 @@ class RayRunner:
         for meta_ref, page_ref in refs:
             pages = engine.get(page_ref, "fetching pages")
             for r, data in zip(metas[meta_ref], pages, strict=True):
-                r.written = write_file(root / r.url, data)
+                r.written = write_page(ctx.site, root, r, data)
                 out[r.path] = r
         engine.timings["write_pages"] = time.perf_counter() - t0
         ray_guard.mark("written")
