@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from . import manifest
 from .build import BuildOptions, BuildResult, build_state, gc_paused
@@ -24,6 +24,9 @@ from .scan import SourceFile, is_hidden, scan
 from .stages import parse_file, parse_page, render_page
 from .state import SiteState, StaleState
 from .workers import InProcess
+
+if TYPE_CHECKING:
+    from .search.query import SearchRequest
 
 SAVE_DELAY_SECONDS = 2.0
 SAVE_MAX_DELAY_SECONDS = 30.0  # under steady writes the save still runs this often
@@ -358,8 +361,9 @@ class LiveCorpus(LiveWrites):
             result.indexed = False
             result.warnings.append(f"search index not updated: {type(exc).__name__}: {exc}")
 
-    def search(self, request: Any) -> dict[str, Any]:
-        """A search request (the `POST /v1/search` body, or a query string)."""
+    def search(self, request: "SearchRequest | Mapping[str, Any] | str") -> dict[str, Any]:
+        """A search: the engine's `SearchRequest` (what the server sends), or a dict or a query
+        string (the Python API's, checked by `query.normalize_request`)."""
         from .search.engine import open_engine
 
         return open_engine(self.root).search(request)

@@ -3,12 +3,15 @@
 `LiveCorpus` (`live.py`) is the implementation; the server types its `live` against this
 `Protocol`, not against the class, so it needs none of the build machinery to import, and
 a test may stand in an object with the same members. Only typing is imported here.
+
+The server reads its live corpus only through these members, never by probing
+(`getattr`/`hasattr`): `tests/test_live_contract.py` fails on a new probe.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Mapping, Protocol
 
 if TYPE_CHECKING:
     from .build import BuildResult
@@ -16,6 +19,7 @@ if TYPE_CHECKING:
     from .live import RefreshResult
     from .live_writes import Committed, Written
     from .model import Document
+    from .search.query import SearchRequest
     from .writes import WriteRequest
 
 
@@ -24,6 +28,7 @@ class LiveContract(Protocol):
     out: Path  # the site folder, resolved
     embed: bool  # vectors are kept (False: BM25 only)
     index: bool  # search indexes are kept at all
+    vectors: str  # "now", or "later": ready on BM25, the vectors embedded behind it
     ready: bool  # open() has finished
     write_lock: ContextManager[Any]  # held by every refresh; re-entrant
     last_build: "BuildResult | None"
@@ -39,7 +44,7 @@ class LiveContract(Protocol):
     @property
     def resolver(self) -> "Resolver": ...
 
-    def search(self, request: Any) -> dict[str, Any]: ...
+    def search(self, request: "SearchRequest | Mapping[str, Any] | str") -> dict[str, Any]: ...
 
     # ----- the write path (`live_writes`)
     def write(self, request: "WriteRequest", excluded: tuple[Path, ...] = ()) -> "Written": ...
@@ -51,6 +56,8 @@ class LiveContract(Protocol):
 
     # ----- lifecycle and refreshes
     def open(self) -> Any: ...
+
+    def preload(self) -> None: ...  # the search index (and the model) loaded before the first request
 
     def close(self) -> None: ...
 

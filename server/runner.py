@@ -13,10 +13,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .client import server_file
 from .context import EXTENSION, ServerConfig
+
+if TYPE_CHECKING:
+    from commonplace.compiler.live_contract import LiveContract
 
 
 class BindError(Exception):
@@ -120,18 +123,16 @@ def remove_server_file(root: Path) -> None:
             pass
 
 
-def warm_up(live: Any, embed: bool, say: Callable[[str], None]) -> None:
+def warm_up(live: LiveContract, embed: bool, say: Callable[[str], None]) -> None:
     """Load the search index (and, with embeddings, the model) before the first request."""
-    preload = getattr(live, "preload", None)
-    if callable(preload):
-        preload()  # says nothing of a failure: the probe below finds an unreadable index
+    live.preload()  # says nothing of a failure: the probe below finds an unreadable index
     # The same search again (cheap once loaded), to rebuild an index that cannot be read.
-    hybrid = embed and getattr(live, "vectors", None) != "later"
+    hybrid = embed and live.vectors != "later"
     probe = {"query": "warm up", "k": 1, "mode": "hybrid" if hybrid else "bm25"}
     try:
         live.search(probe)
     except Exception as exc:  # noqa: BLE001 - an empty corpus has no index yet; serve anyway
-        if getattr(live, "index", True) and getattr(live, "docs", None) and _rebuilt(live, embed, exc):
+        if live.index and live.docs and _rebuilt(live, embed, exc):
             try:
                 live.search(probe)
                 return
@@ -140,7 +141,7 @@ def warm_up(live: Any, embed: bool, say: Callable[[str], None]) -> None:
         say(f"note: search warm-up failed ({type(exc).__name__}); the first query will load it")
 
 
-def _rebuilt(live: Any, embed: bool, exc: BaseException) -> bool:
+def _rebuilt(live: LiveContract, embed: bool, exc: BaseException) -> bool:
     """A search index that exists but cannot be read (a truncated Whoosh segment or HNSW
     file) is built afresh, with a warning, rather than failing every search."""
     from commonplace.compiler.search.index_stage import rebuild_indexes
@@ -171,7 +172,7 @@ def set_switch_interval() -> None:
                   file=sys.stderr)
 
 
-def run(app: Any, live: Any, cfg: ServerConfig, *, threads: int, watch: bool, embed: bool,
+def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch: bool, embed: bool,
         say: Callable[[str], None], warn: Callable[[str], None]) -> int:
     """Serve until SIGTERM or Ctrl-C; returns the exit code."""
     import waitress

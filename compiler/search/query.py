@@ -11,8 +11,12 @@ Query string syntax (all optional; everything else is free text, OR semantics):
 - `AND`, `OR`, `NOT`, `+`, `-`, parentheses, emoji, code: plain text (stop words and
   punctuation fall away in analysis). Nothing is ever an implicit AND.
 
-A `SearchRequest` is the `POST /v1/search` body after validation; `InvalidRequest` is
-what a server answers with 400 (bad mode, corpus, scope or dates; never the query text).
+A `SearchRequest` is what the engine is asked, already valid: the engine checks nothing in
+it. Whoever takes a request from outside builds it once: the server from its validated
+wire model (`server/ops/search.py`), Python callers and the command line from a dict
+(`normalize_request`). `make_scope` and `iso_date` are the rules both share.
+`InvalidRequest` is what a server answers with 400 (bad mode, corpus, scope or dates;
+never the query text).
 """
 
 from __future__ import annotations
@@ -165,7 +169,9 @@ def _str_list(v: Any, name: str) -> list[str]:
     raise InvalidRequest(f"`{name}` must be a string or a list of strings")
 
 
-def _date(v: Any, name: str) -> str | None:
+def iso_date(v: Any, name: str) -> str | None:
+    """An ISO date (or date-time) in its canonical form; None for nothing. `name` says
+    which field in the error."""
     if v is None or v == "":
         return None
     if isinstance(v, (dt.date, dt.datetime)):
@@ -190,17 +196,39 @@ def normalize_mode(mode: Any) -> str:
     return MODES[mode.strip().lower()]
 
 
+def make_scope(path_glob: Any = None, type: Any = None, status: Any = None, tags: Any = None,
+               since: Any = None, until: Any = None) -> Scope:
+    """The scope filters: a comma-separated string or a list each, types and statuses in
+    lower case, dates checked (`InvalidRequest` names the field)."""
+    return Scope(
+        path_glob=_str_list(path_glob, "scope.path_glob"),
+        types=[t.lower() for t in _str_list(type, "scope.type")],
+        statuses=[s.lower() for s in _str_list(status, "scope.status")],
+        tags=_str_list(tags, "scope.tags"),
+        since=iso_date(since, "scope.since"),
+        until=iso_date(until, "scope.until"),
+    )
+
+
+def request_warnings(req: SearchRequest) -> list[str]:
+    """What the engine says about a request it answers anyway (k brought into 1-50, as_of)."""
+    warnings = []
+    if req.k < 1 or req.k > MAX_K:
+        warnings.append(f"k={req.k} is outside 1-{MAX_K}; using {min(max(req.k, 1), MAX_K)}")
+        req.k = min(max(req.k, 1), MAX_K)
+    if req.as_of:
+        warnings.append("as_of is not supported by search yet; results reflect the current corpus")
+    return warnings
+
+
 def normalize_request(data: Mapping[str, Any] | SearchRequest) -> tuple[SearchRequest, list[str]]:
-    """Validate a request body (unknown fields ignored). Returns (request, warnings)."""
+    """A request from a dict (the Python API and the command line; unknown fields ignored),
+    checked here; a `SearchRequest` is taken as it is. Returns (request, warnings)."""
     if isinstance(data, SearchRequest):
         req = data
-        req.mode = normalize_mode(req.mode)
-        data = {}
-        warnings: list[str] = []
     else:
         if not isinstance(data, Mapping):
             raise InvalidRequest("the request body must be a JSON object")
-        warnings = []
         q = data.get("query", "")
         if q is None:
             q = ""
@@ -223,14 +251,8 @@ def normalize_request(data: Mapping[str, Any] | SearchRequest) -> tuple[SearchRe
         scope = data.get("scope") or {}
         if not isinstance(scope, Mapping):
             raise InvalidRequest("`scope` must be an object")
-        req.scope = Scope(
-            path_glob=_str_list(scope.get("path_glob"), "scope.path_glob"),
-            types=[t.lower() for t in _str_list(scope.get("type"), "scope.type")],
-            statuses=[s.lower() for s in _str_list(scope.get("status"), "scope.status")],
-            tags=_str_list(scope.get("tags"), "scope.tags"),
-            since=_date(scope.get("since"), "scope.since"),
-            until=_date(scope.get("until"), "scope.until"),
-        )
+        req.scope = make_scope(scope.get("path_glob"), scope.get("type"), scope.get("status"), scope.get("tags"),
+                               scope.get("since"), scope.get("until"))
         ms = data.get("min_score")
         if ms is not None:
             if isinstance(ms, bool):
@@ -249,10 +271,5 @@ def normalize_request(data: Mapping[str, Any] | SearchRequest) -> tuple[SearchRe
         req.snippet_marks = marks
         as_of = data.get("as_of") or scope.get("as_of")
         if as_of:
-            req.as_of = _date(as_of, "as_of")
-    if req.k < 1 or req.k > MAX_K:
-        warnings.append(f"k={req.k} is outside 1-{MAX_K}; using {min(max(req.k, 1), MAX_K)}")
-        req.k = min(max(req.k, 1), MAX_K)
-    if req.as_of:
-        warnings.append("as_of is not supported by search yet; results reflect the current corpus")
-    return req, warnings
+            req.as_of = iso_date(as_of, "as_of")
+    return req, request_warnings(req)

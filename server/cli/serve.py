@@ -93,8 +93,6 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
     from commonplace.compiler.live import LiveCorpus
 
     live = LiveCorpus(root, out, embed=not no_embed, vectors="later")  # answers before the vectors exist
-    if watch and not callable(getattr(live, "watch", None)):
-        raise Problem("--watch is not available in this version (LiveCorpus has no watcher)")
     if loopback_reads and not loopback:
         raise Problem(f"--loopback-reads is only allowed on a loopback address, not {host}")
     cfg = ServerConfig(corpus=root, out=out, host=host, port=port, no_auth=no_auth, loopback_reads=loopback_reads,

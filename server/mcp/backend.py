@@ -25,13 +25,16 @@ import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlencode
 
 from ..errors import ApiError, not_ready  # noqa: F401 - not_ready: also mcp.http's
 from ..ops import OpContext
 from ..registry import Route
 from ..validation import validate
+
+if TYPE_CHECKING:
+    from commonplace.compiler.live_contract import LiveContract
 
 log = logging.getLogger("commonplace.mcp")
 
@@ -76,7 +79,7 @@ class LocalCorpus:
         self.out = Path(out).resolve()
         self.embed = embed
         self.watch = watch
-        self._live: Any = None
+        self._live: LiveContract | None = None
         self._error: str | None = None
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -134,7 +137,7 @@ class LocalCorpus:
     def resync(self) -> None:
         """Catch up with changes made while another process (a server) did the writing."""
         live = self._live
-        if live is not None and self._done.is_set() and getattr(live, "ready", False):
+        if live is not None and self._done.is_set() and live.ready:
             try:
                 live.refresh([], rescan=True)
             except Exception as exc:  # noqa: BLE001 - the next write refreshes what it touches

@@ -40,7 +40,7 @@ from typing import Any
 
 from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
-from .search import engine_body, run_engine, shape
+from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
@@ -150,7 +150,7 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
 
 def _search(ctx: OpContext, query: str, k: int, corpus: str) -> list[dict[str, Any]]:
     sreq = SearchRequest(query=query, k=k, mode="hybrid", corpus=corpus, include_content=False, debug=True)
-    return shape(run_engine(ctx.live, engine_body(sreq)), sreq)["results"]
+    return shape(run_engine(ctx.live, engine_request(sreq)), sreq)["results"]
 
 
 def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> list[dict[str, Any]]:
@@ -207,7 +207,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
 
         w = wake(ctx.live.docs, root=root, budget_tokens=min(req.budget_tokens, 600), profile=policy.wake_profile,
                  agent=req.agent, include_recent_sessions=3 if policy.sessions else 0,
-                 include_pinned_decisions=policy.pinned, resolver=getattr(ctx.live, "resolver", None))
+                 include_pinned_decisions=policy.pinned, resolver=ctx.live.resolver)
         wake_block, wake_sources = w.block.strip(), w.sources
 
     if wake_block:

@@ -8,7 +8,7 @@ search finds them by their gist at once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from commonplace.compiler import writes as w
 from commonplace.compiler.model import is_session_path
@@ -20,6 +20,9 @@ from ..errors import ApiError, from_write_error
 from ..models import CompactRequest, GetRequest, UncompactRequest
 from . import OpContext
 from .refresh import refresh
+
+if TYPE_CHECKING:
+    from commonplace.compiler.live_contract import LiveContract
 
 
 def gist_of(rel: str, data: bytes) -> str:
@@ -103,7 +106,7 @@ class Schedule:
     """`serve --compact-after DAYS`: compaction every `interval` seconds in a daemon thread,
     once the corpus is open; a failed run is logged and the next one tries again."""
 
-    def __init__(self, live: Any, root: Any, out: Any, days: float, interval: float = 3600.0) -> None:
+    def __init__(self, live: LiveContract, root: Any, out: Any, days: float, interval: float = 3600.0) -> None:
         import threading
 
         self.live, self.root, self.out, self.days, self.interval = live, root, out, days, interval
@@ -120,7 +123,7 @@ class Schedule:
 
         log = logging.getLogger("commonplace.server")
         while not self.stop.is_set():
-            if getattr(self.live, "ready", False):
+            if self.live.ready:
                 try:
                     out = self.out.resolve() if self.out is not None else None
                     excluded = (out,) if out is not None and out.is_relative_to(self.root) else ()

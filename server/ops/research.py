@@ -36,7 +36,7 @@ from ..errors import ApiError, from_write_error
 from ..models import ResearchRequest
 from . import OpContext
 from .refresh import refresh
-from .search import engine_body, run_engine, shape
+from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.evidence import disk_reader, gather, is_audit
 from commonplace.compiler.context.pack import fact_line
@@ -150,7 +150,7 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
 
     sreq = SearchRequest(query=req.question, k=min(50, req.limit + 5), mode="hybrid", corpus=req.corpus,
                          include_content=False)
-    answer = run_engine(ctx.live, engine_body(sreq, debug=True))
+    answer = run_engine(ctx.live, engine_request(sreq, debug=True))
     warnings = list(answer.get("warnings") or [])
     answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)]
     results = shape(answer, sreq)["results"]  # (debug off: the engine's frontmatter goes)

@@ -17,11 +17,19 @@ What this layer adds to the engine's answer (`compiler/search/engine.py`):
   the client sent it: it applies to the normalised score, and its absence lets hybrid leave
   out weak meaning-only hits.
 - `rerank` is accepted and ignored (no reranker).
+
+The wire model (`models.SearchRequest`) is the one place a request is validated; the
+engine's own `SearchRequest` is built from it directly (`engine_request`) and is not
+checked again. Only what pydantic leaves as text, the scope's dates, is read here (by the
+compiler's `iso_date`, so a bad date is the same 400 as before).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from commonplace.compiler.live_contract import LiveContract
+from commonplace.compiler.search import query as engine_query
 
 from ..errors import ApiError
 from ..models import SearchRequest
@@ -53,21 +61,29 @@ def dory_class(path: str, fm: dict[str, Any] | None, detail: str | None = None) 
     return "other"
 
 
-def engine_body(req: SearchRequest, *, debug: bool = True) -> dict[str, Any]:
-    """The engine request for a validated `/v1/search` body."""
+def engine_request(req: SearchRequest, *, debug: bool = True) -> engine_query.SearchRequest:
+    """The engine's request for a validated `/v1/search` body, built directly. The wire
+    model checked every field but the scope's dates, which it keeps as text: they are read
+    here, once (a bad one is the 400 `invalid_parameter`)."""
     mode, corpus = req.mode, req.corpus
     if mode == "recall":
         mode, corpus = "hybrid", "sessions"
-    body: dict[str, Any] = {"query": req.query, "k": req.k, "mode": mode, "corpus": corpus,
-                            "include_content": req.include_content, "debug": debug}
-    if req.scope is not None:
-        body["scope"] = req.scope.model_dump(exclude_none=True)
-    body["snippet_marks"] = req.snippet_marks or "none"  # an agent reads plain text
+    try:
+        scope, as_of = engine_query.Scope(), None
+        if req.scope is not None:
+            s = req.scope
+            scope = engine_query.make_scope(s.path_glob, s.type, s.status, s.tags, s.since, s.until)
+            as_of = engine_query.iso_date(s.as_of, "as_of") if s.as_of else None
+    except engine_query.InvalidRequest as exc:
+        raise ApiError(400, "invalid_parameter", str(exc)) from None
     if "min_score" in req.model_fields_set:
-        body["min_score"] = req.min_score
-    elif req.min_relevance_score is not None:
-        body["min_score"] = req.min_relevance_score
-    return body
+        min_score = req.min_score
+    else:
+        min_score = req.min_relevance_score
+    return engine_query.SearchRequest(
+        query=req.query, k=req.k, mode=engine_query.MODES[mode], corpus=corpus, scope=scope,
+        min_score=None if min_score is None else float(min_score), include_content=req.include_content,
+        debug=debug, snippet_marks=req.snippet_marks or "none", as_of=as_of)  # an agent reads plain text
 
 
 def cut_snippet(text: str, limit: int) -> str:
@@ -118,22 +134,14 @@ def shape(answer: dict[str, Any], req: SearchRequest) -> dict[str, Any]:
 
 
 def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
-    return shape(run_engine(ctx.live, engine_body(req)), req)
+    return shape(run_engine(ctx.live, engine_request(req)), req)
 
 
-def run_engine(live: Any, body: dict[str, Any]) -> dict[str, Any]:
-    """The live corpus's search, its errors as API errors."""
+def run_engine(live: LiveContract, req: engine_query.SearchRequest) -> dict[str, Any]:
+    """The live corpus's search (it holds the engine and the model), its errors as API errors."""
     from commonplace.compiler.search.engine import IndexNotReady
-    from commonplace.compiler.search.query import InvalidRequest
 
     try:
-        return run_search(live, body)
-    except InvalidRequest as exc:
-        raise ApiError(400, "invalid_parameter", str(exc)) from None
+        return live.search(req)  # a typed request: the engine checks nothing in it
     except IndexNotReady:
         raise ApiError(503, "index_not_ready", "the search index is not built yet; try again shortly") from None
-
-
-def run_search(live: Any, body: dict[str, Any]) -> dict[str, Any]:
-    """The live corpus's search (it holds the engine and the model)."""
-    return live.search(body)

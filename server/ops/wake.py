@@ -16,5 +16,5 @@ def wake(ctx: OpContext, req: WakeRequest) -> dict[str, Any]:
     live = ctx.live
     r = run(live.docs, root=ctx.root, budget_tokens=req.budget_tokens, profile=req.profile, project=req.project,
             agent=req.agent, include_recent_sessions=req.include_recent_sessions,
-            include_pinned_decisions=req.include_pinned_decisions, resolver=getattr(live, "resolver", None), cwd=req.cwd)
+            include_pinned_decisions=req.include_pinned_decisions, resolver=live.resolver, cwd=req.cwd)
     return r.as_dict(debug=req.debug)

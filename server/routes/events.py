@@ -22,11 +22,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from flask import Blueprint, Response, current_app
 
 from ..context import state
+
+if TYPE_CHECKING:
+    from commonplace.compiler.live_contract import LiveContract
 
 events = Blueprint("events", __name__)
 
@@ -50,13 +53,12 @@ def _slots() -> threading.BoundedSemaphore:
     return slots
 
 
-def rebuilt_pages(live: Any, result: Any) -> dict[str, Any]:
+def rebuilt_pages(live: LiveContract, result: Any) -> dict[str, Any]:
     """What a refresh wrote that an open page may show."""
     if getattr(result, "removed", None):
         return {"all": True}
-    docs = getattr(live, "docs", {}) or {}
-    graph = getattr(live, "graph", None)
-    backlinks = getattr(graph, "backlinks", {}) or {}
+    docs = live.docs
+    backlinks = live.graph.backlinks
     paths: set[str] = set()
     for path in getattr(result, "changed", []) or []:
         paths.add(path)
@@ -103,12 +105,12 @@ def stream_events() -> Response:
         return resp
 
     def generate() -> Iterator[str]:
-        seen = getattr(live, "last_refresh", None)
+        seen = live.last_refresh
         yield "retry: 1000\n\n"
         start = last_sent = time.monotonic()
         while time.monotonic() - start < STREAM_SECONDS:
             time.sleep(POLL_SECONDS)
-            current = getattr(live, "last_refresh", None)
+            current = live.last_refresh
             if current is not None and current is not seen:
                 seen = current
                 payload = rebuilt_pages(live, current)

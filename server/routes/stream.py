@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from flask import Blueprint, Response, g, request
 
@@ -23,6 +23,9 @@ from ..validation import validate
 from .guard import is_local_client
 from .v1 import op_context
 
+if TYPE_CHECKING:
+    from commonplace.compiler.live_contract import LiveContract
+
 stream = Blueprint("stream", __name__)
 log = logging.getLogger("commonplace.server")
 
@@ -31,17 +34,17 @@ def frame(event: str, payload: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)}\n\n"
 
 
-def reindex(live: Any, force: bool) -> dict[str, Any]:
+def reindex(live: LiveContract, force: bool) -> dict[str, Any]:
     """Re-read the corpus from disk and rebuild what changed; with `force`, then rebuild
     the whole search index from every document (the embedding cache keeps it cheap)."""
     result = live.refresh([], rescan=True)
     out = result.as_dict() if hasattr(result, "as_dict") else {}
     out["forced"] = bool(force)
-    if force and getattr(live, "index", True):
+    if force and live.index:
         from commonplace.compiler.search.index_stage import build_indexes
 
         with live.write_lock:
-            report = build_indexes(live.root, list(live.docs.values()), embed=bool(getattr(live, "embed", True)))
+            report = build_indexes(live.root, list(live.docs.values()), embed=live.embed)
         out["index"] = report.as_extra() if hasattr(report, "as_extra") else {}
     return out
 
