@@ -24,62 +24,25 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 from readiness import wait_healthy
+from team_corpus import CORPUS as TEAM_CORPUS, write_files
 
 BIN = str(Path(sys.executable).parent / "commonplace")
 
-CORPUS: dict[str, str] = {
-    "core/identity.md": """---
-title: Identity
-type: core
-pinned: true
-canonical: true
----
-# Identity
 
-This memory belongs to the platform team. Agents read core files first.
-""",
-    "people/alex.md": """---
-title: Alex Kim
-aliases: [Alex]
----
-# Alex Kim
-
-Alex runs the billing migration. See [[atlas]].
-""",
-    "projects/atlas/state.md": """---
-title: Atlas
-tags: [project]
----
-# Atlas
-
-Atlas moves billing off the legacy queue. Owner: [[Alex]].
-""",
-    "decisions/adr-0001-rrf.md": """---
-title: Use reciprocal rank fusion
-pinned: true
-status: active
----
-# Use reciprocal rank fusion
-
-We fuse BM25 and vector rankings.
-""",
-    "inbox/old.md": """---
+# The kits' one fixture corpus (tests/team_corpus.py) and, on top, a capture that
+# toolcases.py purges.
+CORPUS = {**TEAM_CORPUS, "inbox/old.md": """---
 title: Old capture
 type: capture
 ---
 # Old capture
 
 Something to purge later.
-""",
-}
+"""}
 
 
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
-    for rel, text in (files or CORPUS).items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root
+    return write_files(root, files or CORPUS)
 
 
 def child_env(**extra: str) -> dict[str, str]:
