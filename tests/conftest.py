@@ -19,6 +19,10 @@ DOCS = REPO / "docs"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Loading the MCP SDK is over half the CPU of a small `commonplace serve` (1.4 of 2.6 s here),
+# and most test servers never get an /mcp request: they load it on the first one instead.
+# The MCP kit's servers preload it, as they run in production (mcpkit.child_env).
+os.environ.setdefault("COMMONPLACE_MCP_PRELOAD", "0")
 
 # The suite starts a few hundred Python children (`commonplace serve`, builds, the CLI). Where
 # the environment forbids bytecode files (PYTHONDONTWRITEBYTECODE), every child compiled every

@@ -46,7 +46,8 @@ def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               COMMONPLACE_MCP_PRELOAD="1")
     env.pop("COMMONPLACE_TOKEN", None)
     env.update(extra)
     return env
