@@ -59,12 +59,13 @@ def child_env(**extra: str) -> dict[str, str]:
 class Serve:
     """`commonplace serve` on a free port of 127.0.0.1, until `stop()`."""
 
-    def __init__(self, root: Path, out: Path, *args: str, ready_timeout: float = 180.0) -> None:
+    def __init__(self, root: Path, out: Path, *args: str, ready_timeout: float = 180.0,
+                 env: dict[str, str] | None = None) -> None:
         self.root = root
         self.log = out.parent / f"serve-{time.time_ns()}.log"
         self._log = open(self.log, "w")
         self.proc = subprocess.Popen([BIN, "serve", str(root), "--out", str(out), "--port", "0", *args],
-                                     stdout=subprocess.PIPE, stderr=self._log, text=True, env=child_env())
+                                     stdout=subprocess.PIPE, stderr=self._log, text=True, env=child_env(**(env or {})))
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         m = re.search(r"http://[\d.]+:\d+", line)
