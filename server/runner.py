@@ -214,6 +214,8 @@ def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch:
         say(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")
             + ("; watching for changes" if watch else ""))
         sys.stdout.flush()
+        if os.environ.get("COMMONPLACE_MCP_PRELOAD", "1") == "0":
+            return  # the first /mcp request loads it (the test suite's servers, most never asked)
         try:  # load the MCP SDK now rather than in the first /mcp request (about a second)
             from .mcp.http import bridge
 

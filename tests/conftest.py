@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -16,6 +19,20 @@ DOCS = REPO / "docs"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Loading the MCP SDK is over half the CPU of a small `commonplace serve` (1.4 of 2.6 s here),
+# and most test servers never get an /mcp request: they load it on the first one instead.
+# The MCP kit's servers preload it, as they run in production (mcpkit.child_env).
+os.environ.setdefault("COMMONPLACE_MCP_PRELOAD", "0")
+
+# The suite starts a few hundred Python children (`commonplace serve`, builds, the CLI). Where
+# the environment forbids bytecode files (PYTHONDONTWRITEBYTECODE), every child compiled every
+# module again (about 0.4 s of CPU each); they share one bytecode folder of this run instead,
+# outside the source tree, removed at the end. (xdist workers inherit the controller's.)
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    _PYC = tempfile.mkdtemp(prefix="commonplace-tests-pyc-")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ["PYTHONPYCACHEPREFIX"] = _PYC
+    atexit.register(shutil.rmtree, _PYC, ignore_errors=True)
 
 
 @pytest.fixture

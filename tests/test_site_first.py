@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from readiness import wait_healthy
 
 HERE = Path(__file__).resolve().parent
 CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
@@ -144,14 +145,7 @@ class Serve:
         m = re.search(r"http://[\d.]+:(\d+)", line)
         assert m, line
         self.port = int(m.group(1))
-        wait_for(lambda: self._healthy(), timeout=120, what="the server")
-
-    def _healthy(self) -> bool:
-        assert self.proc.poll() is None, self.proc.stdout.read() if self.proc.stdout else ""
-        try:
-            return self.call("GET", "/healthz")[0] == 200
-        except OSError:
-            return False
+        wait_healthy(m.group(0), self.proc, 120, said=self.proc.stdout.read)
 
     def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)

@@ -8,7 +8,12 @@ needed. `why_no_browser()` says why a test must skip.
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -52,6 +57,34 @@ def checked_page(browser: Any, viewport: dict[str, int] = DESKTOP) -> Iterator[A
     finally:
         context.close()
     assert errors == [], errors
+
+
+@contextmanager
+def serving(root: Path, out: Path, *flags: str) -> Iterator[dict[str, Any]]:
+    """`commonplace serve ROOT --no-embed FLAGS` as a subprocess on a free port of 127.0.0.1,
+    ready (/healthz), until the block ends: {"url", "token" (a write token), "root"}."""
+    from readiness import wait_healthy
+
+    from commonplace.server.tokens import TokenStore
+
+    token = TokenStore(root).create("browser")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(root),
+         "--out", str(out), "--port", "0", "--no-embed", *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1"))
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.search(r"http://[\d.]+:\d+", line)
+        assert m, f"serve did not start: {line}{proc.stdout.read()[-2000:]}"
+        said: list[str] = [line]  # the rest of its output, read as it comes (a full pipe would block it)
+        threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True).start()
+        wait_healthy(m.group(0), proc, 180, said=lambda: "".join(said))
+        yield {"url": m.group(0), "token": token, "root": root}
+    finally:
+        proc.terminate()
+        proc.wait(30)
 
 
 def build_site(corpus: Path, out: Path, **kw: Any) -> Path:

@@ -7,12 +7,8 @@ site's search and `/v1/search`, and hostile raw HTML runs nothing.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -25,7 +21,6 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON
 
 VAULT = Path(__file__).resolve().parents[1] / "fixtures" / "vault" / "syntax"
 HIDDEN = re.compile(r"hiddenword\w*", re.I)
-CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
 
 
 @pytest.fixture(scope="module")
@@ -121,31 +116,10 @@ def test_block_id_link_lands_on_the_block(site: Path, page):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    base = tmp_path_factory.mktemp("vault-served")
-    root = base / "vault"
+def served(tmp_path_factory, serve):
+    root = tmp_path_factory.mktemp("vault-served") / "vault"
     shutil.copytree(VAULT, root)
-    token = subprocess.run([*CLI, "token", "new", "browser", "-C", str(root)], capture_output=True, text=True,
-                           check=True).stdout.split()[0]
-    proc = subprocess.Popen([*CLI, "serve", str(root), "--out", str(base / "site"), "--port", "0", "--no-embed"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1"))
-    assert proc.stdout is not None
-    url = None
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        m = re.search(r"http://[\d.]+:\d+", line)
-        if m and url is None:
-            url = m.group(0)
-        if "ready at" in line or not line:
-            break
-    assert url, "serve did not start"
-    try:
-        yield {"url": url, "token": token}
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    return serve(root)
 
 
 def search(served, query: str) -> dict:

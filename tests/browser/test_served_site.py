@@ -9,17 +9,12 @@ The server runs the way it runs: a `commonplace serve` subprocess on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from browserkit import checked_page, launch, why_no_browser
+from browserkit import checked_page, why_no_browser
 
 REASON = why_no_browser()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -32,45 +27,19 @@ CORPUS = {
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    base = tmp_path_factory.mktemp("served")
-    root = base / "corpus"
+def served(tmp_path_factory, serve):
+    root = tmp_path_factory.mktemp("served") / "corpus"
     for rel, text in CORPUS.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    token = subprocess.run([sys.executable, "-c", "from commonplace.server.cli import main; main()", "token", "new",
-                            "browser", "-C", str(root)], capture_output=True, text=True, check=True).stdout.split()[0]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(root),
-         "--out", str(base / "site"), "--port", "0", "--no-embed", "--loopback-reads"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    assert proc.stdout is not None
-    url = None
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        m = re.search(r"http://[\d.]+:\d+", line)
-        if m and url is None:
-            url = m.group(0)
-        if "ready at" in line:
-            break
-    assert url, "serve did not start"
-    yield {"url": url, "token": token, "root": root}
-    proc.terminate()
-    proc.wait(20)
+    return serve(root, "--loopback-reads")
 
 
 @pytest.fixture
-def page():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = launch(pw)
-        try:
-            with checked_page(browser) as p:
-                yield p
-        finally:
-            browser.close()
+def page(browser):
+    """A fresh page (its own context) of the module's Chromium."""
+    with checked_page(browser) as p:
+        yield p
 
 
 def test_not_found_one_folder_deep_is_styled_and_leads_home(served, page):

@@ -3,17 +3,13 @@ its images load, its audio and PDF are there, transcluded notes show their text.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
-import sys
-import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from browserkit import build_site, checked_page, launch, why_no_browser
+from browserkit import build_site, checked_page, why_no_browser
 
 REASON = why_no_browser()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no browser: {REASON}")
@@ -27,16 +23,6 @@ def vault(tmp_path_factory):
     root = base / "vault"
     shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns(".commonplace"))
     return root, build_site(root, base / "site")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = launch(pw)
-        yield b
-        b.close()
 
 
 def check_page(page, url: str) -> None:
@@ -73,36 +59,16 @@ def test_vault_from_disk(vault, browser):
             check_page(page, url)
 
 
-def test_vault_under_serve(vault, browser, tmp_path):
+def test_vault_under_serve(vault, browser, serve):
     root, _ = vault
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from commonplace.server.cli import main; main()", "serve", str(root),
-         "--out", str(tmp_path / "site"), "--port", "0", "--no-embed", "--loopback-reads"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    try:
-        assert proc.stdout is not None
-        url = None
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            line = proc.stdout.readline()
-            m = re.search(r"http://[\d.]+:\d+", line)
-            if m and url is None:
-                url = m.group(0)
-            if "ready at" in line or not line:
-                break
-        assert url, "serve did not start"
-        for path in ("/", "/Home/", "/Home/index.html"):
-            with checked_page(browser) as page:
-                check_page(page, url + path)
-        import urllib.request
-
-        with urllib.request.urlopen(url + "/_dot/") as r:  # the note named `..md`
-            assert b"A note named with one dot" in r.read()
-        with urllib.request.urlopen(url + "/_/files/attachments/paper.pdf") as r:
-            assert r.headers["Content-Type"] == "application/pdf"
-            assert "frame-ancestors 'self'" in r.headers["Content-Security-Policy"]
-        with urllib.request.urlopen(url + "/_/files/attachments/red.png") as r:
-            assert r.headers["Content-Type"] == "image/png" and "sandbox" in r.headers["Content-Security-Policy"]
-    finally:
-        proc.terminate()
-        proc.wait(20)
+    url = serve(root, "--loopback-reads")["url"]
+    for path in ("/", "/Home/", "/Home/index.html"):
+        with checked_page(browser) as page:
+            check_page(page, url + path)
+    with urllib.request.urlopen(url + "/_dot/") as r:  # the note named `..md`
+        assert b"A note named with one dot" in r.read()
+    with urllib.request.urlopen(url + "/_/files/attachments/paper.pdf") as r:
+        assert r.headers["Content-Type"] == "application/pdf"
+        assert "frame-ancestors 'self'" in r.headers["Content-Security-Policy"]
+    with urllib.request.urlopen(url + "/_/files/attachments/red.png") as r:
+        assert r.headers["Content-Type"] == "image/png" and "sandbox" in r.headers["Content-Security-Policy"]

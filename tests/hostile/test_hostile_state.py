@@ -14,6 +14,7 @@ from typing import Callable
 import pytest
 
 from livekit import Server
+from readiness import wait_healthy
 
 from dorylive import CLI
 
@@ -95,7 +96,6 @@ def _start_embed(c: Path, site: Path) -> Server:
     server.flags = tuple(f for f in server.flags if f != "--no-embed")
     # dorylive always adds --no-embed; start it by hand with embeddings on.
     import re
-    import time
 
     server.proc = subprocess.Popen([*CLI, "serve", str(c), "--out", str(site), "--port", "0"],
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=server.env)
@@ -103,16 +103,8 @@ def _start_embed(c: Path, site: Path) -> Server:
     m = re.search(r"http://[\d.]+:(\d+)", line)
     assert m, line
     server.url, server.port = m.group(0), int(m.group(1))
-    t0 = time.time()
-    while time.time() - t0 < 300:
-        try:
-            if server.request("GET", "/healthz").status == 200:
-                return server
-        except OSError:
-            pass
-        assert server.proc.poll() is None, server.proc.stdout.read()
-        time.sleep(0.2)
-    raise AssertionError("not ready")
+    wait_healthy(server.url, server.proc, 300, said=server.proc.stdout.read)
+    return server
 
 
 # The fast suite runs one corruption of each kind; `-m slow` runs them all.

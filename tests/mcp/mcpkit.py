@@ -24,66 +24,30 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 from readiness import wait_healthy
+from team_corpus import CORPUS as TEAM_CORPUS, write_files
 
 BIN = str(Path(sys.executable).parent / "commonplace")
 
-CORPUS: dict[str, str] = {
-    "core/identity.md": """---
-title: Identity
-type: core
-pinned: true
-canonical: true
----
-# Identity
 
-This memory belongs to the platform team. Agents read core files first.
-""",
-    "people/alex.md": """---
-title: Alex Kim
-aliases: [Alex]
----
-# Alex Kim
-
-Alex runs the billing migration. See [[atlas]].
-""",
-    "projects/atlas/state.md": """---
-title: Atlas
-tags: [project]
----
-# Atlas
-
-Atlas moves billing off the legacy queue. Owner: [[Alex]].
-""",
-    "decisions/adr-0001-rrf.md": """---
-title: Use reciprocal rank fusion
-pinned: true
-status: active
----
-# Use reciprocal rank fusion
-
-We fuse BM25 and vector rankings.
-""",
-    "inbox/old.md": """---
+# The kits' one fixture corpus (tests/team_corpus.py) and, on top, a capture that
+# toolcases.py purges.
+CORPUS = {**TEAM_CORPUS, "inbox/old.md": """---
 title: Old capture
 type: capture
 ---
 # Old capture
 
 Something to purge later.
-""",
-}
+"""}
 
 
 def write_corpus(root: Path, files: dict[str, str] | None = None) -> Path:
-    for rel, text in (files or CORPUS).items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root
+    return write_files(root, files or CORPUS)
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               COMMONPLACE_MCP_PRELOAD="1")
     env.pop("COMMONPLACE_TOKEN", None)
     env.update(extra)
     return env
@@ -95,12 +59,13 @@ def child_env(**extra: str) -> dict[str, str]:
 class Serve:
     """`commonplace serve` on a free port of 127.0.0.1, until `stop()`."""
 
-    def __init__(self, root: Path, out: Path, *args: str, ready_timeout: float = 180.0) -> None:
+    def __init__(self, root: Path, out: Path, *args: str, ready_timeout: float = 180.0,
+                 env: dict[str, str] | None = None) -> None:
         self.root = root
         self.log = out.parent / f"serve-{time.time_ns()}.log"
         self._log = open(self.log, "w")
         self.proc = subprocess.Popen([BIN, "serve", str(root), "--out", str(out), "--port", "0", *args],
-                                     stdout=subprocess.PIPE, stderr=self._log, text=True, env=child_env())
+                                     stdout=subprocess.PIPE, stderr=self._log, text=True, env=child_env(**(env or {})))
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         m = re.search(r"http://[\d.]+:\d+", line)

@@ -196,7 +196,8 @@ def test_loopback_reads_do_not_open_mcp_but_no_auth_does(tmp_path: Path) -> None
 
         anyio.run(with_token)
 
-    with Serve(root, tmp_path / "site", "--no-embed", "--no-auth") as srv:
+    # This one leaves the MCP SDK to its first /mcp request (COMMONPLACE_MCP_PRELOAD=0).
+    with Serve(root, tmp_path / "site", "--no-embed", "--no-auth", env={"COMMONPLACE_MCP_PRELOAD": "0"}) as srv:
         async def open_server() -> None:
             async with http_session(srv.url) as s:
                 res = await s.call_tool("dory_write", {"kind": "append", "target": "inbox/open.md",

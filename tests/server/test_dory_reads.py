@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from readiness import wait_healthy
 from srvkit import tree_files, write_files
 
 CLI = [sys.executable, "-c", "from commonplace.server.cli import main; main()"]
@@ -217,19 +218,8 @@ class Live:
         m = re.search(r"http://[\d.]+:\d+", line)
         assert m, line + self.proc.stdout.read()
         self.url = m.group(0)
-        t0 = time.time()
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except urllib.error.HTTPError as e:
-                assert e.code == 503
-            except OSError:
-                pass
-            assert self.proc.poll() is None, self.proc.stdout.read()
-            assert time.time() - t0 < 120, "server never became ready"
-            time.sleep(0.1)
+        wait_healthy(self.url, self.proc, 120, said=self.proc.stdout.read)
+        return self
 
     def stop(self) -> str:
         assert self.proc is not None

@@ -13,13 +13,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from readiness import wait_healthy
 
 from commonplace.compiler import frontmatter as fm
 
@@ -81,16 +81,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
     m = re.search(r"http://[\d.]+:\d+", proc.stdout.readline())
     assert m
     url = m.group(0)
-    t0 = time.time()
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except (urllib.error.HTTPError, OSError):
-            pass
-        assert proc.poll() is None and time.time() - t0 < 120, "server never became ready"
-        time.sleep(0.2)
+    wait_healthy(url, proc, 120, said=proc.stdout.read)
     yield Http(url, token), root
     proc.send_signal(signal.SIGTERM)
     proc.wait(30)
