@@ -179,3 +179,25 @@ def note_html(meta: dict, path: str | None, href: str | None, title: str, chain:
     inner = render(_strip_block_ids(part), path, chain + (path,))
     return (f'<div class="embed" data-embed="{_esc(path)}"><div class="embed-title">{link}</div>'
             f'<div class="embed-body">{inner}</div></div>')
+
+
+_ID = re.compile(r'(<[a-zA-Z][^<>]*?\sid=")([^"]+)(")')
+_LOCAL_HREF = re.compile(r'(\shref="#)([^"]+)(")')
+
+
+def scope_ids(html: str, prefix: str) -> str:
+    """Embedded HTML with every id given `prefix` (and in-embed `#id` links following),
+    so a transcluded note's headings, block ids and footnotes never repeat an id of the
+    embedding page: its own `#Heading` still lands on its own heading. The prefix holds
+    `~`, which no heading slug or block id contains."""
+    ids: set[str] = set()
+
+    def rename(m: re.Match) -> str:
+        ids.add(m.group(2))
+        return f"{m.group(1)}{prefix}{m.group(2)}{m.group(3)}"
+
+    html = _ID.sub(rename, html)
+    if not ids:
+        return html
+    return _LOCAL_HREF.sub(lambda m: f"{m.group(1)}{prefix}{m.group(2)}{m.group(3)}" if m.group(2) in ids
+                           else m.group(0), html)
