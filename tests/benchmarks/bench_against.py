@@ -24,14 +24,17 @@ class Against:
     other: str
     this_s: list[float] = field(default_factory=list)
     other_s: list[float] = field(default_factory=list)
+    this_cpu: list[float] = field(default_factory=list)
+    other_cpu: list[float] = field(default_factory=list)
     load: str = ""
 
     def summary(self) -> dict:
         out = {"n": self.n, "this": self.this, "other": self.other, "this_s": self.this_s,
-               "other_s": self.other_s, "load": self.load}
-        if self.this_s and self.other_s:
-            out["best_ratio"] = min(self.this_s) / min(self.other_s)
-            out["median_ratio"] = statistics.median(self.this_s) / statistics.median(self.other_s)
+               "other_s": self.other_s, "this_cpu": self.this_cpu, "other_cpu": self.other_cpu, "load": self.load}
+        for key, a, b in (("", self.this_s, self.other_s), ("cpu_", self.this_cpu, self.other_cpu)):
+            if a and b:
+                out[f"{key}best_ratio"] = min(a) / min(b)
+                out[f"{key}median_ratio"] = statistics.median(a) / statistics.median(b)
         return out
 
 
@@ -45,21 +48,25 @@ def run_against(this, other, corpus: Path, base: Path, repeat: int, log) -> Agai
             log(f"[against] {name} build ({i + 1}/{repeat}) ...")
             m, report = cp.build(corpus, base / f"site-against-{name}")
             (result.this_s if name == "this" else result.other_s).append(round(m.seconds, 3))
+            if m.cpu_seconds is not None:
+                (result.this_cpu if name == "this" else result.other_cpu).append(m.cpu_seconds)
             result.n = int(report.get("documents", 0) or result.n)
-            log(f"[against]   {m.seconds:.2f} s (exit {m.returncode})")
+            log(f"[against]   {m.seconds:.2f} s, cpu {m.cpu_seconds} s (exit {m.returncode})")
     return result
 
 
 def render_against(r: dict) -> str:
     lines = [
         "", f"same run, alternating, render-only, {r['n']:,} documents (load {r['load']}):",
-        "| build | times s | best s | median s |", "|---|---|---:|---:|",
+        "| build | measure | runs | best | median |", "|---|---|---|---:|---:|",
     ]
     for key in ("this", "other"):
-        times = r[f"{key}_s"]
-        lines.append(f"| {key}: {r[key]} | {', '.join(f'{t:.2f}' for t in times)} | {min(times):.2f} | "
-                     f"{statistics.median(times):.2f} |")
-    if "best_ratio" in r:
-        lines.append(f"this / other: best {r['best_ratio']:.3f}x, median {r['median_ratio']:.3f}x "
-                     f"({100 * (r['median_ratio'] - 1):+.1f}% by the median)")
+        for what, times in (("wall s", r[f"{key}_s"]), ("CPU s", r.get(f"{key}_cpu") or [])):
+            if times:
+                lines.append(f"| {key}: {r[key]} | {what} | {', '.join(f'{t:.2f}' for t in times)} | {min(times):.2f} | "
+                             f"{statistics.median(times):.2f} |")
+    for what, key in (("wall", ""), ("CPU", "cpu_")):
+        if f"{key}best_ratio" in r:
+            lines.append(f"this / other, {what}: best {r[f'{key}best_ratio']:.3f}x, median {r[f'{key}median_ratio']:.3f}x "
+                         f"({100 * (r[f'{key}median_ratio'] - 1):+.1f}% by the median)")
     return "\n".join(lines)

@@ -134,6 +134,9 @@ class Measured:
     stderr: str
     peak_pss_mb: float | None  # largest sampled sum over the tree; None without /proc
     maxrss_mb: float | None  # ru_maxrss of the largest single process of the tree
+    # user + system CPU of the process and the workers it reaped (wait4): moved far less
+    # than wall time by other work on a shared machine
+    cpu_seconds: float | None = None
 
 
 def run_measured(cmd: list[str], timeout: float | None) -> Measured:
@@ -174,7 +177,8 @@ def run_measured(cmd: list[str], timeout: float | None) -> Measured:
     return Measured(secs, proc.returncode, out_f.read().decode("utf-8", "replace"),
                     err_f.read().decode("utf-8", "replace"),
                     round(peak[0] / 1024, 1) if sampling and peak[0] else None,
-                    round(rusage.ru_maxrss / 1024, 1) if rusage is not None else None)
+                    round(rusage.ru_maxrss / 1024, 1) if rusage is not None else None,
+                    round(rusage.ru_utime + rusage.ru_stime, 3) if rusage is not None else None)
 
 
 @dataclass
@@ -548,7 +552,8 @@ def run(args: argparse.Namespace) -> dict:
             row.n = len(paths)
             project = hugo_project(corpus, base) if use_hugo else None
             times = []
-            for i in range(args.repeat):
+            # With --against, the full corpus's repeats are the alternating pairs (below).
+            for i in range(1 if args.against and label == "full" else args.repeat):
                 # commonplace and hugo alternate, so a change in the machine's load hits both
                 log(f"[{label}] commonplace build ({i + 1}/{args.repeat}) ...")
                 m, report = cp.build(corpus, base / f"site-commonplace-{n}")
