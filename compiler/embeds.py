@@ -19,6 +19,7 @@ from .attachments import file_url, kind_of
 MAX_DEPTH = 4  # nested transclusions shown; deeper ones are links
 MAX_CHARS = 200_000  # of one embedded note's markdown
 
+_PDF_OPT = re.compile(r"\b(page|height)=(\d{1,5})\b")
 _SIZE = re.compile(r"^\s*(\d{1,5})(?:\s*x\s*(\d{1,5}))?\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -59,8 +60,13 @@ def attachment_html(meta: dict, path: str | None, href: str | None) -> str:
     if kind == "video":
         return f'<video class="attachment" controls preload="metadata" src="{h}"{size}></video>'
     if kind == "pdf":
+        # Obsidian's `![[doc.pdf#page=3]]` opens at a page, `#height=400` sizes the viewer.
+        opts = dict(_PDF_OPT.findall(meta.get("heading") or ""))
+        if "height" in opts and not size:
+            size = f' height="{opts["height"]}"'
         size = size or ' height="600"'
-        return (f'<span class="attachment pdf"><iframe src="{h}" title="{_esc(name)}"{size}>'
+        src = h + (f"#page={opts['page']}" if "page" in opts else "")
+        return (f'<span class="attachment pdf"><iframe src="{src}" title="{_esc(name)}"{size}>'
                 f'</iframe><a href="{h}">{_esc(name)}</a></span>')
     return f'<a class="attachment" href="{h}">{_esc(meta["label"] or name)}</a>'
 

@@ -161,3 +161,17 @@ def test_a_wrong_titles_setting_is_a_clear_error(tmp_path):
     root = write(tmp_path / "v", {"commonplace.toml": '[site]\ntitles = "stem"\n', "A.md": "# A\n"})
     with pytest.raises(SettingsError, match="site.titles must be one of 'heading', 'filename'"):
         load_settings(root)
+
+
+def test_a_pdf_embed_opens_at_a_page_and_takes_a_height(tmp_path):
+    root = write(tmp_path / "v", {
+        "Doc.md": "# Doc\n\n![[paper.pdf#page=3]]\n\n![[paper.pdf#height=400]]\n\n![[paper.pdf|200x300]]\n",
+        "paper.pdf": PDF,
+    })
+    out = tmp_path / "site"
+    run(root, out)
+    html = body(out, "Doc")
+    assert '<iframe src="../_/files/paper.pdf#page=3" title="paper.pdf" height="600">' in html
+    assert '<iframe src="../_/files/paper.pdf" title="paper.pdf" height="400">' in html
+    assert '<iframe src="../_/files/paper.pdf" title="paper.pdf" width="200" height="300"' in html
+    assert html.count('<a href="../_/files/paper.pdf">paper.pdf</a>') == 3
