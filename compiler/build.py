@@ -197,7 +197,7 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
 
     with _timed(result.stages, "scan"):
         files, scan_warnings = scan(root, out)
-        fp = manifest.fingerprint(name, site_url, out, title_rule(root))
+        fp = manifest.fingerprint(name, site_url, out, title_rule(root, fresh=True))
         state = None if opts.clean else manifest.load(root, out, name, site_url, fp)
         if state is not None and not state.outputs <= existing_files(out):
             state = None  # someone deleted part of the site: rebuild it whole

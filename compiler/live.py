@@ -450,7 +450,7 @@ class LiveCorpus(LiveWrites):
         if self.state is None:
             return None
         return manifest.snapshot(self.state, manifest.fingerprint(self.state.name, self.state.site_url, self.out,
-                                                                    title_rule(self.state.root)))
+                                                                    title_rule(self.state.root, fresh=True)))
 
     def _save(self) -> None:
         snap = self._snapshot()

@@ -11,6 +11,7 @@ import hashlib
 import heapq
 import operator
 import re
+import time
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -86,27 +87,34 @@ def load_settings(root: Path) -> SiteSettings:
 # file name, as Obsidian shows a note (its `# ` headings stay in the body).
 TITLE_RULES = ("heading", "filename")
 
-_TITLE_RULE: dict[str, tuple[int, str]] = {}
+_TITLE_RULE: dict[str, tuple[float, int | None, str]] = {}  # root -> (checked at, mtime, rule)
 
 
-def title_rule(root: Path) -> str:
-    """`site.titles` of the corpus at `root`, read again only when commonplace.toml
-    changes (asked once per parsed file, in workers too). An unreadable file counts as
-    the default here: the build reports it where settings are loaded."""
-    path = root / SETTINGS_FILE
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
-        return "heading"
+def title_rule(root: Path | str, fresh: bool = False) -> str:
+    """`site.titles` of the corpus at `root`. Asked once per parsed file (in workers
+    too), so commonplace.toml is looked at again only when a second has passed, and read
+    again only when it changed. An unreadable file counts as the default here: the build
+    reports it where settings are loaded. `fresh`: look now (a build's start does)."""
     key = str(root)
+    now = time.monotonic()
     got = _TITLE_RULE.get(key)
-    if got is None or got[0] != stamp:
-        try:
-            rule = load_settings(root).titles
-        except SettingsError:
-            rule = "heading"
-        got = _TITLE_RULE[key] = (stamp, rule)
-    return got[1]
+    if got is not None and now - got[0] < 1.0 and not fresh:
+        return got[2]
+    path = Path(key) / SETTINGS_FILE
+    try:
+        stamp: int | None = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    if got is None or got[1] != stamp:
+        rule = "heading"
+        if stamp is not None:
+            try:
+                rule = load_settings(Path(key)).titles
+            except SettingsError:
+                pass
+        got = (now, stamp, rule)
+    _TITLE_RULE[key] = (now, got[1], got[2])
+    return got[2]
 
 
 HOME_NAMES = ("Home.md", "home.md", "index.md", "Index.md")

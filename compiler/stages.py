@@ -34,12 +34,15 @@ def parse_file(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
         return None, [Warning_(f.path, f"cannot read: {exc.strerror or exc}", code="unreadable")]
 
 
-def corpus_root(f: SourceFile) -> Path:
+def corpus_root(f: SourceFile) -> str:
     """The corpus folder `f` belongs to (its absolute path less its corpus path)."""
+    full = str(f.abspath)
+    if full.endswith("/" + f.path):
+        return full[: -len(f.path) - 1]
     root = f.abspath
     for _ in range(f.path.count("/") + 1):
         root = root.parent
-    return root
+    return str(root)
 
 
 def parse_page(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
