@@ -19,7 +19,7 @@ from .model import Document, Warning_, content_hash
 from .output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
 from .attachments import scan_files
 from .scan import SourceFile, scan
-from .site import resolve_site
+from .site import resolve_site, title_rule
 from .stages import parse_file
 from .state import SiteState, StaleState
 
@@ -197,7 +197,7 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
 
     with _timed(result.stages, "scan"):
         files, scan_warnings = scan(root, out)
-        fp = manifest.fingerprint(name, site_url, out)
+        fp = manifest.fingerprint(name, site_url, out, title_rule(root, fresh=True))
         state = None if opts.clean else manifest.load(root, out, name, site_url, fp)
         if state is not None and not state.outputs <= existing_files(out):
             state = None  # someone deleted part of the site: rebuild it whole

@@ -19,6 +19,7 @@ from .attachments import file_url, kind_of
 MAX_DEPTH = 4  # nested transclusions shown; deeper ones are links
 MAX_CHARS = 200_000  # of one embedded note's markdown
 
+_PDF_OPT = re.compile(r"\b(page|height)=(\d{1,5})\b")
 _SIZE = re.compile(r"^\s*(\d{1,5})(?:\s*x\s*(\d{1,5}))?\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -59,8 +60,13 @@ def attachment_html(meta: dict, path: str | None, href: str | None) -> str:
     if kind == "video":
         return f'<video class="attachment" controls preload="metadata" src="{h}"{size}></video>'
     if kind == "pdf":
+        # Obsidian's `![[doc.pdf#page=3]]` opens at a page, `#height=400` sizes the viewer.
+        opts = dict(_PDF_OPT.findall(meta.get("heading") or ""))
+        if "height" in opts and not size:
+            size = f' height="{opts["height"]}"'
         size = size or ' height="600"'
-        return (f'<span class="attachment pdf"><iframe src="{h}" title="{_esc(name)}"{size}>'
+        src = h + (f"#page={opts['page']}" if "page" in opts else "")
+        return (f'<span class="attachment pdf"><iframe src="{src}" title="{_esc(name)}"{size}>'
                 f'</iframe><a href="{h}">{_esc(name)}</a></span>')
     return f'<a class="attachment" href="{h}">{_esc(meta["label"] or name)}</a>'
 
@@ -179,3 +185,25 @@ def note_html(meta: dict, path: str | None, href: str | None, title: str, chain:
     inner = render(_strip_block_ids(part), path, chain + (path,))
     return (f'<div class="embed" data-embed="{_esc(path)}"><div class="embed-title">{link}</div>'
             f'<div class="embed-body">{inner}</div></div>')
+
+
+_ID = re.compile(r'(<[a-zA-Z][^<>]*?\sid=")([^"]+)(")')
+_LOCAL_HREF = re.compile(r'(\shref="#)([^"]+)(")')
+
+
+def scope_ids(html: str, prefix: str) -> str:
+    """Embedded HTML with every id given `prefix` (and in-embed `#id` links following),
+    so a transcluded note's headings, block ids and footnotes never repeat an id of the
+    embedding page: its own `#Heading` still lands on its own heading. The prefix holds
+    `~`, which no heading slug or block id contains."""
+    ids: set[str] = set()
+
+    def rename(m: re.Match) -> str:
+        ids.add(m.group(2))
+        return f"{m.group(1)}{prefix}{m.group(2)}{m.group(3)}"
+
+    html = _ID.sub(rename, html)
+    if not ids:
+        return html
+    return _LOCAL_HREF.sub(lambda m: f"{m.group(1)}{prefix}{m.group(2)}{m.group(3)}" if m.group(2) in ids
+                           else m.group(0), html)

@@ -202,7 +202,14 @@ class Resolver:
             cand = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
         if cand.startswith("../") or cand == "..":
             return Resolution(None)
-        return Resolution(cand if cand in self.paths else None)
+        if cand in self.paths:
+            return Resolution(cand)
+        # Obsidian writes `[text](Note.md)` by name ("shortest path when possible"): a
+        # bare name that is not beside the page resolves as `[[Note]]` would, nearest
+        # first, ambiguous when it is.
+        if "/" not in target and target.endswith(".md") and target not in (".md", "..md"):
+            return self.resolve_wiki(target, source)
+        return Resolution(None)
 
     def resolve(self, link: Link, source: str) -> Resolution:
         if link.kind == "md":

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from . import manifest
+from .site import title_rule
 from .build import BuildOptions, BuildResult, build_state, gc_paused
 from .live_writes import LiveWrites, RefreshBatcher
 from .model import Document
@@ -448,7 +449,8 @@ class LiveCorpus(LiveWrites):
     def _snapshot(self) -> Any:
         if self.state is None:
             return None
-        return manifest.snapshot(self.state, manifest.fingerprint(self.state.name, self.state.site_url, self.out))
+        return manifest.snapshot(self.state, manifest.fingerprint(self.state.name, self.state.site_url, self.out,
+                                                                    title_rule(self.state.root, fresh=True)))
 
     def _save(self) -> None:
         snap = self._snapshot()

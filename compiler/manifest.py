@@ -36,9 +36,10 @@ def manifest_path(root: Path, out: Path) -> Path:
     return state_path(root) / "builds" / key / "manifest.json"
 
 
-def fingerprint(name: str, site_url: str, out: Path) -> str:
-    """Anything that changes every page: code version, templates, site name and URL."""
-    h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{name}\0{site_url}\0{out}".encode())
+def fingerprint(name: str, site_url: str, out: Path, titles: str = "heading") -> str:
+    """Anything that changes every page: code version, templates, site name and URL,
+    and where titles come from (`site.titles`)."""
+    h = hashlib.sha256(f"{FORMAT}\0{__version__}\0{name}\0{site_url}\0{out}\0{titles}".encode())
     for f in sorted(TEMPLATE_DIR.rglob("*")):
         if f.is_file() and f.suffix in {".html", ".css", ".js", ".xml"}:
             h.update(f.relative_to(TEMPLATE_DIR).as_posix().encode() + b"\0" + f.read_bytes())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import sys
 import unicodedata
 from typing import Any, Callable
@@ -88,10 +89,14 @@ def _render_wikilink(self: Any, tokens: list, idx: int, options: Any, env: dict)
     return _wikilink_html(self, tokens[idx].meta, env)
 
 
+_AMBIGUOUS = "Ambiguous link: several pages have this name; this is the nearest"
+
+
 def _wikilink_html(self: Any, meta: dict, env: dict) -> str:
     special = env.get("special_wikilink")  # attachments and transclusions: `embeds`
     if special is not None and (html := special(meta)) is not None:
-        return html
+        kept = env.get(_KEPT)
+        return kept.hold(html) if kept is not None else html
     resolve: Callable[..., tuple[str | None, str, str]] | None = env.get("resolve_wikilink")
     escape = self.escape if hasattr(self, "escape") else _escape
     text = meta["label"] or (meta["target"] + (f" › {meta['heading']}" if meta["heading"] else "")) or (meta["heading"] or "")
@@ -105,8 +110,33 @@ def _wikilink_html(self: Any, meta: dict, env: dict) -> str:
             f'<a class="wikilink broken" title="Broken link: no page matches '
             f'{escape(meta["target"])}">{escape(text)}</a>'
         )
-    tip = ' title="Ambiguous link: several pages have this name; this is the nearest"' if "ambiguous" in css else ""
+    tip = f' title="{_AMBIGUOUS}"' if "ambiguous" in css else ""
     return f'<a class="{css}" href="{escape(href)}"{tip}>{escape(text)}</a>'
+
+
+_KEPT = "cp_kept"  # the render env's `Kept`, on pages whose HTML is cleaned
+
+
+class Kept:
+    """Our own embed markup (a PDF's `<iframe>`, a transcluded note, already cleaned on
+    its own) set aside while a page with the author's raw HTML is cleaned, then put
+    back: the allow-list is for the author's HTML, not for what the renderer writes.
+
+    Each piece stands in the page as a word made with a random nonce, which no
+    document can contain on purpose; the nonce never reaches the output."""
+
+    def __init__(self) -> None:
+        self.nonce = "cpkept" + secrets.token_hex(8)
+        self.items: list[str] = []
+
+    def hold(self, html: str) -> str:
+        self.items.append(html)
+        return f"{self.nonce}x{len(self.items) - 1}y"
+
+    def restore(self, html: str) -> str:
+        if not self.items:
+            return html
+        return re.sub(self.nonce + r"x(\d+)y", lambda m: self.items[int(m.group(1))], html)
 
 
 _MARKER = re.compile(r"^<!-- commonplace:([a-z0-9_:-]+)(?: (.*?))? -->[ \t]*$")
@@ -183,6 +213,8 @@ def _render_link_open(self: Any, tokens: list, idx: int, options: Any, env: dict
             token.attrSet("href", new_href)
         if css:
             token.attrSet("class", css)
+            if css == "ambiguous" and token.attrGet("title") is None:
+                token.attrSet("title", _AMBIGUOUS)
     href = token.attrGet("href")
     if isinstance(href, str) and re.match(r"^(?:[a-z][a-z0-9+.-]*:|//)", href, re.I):
         # Outgoing links never leak the reader's page through Referer.
@@ -380,9 +412,10 @@ def _render(tokens: list, env: dict) -> str:
 
 
 def render_tokens(tokens: list, env: dict) -> str:
-    env = {**env}
+    kept = Kept()
+    env = {**env, _KEPT: kept}
     html = _render(tokens, env)
-    return sanitize(html) if env.get(md_sanitize.RAW) else html
+    return kept.restore(sanitize(html) if env.get(md_sanitize.RAW) else html)
 
 
 # The last item of a draft's links when its page has raw HTML: `fill_links` cleans the
@@ -416,6 +449,9 @@ def fill_links(draft: str, deferred: list, env: dict) -> str:
     md = markdown()
     out = [pieces[0]]
     clean = False
+    if deferred and deferred[-1] == _SANITIZE:
+        kept = Kept()
+        env = {**env, _KEPT: kept}
     for i, (kind, item) in enumerate(deferred):
         if kind == "sanitize":
             clean = True
@@ -426,4 +462,4 @@ def fill_links(draft: str, deferred: list, env: dict) -> str:
         else:
             out.append(_render_link_open(md.renderer, [item], 0, md.options, env))
         out.append(pieces[2 * i + 2])
-    return sanitize("".join(out)) if clean else "".join(out)
+    return kept.restore(sanitize("".join(out))) if clean else "".join(out)

@@ -72,8 +72,9 @@ def _date(value: Any, field: str, path: str, warnings: list[Warning_]) -> str | 
         return None
 
 
-def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
-    """Parse one file. Raises SkipFile when it cannot be a document at all."""
+def parse(path: str, data: bytes, titles: str = "heading") -> tuple[Document, list[Warning_]]:
+    """Parse one file. Raises SkipFile when it cannot be a document at all. `titles` is
+    the corpus's `site.titles` rule (`site.TITLE_RULES`)."""
     warnings: list[Warning_] = []
     text = decode(path, data)
     meta: dict[str, Any] = {}
@@ -95,6 +96,8 @@ def parse(path: str, data: bytes) -> tuple[Document, list[Warning_]]:
     title_from_fm = isinstance(title_fm, (str, int, float)) and str(title_fm).strip() != ""
     if title_from_fm:
         title = str(title_fm).strip()
+    elif titles == "filename":
+        title = path.rsplit("/", 1)[-1][:-3]
     else:
         title = first_h1(tokens) or path.rsplit("/", 1)[-1][:-3]
 

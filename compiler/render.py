@@ -183,7 +183,7 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
         res = resolver.resolve_md(target, source)
         if res.path is None:
             return None, "broken"
-        return href(here, page_url(res.path)) + heading_anchor(heading), None
+        return href(here, page_url(res.path)) + heading_anchor(heading), "ambiguous" if len(res.candidates) > 1 else None
 
     def rewrite_src(raw: str) -> tuple[str | None, str | None]:
         target = file_target(raw)
@@ -192,9 +192,13 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
         path, new = file_href(target)
         return (new, None) if new is not None else (None, "attachment missing")
 
+    embedded = [0]  # embeds rendered so far on this page (or in this embed)
+
     def render_embedded(text: str, path: str, inner: tuple[str, ...]) -> str:
         tokens, env = parse_tokens(text)
-        return render_tokens(tokens, {**env, **link_env(doc, resolver, titles, root, inner, path)})
+        embedded[0] += 1
+        html = render_tokens(tokens, {**env, **link_env(doc, resolver, titles, root, inner, path)})
+        return embeds.scope_ids(html, f"e{embedded[0]}~")
 
     def special_wikilink(meta: dict) -> str | None:
         target = meta["target"]

@@ -11,6 +11,7 @@ import hashlib
 import heapq
 import operator
 import re
+import time
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ class SiteSettings:
     title: str = ""
     url: str = ""
     home: str = ""  # the corpus page shown as the home page (`home_document`)
+    titles: str = "heading"  # a page without a frontmatter title: "heading" or "filename"
 
 
 def check_site_url(url: str, where: str) -> str:
@@ -52,6 +54,7 @@ def load_settings(root: Path) -> SiteSettings:
         url = "https://notes.example.org/"     # absolute sitemap and feed links
         home = "Start.md"                      # default: Home.md, else index.md
         state_dir = "~/.cache/my-vault"        # derived state outside the corpus
+        titles = "filename"                    # default "heading": see TITLE_RULES
 
     Command-line options win over the file. Unknown keys are an error, so a typo never
     silently does nothing."""
@@ -66,13 +69,52 @@ def load_settings(root: Path) -> SiteSettings:
     site = data.get("site", {})
     if not isinstance(site, dict):
         raise SettingsError(f"{path}: [site] must be a table")
-    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url", "home", "state_dir"})]
+    unknown += [f"site.{k}" for k in sorted(set(site) - {"title", "url", "home", "state_dir", "titles"})]
     if unknown:
-        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} (known: site.title, site.url, site.home, site.state_dir)")
+        raise SettingsError(f"{path}: unknown setting {', '.join(unknown)} "
+                            "(known: site.title, site.url, site.home, site.state_dir, site.titles)")
     title, url, home = site.get("title", ""), site.get("url", ""), site.get("home", "")
     if not isinstance(title, str) or not isinstance(url, str) or not isinstance(home, str):
         raise SettingsError(f"{path}: site.title, site.url and site.home must be strings")
-    return SiteSettings(title.strip(), check_site_url(url, str(path)) if url else "", home.strip().lstrip("/"))
+    titles = site.get("titles", "heading")
+    if titles not in TITLE_RULES:
+        raise SettingsError(f"{path}: site.titles must be one of {', '.join(map(repr, TITLE_RULES))} (got {titles!r})")
+    return SiteSettings(title.strip(), check_site_url(url, str(path)) if url else "", home.strip().lstrip("/"), titles)
+
+
+# Where a page's title comes from when its frontmatter has none: "heading" (the default)
+# takes the first `# ` heading outside code, else the file name; "filename" takes the
+# file name, as Obsidian shows a note (its `# ` headings stay in the body).
+TITLE_RULES = ("heading", "filename")
+
+_TITLE_RULE: dict[str, tuple[float, int | None, str]] = {}  # root -> (checked at, mtime, rule)
+
+
+def title_rule(root: Path | str, fresh: bool = False) -> str:
+    """`site.titles` of the corpus at `root`. Asked once per parsed file (in workers
+    too), so commonplace.toml is looked at again only when a second has passed, and read
+    again only when it changed. An unreadable file counts as the default here: the build
+    reports it where settings are loaded. `fresh`: look now (a build's start does)."""
+    key = str(root)
+    now = time.monotonic()
+    got = _TITLE_RULE.get(key)
+    if got is not None and now - got[0] < 1.0 and not fresh:
+        return got[2]
+    path = Path(key) / SETTINGS_FILE
+    try:
+        stamp: int | None = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    if got is None or got[1] != stamp:
+        rule = "heading"
+        if stamp is not None:
+            try:
+                rule = load_settings(Path(key)).titles
+            except SettingsError:
+                pass
+        got = (now, stamp, rule)
+    _TITLE_RULE[key] = (now, got[1], got[2])
+    return got[2]
 
 
 HOME_NAMES = ("Home.md", "home.md", "index.md", "Index.md")

@@ -19,18 +19,30 @@ from .markdown import markdown
 from .parse import SkipFile, parse
 from .render import draft_document, plain_text, render_document, sections_excerpt, text_sections
 from .scan import SourceFile
-from .site import SiteContext, as_home_page
+from .site import SiteContext, as_home_page, title_rule
 from .workers import Rendered
 
 
 def parse_file(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
     """Read and parse one file; a file that cannot be a document becomes a warning."""
     try:
-        return parse(f.path, f.abspath.read_bytes())
+        titles = title_rule(corpus_root(f)) if isinstance(f.abspath, Path) else "heading"
+        return parse(f.path, f.abspath.read_bytes(), titles)
     except SkipFile as exc:
         return None, [Warning_(f.path, str(exc), code="skipped")]
     except OSError as exc:
         return None, [Warning_(f.path, f"cannot read: {exc.strerror or exc}", code="unreadable")]
+
+
+def corpus_root(f: SourceFile) -> str:
+    """The corpus folder `f` belongs to (its absolute path less its corpus path)."""
+    full = str(f.abspath)
+    if full.endswith("/" + f.path):
+        return full[: -len(f.path) - 1]
+    root = f.abspath
+    for _ in range(f.path.count("/") + 1):
+        root = root.parent
+    return str(root)
 
 
 def parse_page(f: SourceFile) -> tuple[Document | None, list[Warning_]]:

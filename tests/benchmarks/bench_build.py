@@ -134,6 +134,9 @@ class Measured:
     stderr: str
     peak_pss_mb: float | None  # largest sampled sum over the tree; None without /proc
     maxrss_mb: float | None  # ru_maxrss of the largest single process of the tree
+    # user + system CPU of the process and the workers it reaped (wait4): moved far less
+    # than wall time by other work on a shared machine
+    cpu_seconds: float | None = None
 
 
 def run_measured(cmd: list[str], timeout: float | None) -> Measured:
@@ -174,7 +177,8 @@ def run_measured(cmd: list[str], timeout: float | None) -> Measured:
     return Measured(secs, proc.returncode, out_f.read().decode("utf-8", "replace"),
                     err_f.read().decode("utf-8", "replace"),
                     round(peak[0] / 1024, 1) if sampling and peak[0] else None,
-                    round(rusage.ru_maxrss / 1024, 1) if rusage is not None else None)
+                    round(rusage.ru_maxrss / 1024, 1) if rusage is not None else None,
+                    round(rusage.ru_utime + rusage.ru_stime, 3) if rusage is not None else None)
 
 
 @dataclass
@@ -534,6 +538,7 @@ def run(args: argparse.Namespace) -> dict:
         plan.append(("full", args.n))
 
     rows: list[Row] = []
+    against = None
     load_before = _load()
     try:
         for label, n in plan:
@@ -547,7 +552,8 @@ def run(args: argparse.Namespace) -> dict:
             row.n = len(paths)
             project = hugo_project(corpus, base) if use_hugo else None
             times = []
-            for i in range(args.repeat):
+            # With --against, the full corpus's repeats are the alternating pairs (below).
+            for i in range(1 if args.against and label == "full" else args.repeat):
                 # commonplace and hugo alternate, so a change in the machine's load hits both
                 log(f"[{label}] commonplace build ({i + 1}/{args.repeat}) ...")
                 m, report = cp.build(corpus, base / f"site-commonplace-{n}")
@@ -579,6 +585,8 @@ def run(args: argparse.Namespace) -> dict:
                 row.mkdocs_docs_per_second = round(row.n / min(mtimes), 1)
                 row.speedup = round(min(mtimes) / min(times), 2)
             rows.append(row)
+            if args.against and label == "full":
+                against = _against(args, cp, corpus, base)
         if args.n > 0 and args.n == args.compare_n and rows:
             rows.append(Row(**{**asdict(rows[0]), "label": "full"}))
     finally:
@@ -605,7 +613,22 @@ def run(args: argparse.Namespace) -> dict:
     }
     for r in result["rows"]:
         result[r["label"]] = r
+    if against is not None:
+        result["against"] = against
     return result
+
+
+def _against(args: argparse.Namespace, cp: "Commonplace", corpus: Path, base: Path) -> dict:
+    """`--against OTHER`: this build and OTHER's on the full corpus, in turn (bench_against)."""
+    try:
+        from .bench_against import run_against
+    except ImportError:
+        from bench_against import run_against  # type: ignore[no-redef]
+    other = Commonplace(args.against, args.timeout, args.with_index)
+    load = _load()
+    result = run_against(cp, other, corpus, base, args.repeat, log)
+    result.load = f"{load} before, {_load()} after"
+    return result.summary()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -626,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--commonplace", metavar="PATH",
                     help="commonplace executable to time (default: the one next to this Python, else PATH)")
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    ap.add_argument("--against", metavar="PATH",
+                    help="another commonplace executable: after the full corpus's own timing, both build it "
+                         "--repeat times in alternating order (best, median, ratio; bench_against)")
     ap.add_argument("--real", action="store_true",
                     help="also build a public Obsidian vault and a large markdown repository (bench_real)")
     ap.add_argument("--real-dir", type=Path, default=Path("bench-real"), help="where --real clones and builds")
@@ -647,6 +673,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         print(render_table(result))
+        if "against" in result:
+            try:
+                from .bench_against import render_against
+            except ImportError:
+                from bench_against import render_against  # type: ignore[no-redef]
+            print(render_against(result["against"]))
     return 0
 
 
