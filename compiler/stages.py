@@ -23,10 +23,13 @@ from .site import SiteContext, as_home_page, title_rule
 from .workers import Rendered
 
 
-def parse_file(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
-    """Read and parse one file; a file that cannot be a document becomes a warning."""
+def parse_file(f: SourceFile, titles: str | None = None) -> tuple[Document | None, list[Warning_]]:
+    """Read and parse one file; a file that cannot be a document becomes a warning.
+    `titles`: the corpus's `site.titles` rule, when the caller has it (a Ray task gets it
+    from the driver, its files being bytes); otherwise read beside the file."""
     try:
-        titles = title_rule(corpus_root(f)) if isinstance(f.abspath, Path) else "heading"
+        if titles is None:
+            titles = title_rule(corpus_root(f)) if isinstance(f.abspath, Path) else "heading"
         return parse(f.path, f.abspath.read_bytes(), titles)
     except SkipFile as exc:
         return None, [Warning_(f.path, str(exc), code="skipped")]
@@ -45,10 +48,10 @@ def corpus_root(f: SourceFile) -> str:
     return str(root)
 
 
-def parse_page(f: SourceFile) -> tuple[Document | None, list[Warning_]]:
+def parse_page(f: SourceFile, titles: str | None = None) -> tuple[Document | None, list[Warning_]]:
     """`parse_file`, then the body rendered as far as it can be before links resolve
     (`render.draft_document`): what a build's first round does per document."""
-    doc, warnings = parse_file(f)
+    doc, warnings = parse_file(f, titles)
     if doc is not None:
         draft_document(doc)
     return doc, warnings

@@ -140,6 +140,11 @@ def edit(corpus: Path) -> None:
 def corpus_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("src") / "corpus"
     generate(root, N_DOCS, seed=21)
+    # Titles from file names (a vault's setting): Ray's nodes parse bytes without the
+    # corpus's settings, so the driver must hand them the rule.
+    (root / "commonplace.toml").write_text('[site]\ntitles = "filename"\n')
+    (root / "notes").mkdir(exist_ok=True)
+    (root / "notes" / "Named by file.md").write_text("# A heading that is not the title\n\nBody text.\n")
     return root
 
 
@@ -178,6 +183,8 @@ def test_ray_build_is_the_local_build_and_stays_incremental(corpus_src, referenc
     engine = report["extra"]["engine"]
     assert engine["nodes"] == 2 and engine["cpus"] == 2
     assert site_bytes(out) == site_bytes(local_out)
+    named = [p for p in out.rglob("*.html") if "Body text." in p.read_text(errors="replace")]
+    assert named and all("<title>Named by file" in p.read_text() for p in named)
     n = assert_vectors_match(local_corpus, corpus)
     assert report["extra"]["chunks_embedded"] > 0.9 * n and report["extra"]["embeddings_pending"] == 0
 

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from . import EngineError, ray_guard
 from ..model import Document, Warning_
 from ..scan import SourceFile
+from ..site import title_rule
 from ..stages import write_page
 from ..workers import Rendered, _restore
 
@@ -82,9 +83,10 @@ class RayRunner:
         size = shard_size(len(files), self.n)
         shards = [files[i:i + size] for i in range(0, len(files), size)]
         t0 = time.perf_counter()
+        titles = title_rule(engine.root, fresh=True)  # the nodes get the rule, not the settings
         refs = []
         for shard in shards:
-            refs.append(self._parse.remote([_read(f) for f in shard], chunking))
+            refs.append(self._parse.remote([_read(f) for f in shard], chunking, titles))
         engine.timings["read_submit"] = engine.timings.get("read_submit", 0.0) + time.perf_counter() - t0
         index = {r[0]: i for i, r in enumerate(refs)}
         parts: list[Any] = [None] * len(shards)

@@ -45,14 +45,16 @@ class FileBytes:
 
 
 def parse_shard(items: list[tuple[str, bytes | None, tuple[int, str] | None]],
-                chunking: tuple[str | None, str] | None) -> tuple[tuple[Parsed, dict[str, list[Any]] | None], dict]:
+                chunking: tuple[str | None, str] | None, titles: str = "heading") -> tuple[tuple[Parsed, dict[str, list[Any]] | None], dict]:
     """Parse (path, bytes, read error) items. Returns ((light documents with warnings,
     chunks by path or None), the full documents by path). `chunking` is (model name,
-    chunker identity): the identity this worker's tokenizer gives must be the driver's."""
+    chunker identity): the identity this worker's tokenizer gives must be the driver's.
+    `titles`: the corpus's `site.titles` rule, read by the driver (a node may not see the
+    corpus's settings)."""
     held: dict[str, Document] = {}
     out: Parsed = []
     for path, data, error in items:
-        doc, warnings = stages.parse_page(SourceFile(path, FileBytes(data, error)))  # type: ignore[arg-type]
+        doc, warnings = stages.parse_page(SourceFile(path, FileBytes(data, error)), titles)  # type: ignore[arg-type]
         if doc is None:
             out.append((None, warnings))
             continue
