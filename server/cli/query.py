@@ -74,6 +74,9 @@ def _print_results(res: dict[str, Any]) -> None:
         snippet = _MARK.sub(lambda m: click.style(m.group(1), bold=True, fg="yellow") if color else m.group(1),
                             r["snippet"])
         click.echo(f"    {snippet}")
+        if r.get("original"):  # --originals: its gist matched, and so did a turn of its original
+            click.echo(f"    in the original, lines {r['original']['lines']}: "
+                       f"{_MARK.sub(lambda m: m.group(1), r['original']['snippet'])}")
         if r.get("stale_warning"):
             click.echo(f"    ! {r['stale_warning']}")
     for w in res.get("warnings", []):

@@ -208,6 +208,12 @@ def test_purge_of_a_claim_erases_it_from_the_log_and_everything_derived(env) -> 
                                                  "content": secret, "allow_canonical": True})
     assert w["result"] == "written", w
     cid = w["claim_ids"][0]
+    # an old session quoting it, compacted: the words are in its blob (and its gist)
+    old = "logs/sessions/coder/2023-05-01-drawer.md"
+    ingest(server, token, old, f"user: {secret}\n\nassistant: Ok, noted.\n", "2023-05-01T09:00:00Z")
+    assert old in call(server, token, "/v1/compact", {"older_than_days": 30})["compacted"]
+    blob_hits = [p for p in _trace(root, base / "site", b"zanzibar") if p.endswith(".blob")]
+    assert len(blob_hits) == 1
     assert search(server, token, "zanzibar quokka passphrase")
     assert _trace(root, base / "site", b"zanzibar")
     dry = call(server, token, "/v1/purge", {"target": f"claim:{cid}"})
@@ -220,6 +226,10 @@ def test_purge_of_a_claim_erases_it_from_the_log_and_everything_derived(env) -> 
     assert r["erased"] and r["claim_logs"]
     assert _trace(root, base / "site", b"zanzibar") == []
     assert search(server, token, "zanzibar quokka passphrase") == []
+    assert old not in search(server, token, "zanzibar quokka", corpus="sessions", originals=True)
+    assert not Path(blob_hits[0]).exists()  # the old blob is gone; the redacted original is kept
+    got = server.request("GET", f"/v1/get?path={old}&uncompact=true", token=token).json()
+    assert "[erased]" in got["content"] and "Ok, noted." in got["content"]
     log = "".join(p.read_text() for p in (root / "claims").rglob("*.jsonl"))
     assert cid in log and '"erased":true' in log  # the redaction event: who and when, no text
     # forget, by contrast, keeps history in the log
