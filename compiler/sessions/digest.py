@@ -274,7 +274,7 @@ def build(target: str, title: str, sessions: list[tuple[str, bytes]], date: str 
         # each session pays its share of the page's title and source line
         share = head * tokens // max(1, d.session_tokens)
         # -1: estimates of parts do not add up; the floor keeps a short session's few points
-        budget = max(min(MIN_BUDGET, tokens), int(tokens * budget_ratio) - share - 1)
+        budget = max(MIN_BUDGET, int(tokens * budget_ratio) - share - 1)
         d.items.extend(select(candidates(path, turns(text)), budget, len(sessions) == 1))
     return d
 
