@@ -17,7 +17,8 @@ held-out seeds (1000..), never looked at while tuning. Reported per shape and sp
   line references) against the session's body, and for the whole file (frontmatter too:
   title, generator, source hashes) against the session's whole file;
 - compaction and uncompaction throughput (MB/s and files/s) over the dialogue sessions and
-  over long transcripts.
+  over long transcripts, and the time of a search by original text over them (`originals`:
+  the first query reads and parses the blobs, the next ones use the parsed originals).
 Target (issue 31): >= 80% of evidence kept at <= 25% of the session's tokens.
 """
 
@@ -124,6 +125,25 @@ def run(seeds: int, sessions: int, turns: int) -> dict[str, Any]:
     return {"rows": rows, **thr}
 
 
+def originals_search(root: Path, rels: list[str]) -> dict[str, float]:
+    """Milliseconds per `originals: true` search over these compacted transcripts: the
+    first query (blobs read and parsed) and the next ones (parsed originals cached)."""
+    from commonplace.compiler.sessions import compact as cp
+    from commonplace.compiler.sessions import originals as og
+
+    og._cache.clear()
+    og._cache_chars = 0
+    sessions = [(rel, cp.MARK.search((root / rel).read_text("utf-8")).group(1)) for rel in rels]
+    t0 = time.perf_counter()
+    og.search(root, "kayaking on the lake at dawn", sessions, 10)
+    t1 = time.perf_counter()
+    queries = ["new job at the startup", "adopted a kitten from the shelter", "trip to Reykjavik", "charity 10k"]
+    for q in queries:
+        og.search(root, q, sessions, 10)
+    t2 = time.perf_counter()
+    return {"search_cold_ms": (t1 - t0) * 1000, "search_warm_ms": (t2 - t1) * 1000 / len(queries)}
+
+
 def compaction_throughput(files: dict[str, str]) -> dict[str, float]:
     from commonplace.compiler.sessions import compact as cp
 
@@ -137,13 +157,15 @@ def compaction_throughput(files: dict[str, str]) -> dict[str, float]:
         t0 = time.perf_counter()
         done = [cp.compact_file(tmp, rel, gist="(bench gist)") for rel in sorted(files)]
         t1 = time.perf_counter()
+        search = originals_search(tmp, sorted(files))
+        t1b = time.perf_counter()
         for rel in sorted(files):
             cp.uncompact_file(tmp, rel)
         t2 = time.perf_counter()
         assert all(done) and all((tmp / r).read_text("utf-8") == t for r, t in files.items())
         return {"files": len(files), "mb": size / 1e6, "compact_mb_s": size / 1e6 / (t1 - t0),
-                "uncompact_mb_s": size / 1e6 / (t2 - t1), "compact_files_s": len(files) / (t1 - t0),
-                "uncompact_files_s": len(files) / (t2 - t1)}
+                "uncompact_mb_s": size / 1e6 / (t2 - t1b), "compact_files_s": len(files) / (t1 - t0),
+                "uncompact_files_s": len(files) / (t2 - t1b), **search}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -173,6 +195,10 @@ def main() -> None:
           f"{r['big_compact_files_s']:.0f} files/s |")
     print(f"| uncompaction (long transcripts) | {r['big_uncompact_mb_s']:.2f} MB/s, "
           f"{r['big_uncompact_files_s']:.0f} files/s |")
+    print(f"| search by original text, {r['files']} compacted sessions (first query, next ones) | "
+          f"{r['search_cold_ms']:.0f} ms, {r['search_warm_ms']:.1f} ms |")
+    print(f"| search by original text, {r['big_files']} long compacted transcripts (first, next) | "
+          f"{r['big_search_cold_ms']:.0f} ms, {r['big_search_warm_ms']:.1f} ms |")
 
 
 if __name__ == "__main__":
