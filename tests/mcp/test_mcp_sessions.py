@@ -57,7 +57,9 @@ def test_sessions_tools_over_stdio(corpus: Path, tmp_path: Path) -> None:
             assert rej["rejected"] and (corpus / rej["path"]).is_file()
 
             c = await ok("dory_compact", {"older_than_days": 30})
-            assert c["compacted"] == [S_OLD, S_MID] and c["kept_recent"] == 1  # of three, the newest third stays
+            every = sorted(p.relative_to(corpus).as_posix() for p in (corpus / "logs/sessions").rglob("*.md"))
+            assert {S_OLD, S_MID} <= set(c["compacted"]) and S_NEW not in c["compacted"]
+            assert c["kept_recent"] == -(-len(every) // 3)  # the newest third stays, whatever its age
             # the small talk is in the originals only: found there on request
             plain = await ok("dory_search", {"query": "narwhal", "corpus": "sessions"})
             assert S_OLD not in [h["path"] for h in plain["results"]]
