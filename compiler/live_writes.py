@@ -232,6 +232,10 @@ class LiveWrites:
         """After a forget or a purge: physically drop the forgotten text from derived state
         a refresh keeps (older index generations, deleted index entries, the embedding
         cache). Never raises: the files are already gone, and the next build purges too."""
+        try:  # the manifest holds documents' text too: saved now, not after the debounce
+            self._save_locked()  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001
+            log.exception("saving the manifest after a purge failed")
         if not self.index:  # type: ignore[attr-defined]
             return
         from .search import purge as purge_index

@@ -176,6 +176,9 @@ EXPECT = {
              file_has("my-notes/logs/sessions/coder/2025-01-05-s1.md", "commonplace:compacted")),
     "commonplace get logs/sessions/coder/2025-01-05-s1.md --uncompact -C my-notes":
         _all(stdout_has("user: We decided to keep the Atlas cache in SQLite."), stdout_lacks("commonplace:compacted")),
+    "commonplace search \"vendor review\" --mode bm25 --corpus-kind sessions --originals --local -C my-notes":
+        _all(stdout_has("logs/sessions/coder/2025-01-05-s1.md", "in the original, lines",
+                        "logs/sessions/coder/2025-01-06-s2.md")),
     "grep -rl 4417 my-notes site || echo \"no trace of 4417\"": _all(stdout_has("no trace of 4417")),
     # HTTP API
     "curl -s -X POST http://127.0.0.1:8766/v1/search "

@@ -3,7 +3,9 @@ follow-ups a session (or a day of sessions) contains, each with the turn it came
 
 Deterministic: sentences are classified by fixed patterns and ranked by how much they
 carry (content words, names, numbers), and the digest keeps the best of them within a
-token budget (`budget_ratio` of the session's tokens), in file order. The same input
+token budget for the whole page (`budget_ratio` of the session's tokens, the title,
+source line, headings, speakers and line references included), in file order. Code
+blocks are not read (a digest keeps what was said, not tool output). The same input
 gives the same bytes: no clock, no randomness, no model (the optional rewrite is
 `llm.py`'s, and falls back to this).
 
@@ -24,8 +26,8 @@ from .transcript import Turn, body_start, turns
 SECTIONS = (("decision", "Decisions"), ("fact", "Facts"), ("question", "Open questions"),
             ("followup", "Follow-ups"))
 GENERATOR = "extractive-v1"
-BUDGET_RATIO = 0.2  # of the session's tokens; the page's header and sources come on top
-MIN_BUDGET = 60  # tokens: a short session keeps its few points whatever the ratio
+BUDGET_RATIO = 0.25  # of the session's tokens, for the whole page body
+MIN_BUDGET = 64  # tokens: a short session keeps its few points whatever the ratio (mean page ratio 21%, max 28%)
 
 _DECISION = re.compile(r"\b(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed|chose|settled on|are going with|"
                        r"will go with|went with)\b|\bdecision\b|\blet'?s go with\b|\bwe'?ll use\b|\bwe will use\b",
@@ -51,14 +53,25 @@ lately today tonight soon talk talked catching anything everything something sur
 pretty bit kind sort maybe tell told said say says mean means seems want wanted love loved guess lol
 """.split())
 _NAMEY = re.compile(r"^[A-Z][a-z]+")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+")
 # A statement ending in a tag question is still a statement ("I start Monday, can you believe it?").
 _TAG_QUESTION = re.compile(r",\s*(?:can you believe it|right|you know|isn'?t it|don'?t you think|guess what)\?\s*$",
                            re.IGNORECASE)
 # Saying something about oneself (what one did, has, is), the stuff facts are made of.
-_SELF = re.compile(r"^(?:\w+\s+){0,3}?(?:i|we|my|our)\b(?!'d)", re.IGNORECASE)
+_SELF = re.compile(r"^(?:\w+\s+){0,3}?(?:i|we|my|our|me)\b(?!'d)", re.IGNORECASE)
 # Wishes, plans "one day", and hearsay: about nothing that happened.
 _SPECULATIVE = re.compile(r"\b(?:thinking about|someday|one day|i'?d love to|always wanted|should find|if my|"
                           r"i wonder|maybe|told me a|sounds rewarding|i'?m not really)\b", re.IGNORECASE)
+
+
+# An assistant narrating its own work ("let me look", "I've updated", "running the tests"):
+# the work's results are what a digest keeps, not its steps.
+_NARRATION = re.compile(r"^(?:\w+[.!,]?\s+){0,2}?(?:let me|i'?ll (?:look|check|dig|take|patch|run|try|start|fix)|"
+                        r"i'?ve (?:updated|changed|added|run|fixed|patched)|running|looking at|checking)\b",
+                        re.IGNORECASE)
+_LEAD = re.compile(r"^(?:(?:guess what|honestly|oh|wow|haha|ha|yeah|so|well|anyway|okay|ok|hey|actually|"
+                   r"you know what)\b[,!.]?\s+)+", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
 
 
 def estimate_tokens(text: str) -> int:
@@ -118,20 +131,18 @@ class Digest:
             if not chosen:
                 continue
             parts.append(f"## {heading}\n")
-            for it in chosen:
-                who = f"{it.speaker}: " if it.speaker else ""
-                # One session: its path is said once, above; each item names its lines.
-                where = it.lines if len(self.sources) == 1 else f"{it.path}:{it.lines}"
-                parts.append(f"- {who}{it.text} ({where})")
+            parts += [item_line(it, len(self.sources) == 1) for it in chosen]
             parts.append("")
         return "\n".join(parts).rstrip() + "\n" if parts else "Nothing to keep: no decisions, facts, open " \
                                                               "questions or follow-ups were found.\n"
 
+    def head(self) -> str:
+        # The title is the frontmatter's (the site shows it; a `# title` line would be
+        # said twice); one session's path is said once here, each item names its lines.
+        return f"Session: `{self.sources[0]}`\n\n" if len(self.sources) == 1 else ""
+
     def body(self) -> str:
-        head = f"# {self.title}\n\n"
-        if len(self.sources) == 1:
-            head += f"Session: `{self.sources[0]}`\n\n"
-        return head + (self.body_override if self.body_override is not None else self.sections_markdown())
+        return self.head() + (self.body_override if self.body_override is not None else self.sections_markdown())
 
     def text(self) -> str:
         from ..writes.compose import compose
@@ -150,9 +161,13 @@ def content_words(sentence: str) -> list[str]:
 
 def score(sentence: str) -> float:
     """How much a sentence carries: content words, plus names and numbers."""
+    sentence = _CODE_SPAN.sub("code", sentence)  # an identifier or path is one thing, however many parts
     words = _WORD.findall(sentence)
     content = content_words(sentence)
-    names = sum(1 for i, w in enumerate(words) if i > 0 and _NAMEY.match(w) and w.lower() not in STOP)
+    # A capital after a sentence's end is the next sentence's first word, not a name.
+    starts = {m.end() for m in _SENTENCE_END.finditer(sentence)}
+    names = sum(1 for m in _WORD.finditer(sentence) if m.start() > 0 and m.start() not in starts
+                and _NAMEY.match(m.group(0)) and m.group(0).lower() not in STOP)
     numbers = sum(1 for w in words if w[0].isdigit())
     return len(content) + 1.5 * names + 1.5 * numbers
 
@@ -170,6 +185,7 @@ def classify(sentence: str) -> str:
 
 _PRIORITY = {"decision": 3.0, "followup": 1.0, "fact": 0.0, "question": -1.0}
 MIN_SCORE = 4.0
+FILLER_SCORE = 2.0  # a sentence of a short turn that carries less is small talk
 LONG_TURN_WORDS = 60
 
 
@@ -178,27 +194,49 @@ def candidates(path: str, turn_list: Iterable[Turn]) -> list[Item]:
     for t in turn_list:
         # A short turn is one unit (a fact often spans "We adopted a kitten. We named her
         # Olive."); a long one (an assistant's answer) is taken sentence by sentence.
-        units = [t.text] if len(t.text.split()) <= LONG_TURN_WORDS else t.sentences()
+        if not t.prose.strip():
+            continue  # code only
+        if len(t.prose.split()) <= LONG_TURN_WORDS:
+            # its small talk ("Thank you.", "Ha!") and leading interjections left out
+            said = [_LEAD.sub("", x) or x for x in t.sentences() if score(x) >= FILLER_SCORE]
+            units = [" ".join(said)] if said else []
+        else:
+            units = t.sentences()
         for s in units:
             sc = score(s)
             if sc < MIN_SCORE:
                 continue
             section = classify(s)
-            sc += _PRIORITY[section] + (2.0 if _SELF.match(s) else 0.0) - (4.0 if _SPECULATIVE.search(s) else 0.0)
+            sc += _PRIORITY[section] + (2.0 if _SELF.match(s) else 0.0) - (4.0 if _SPECULATIVE.search(s) else 0.0) \
+                - (4.0 if _NARRATION.search(s) else 0.0)
             out.append(Item(section, s, path, t.start, t.end, t.speaker, sc))
     return out
 
 
-def select(items: list[Item], budget: int) -> list[Item]:
-    """The best items within `budget` tokens, then back in file order (stable ties)."""
+def item_line(it: Item, one_source: bool) -> str:
+    """An item as the page shows it (one session: its path is said once, above)."""
+    who = f"{it.speaker}: " if it.speaker else ""
+    return f"- {who}{it.text} ({it.lines if one_source else f'{it.path}:{it.lines}'})"
+
+
+def select(items: list[Item], budget: int, one_source: bool = True) -> list[Item]:
+    """The best items whose lines, with the headings of their sections, fit in `budget`
+    tokens; back in file order (stable ties)."""
     ranked = sorted(enumerate(items), key=lambda p: (-p[1].score, p[0]))
-    kept, used = [], 0
+    kept, used, sections, seen = [], 0, set(), []
     for pos, it in ranked:
-        cost = estimate_tokens(it.text) + 2
+        words = {w.lower() for w in content_words(it.text) if not w[0].isdigit()}
+        if any(len(words & s) >= 0.8 * len(words) for s in seen):
+            continue  # said again (the same step repeated): once is enough
+        cost = estimate_tokens(item_line(it, one_source))
+        if it.section not in sections:
+            cost += estimate_tokens(f"## {dict(SECTIONS)[it.section]}")
         if used + cost > budget:
             continue
         kept.append((pos, it))
         used += cost
+        sections.add(it.section)
+        seen.append(words)
     return [it for _, it in sorted(kept, key=lambda p: p[0])]
 
 
@@ -225,13 +263,19 @@ def build(target: str, title: str, sessions: list[tuple[str, bytes]], date: str 
 
     budget_ratio = BUDGET_RATIO if budget_ratio is None else budget_ratio
     d = Digest(target, title, [p for p, _ in sessions], {p: content_hash(b) for p, b in sessions}, date)
-    for path, data in sessions:
-        text = data.decode("utf-8", "replace")
+    texts = [(path, data.decode("utf-8", "replace")) for path, data in sessions]
+    sizes = []
+    for _, text in texts:
         lines = text.split("\n")
-        body = "\n".join(lines[body_start(lines):])
-        tokens = estimate_tokens(body)
-        d.session_tokens += tokens
-        d.items.extend(select(candidates(path, turns(text)), max(MIN_BUDGET, int(tokens * budget_ratio))))
+        sizes.append(estimate_tokens("\n".join(lines[body_start(lines):])))
+    d.session_tokens = sum(sizes)
+    head = estimate_tokens(d.head())
+    for (path, text), tokens in zip(texts, sizes):
+        # each session pays its share of the page's title and source line
+        share = head * tokens // max(1, d.session_tokens)
+        # -1: estimates of parts do not add up; the floor keeps a short session's few points
+        budget = max(MIN_BUDGET, int(tokens * budget_ratio) - share - 1)
+        d.items.extend(select(candidates(path, turns(text)), budget, len(sessions) == 1))
     return d
 
 

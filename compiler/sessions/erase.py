@@ -8,6 +8,10 @@ event keeps its ids, entity, kind, times and actor, but its statement becomes
 `retired` event marked `erased` (and `forgotten`, so nothing ever compiles the claim
 again) records who erased it and when, with no text.
 
+A compacted transcript's original is erased too (`redact_blobs`): the redacted original
+goes to a new blob, the transcript is rewritten to point at it (its gist redacted as
+well), and the old blob is deleted once nothing refers to it.
+
 A rewrite is one file at a time, atomically (temp file, fsync, rename), under the claim
 store's lock, so readers see the old file or the new one. Lines of other claims are kept
 byte for byte.
@@ -98,4 +102,45 @@ def redact_files(root: Path, rels: Iterable[str], secrets: list[str]) -> list[st
         if new != text:
             atomic_replace(full, new.encode("utf-8"))
             changed.append(rel)
+    return changed
+
+
+def redact_blobs(root: Path, secrets: list[str]) -> list[str]:
+    """Erase the secrets from compacted transcripts' originals; returns the files changed
+    (transcripts, new blobs, deleted blobs). Call it before `redact_files`, under the
+    corpus write lock."""
+    from ..fsutil import fsync_dir
+    from . import blobs
+    from .compact import MARK, candidates, compacted_text
+
+    root = Path(root)
+    listed = [c for c in candidates(root) if c.compacted]
+    refs = {}
+    for c in listed:
+        m = MARK.search((root / c.path).read_bytes().decode("utf-8", "replace"))
+        if m:
+            refs[c.path] = m.group(1)
+    changed, dropped = [], set()
+    for rel, sha in refs.items():
+        try:
+            meta, original = blobs.decode((root / blobs.blob_rel(sha)).read_bytes())
+            text = original.decode("utf-8")
+        except (blobs.BlobError, OSError, UnicodeDecodeError, ValueError):
+            continue  # nothing we can read to redact (uncompact reports a damaged blob)
+        new = redact_text(text, secrets)
+        if new == text:
+            continue
+        at, gist = str(meta.get("at", "")), redact_text(str(meta.get("gist", "")), secrets)
+        data = new.encode("utf-8")
+        fresh = blobs.put(root, data, at, gist, rel)
+        atomic_replace(root / rel, compacted_text(data, fresh, gist, at))
+        refs[rel] = fresh
+        changed += [rel, blobs.blob_rel(fresh)]
+        dropped.add(sha)
+    for sha in dropped - set(refs.values()):
+        old = root / blobs.blob_rel(sha)
+        if old.is_file():
+            old.unlink()
+            fsync_dir(old.parent)
+            changed.append(blobs.blob_rel(sha))
     return changed

@@ -68,10 +68,15 @@ def _print_results(res: dict[str, Any]) -> None:
     for i, r in enumerate(res["results"], 1):
         head = f"{i:>2}. {r['title']}"
         click.echo(click.style(head, bold=True) if color else head)
-        click.echo(f"    {r['path']}:{r['lines']}  [{r['evidence_class']}, {r['confidence']}]  score {r['score']:.4g}")
+        where = " (in the original: get --uncompact)" if r.get("in_original") else ""
+        click.echo(f"    {r['path']}:{r['lines']}{where}  [{r['evidence_class']}, {r['confidence']}]  "
+                   f"score {r['score']:.4g}")
         snippet = _MARK.sub(lambda m: click.style(m.group(1), bold=True, fg="yellow") if color else m.group(1),
                             r["snippet"])
         click.echo(f"    {snippet}")
+        if r.get("original"):  # --originals: its gist matched, and so did a turn of its original
+            click.echo(f"    in the original, lines {r['original']['lines']}: "
+                       f"{_MARK.sub(lambda m: m.group(1), r['original']['snippet'])}")
         if r.get("stale_warning"):
             click.echo(f"    ! {r['stale_warning']}")
     for w in res.get("warnings", []):
@@ -92,12 +97,14 @@ def _print_results(res: dict[str, Any]) -> None:
 @click.option("--path-glob", "globs", multiple=True, help="Only paths matching this glob, e.g. 'projects/**' (repeatable).")
 @click.option("--since", default=None, help="Only documents dated on or after YYYY-MM-DD.")
 @click.option("--until", default=None, help="Only documents dated on or before YYYY-MM-DD.")
+@click.option("--originals", is_flag=True, help="Also search the original text of compacted session transcripts "
+                                                 "(with --corpus-kind sessions or all).")
 @click.option("--json", "as_json", is_flag=True, help="Print the HTTP API's search response as JSON.")
 @click.option("--local", is_flag=True, help="Never ask a running server; search in this process.")
 @corpus_option
 def search(query: tuple[str, ...], mode: str, k: int, corpus_kind: str, types: tuple[str, ...],
            statuses: tuple[str, ...], tags: tuple[str, ...], globs: tuple[str, ...], since: str | None,
-           until: str | None, as_json: bool, local: bool, corpus_opt: Path | None) -> None:
+           until: str | None, originals: bool, as_json: bool, local: bool, corpus_opt: Path | None) -> None:
     """Search the corpus's indexes for QUERY (any text is a valid query)."""
     root = pick_corpus(None, corpus_opt).resolve()
     json_output(as_json)  # loading the model shows a spinner on a terminal, never with --json
@@ -118,7 +125,15 @@ def search(query: tuple[str, ...], mode: str, k: int, corpus_kind: str, types: t
                             "scope": scope}
     if not as_json:
         body["snippet_marks"] = "brackets"
-    res, _where = run_search(root, body, use_server=not local)
+    if originals:
+        if corpus_kind == "durable":
+            raise click.UsageError("--originals searches session transcripts: add --corpus-kind sessions or all")
+        body["originals"] = True
+    res, where = run_search(root, body, use_server=not local)
+    if originals and where == "local":  # a server merged them itself
+        from commonplace.compiler.sessions import originals as og
+
+        res = og.extend(root, res, body["query"], k, og.session_docs(root), scope, body.get("snippet_marks", "none"))
     if as_json:
         emit_json(res)
     else:

@@ -48,6 +48,10 @@ class SearchRequest(Request):
     snippet_marks: Optional[Literal["markdown", "brackets", "html", "none"]] = Field(
         None, description="commonplace: how matched words are marked in snippets (default none: plain text).")
     debug: bool = Field(False, description="Add score, score_normalized, rank_score and frontmatter.")
+    originals: bool = Field(False, description="commonplace: also search the original text of compacted session "
+                                               "transcripts (needs corpus sessions or all, or mode recall); a "
+                                               "session found there has `in_original: true` (or an `original` "
+                                               "block) with the turn's lines in the original.")
 
     @field_validator("mode", mode="before")
     @classmethod

@@ -17,9 +17,10 @@ from commonplace.compiler.sessions import compact as cp
 from commonplace.compiler.sessions import digest as dg
 
 from ..errors import ApiError, from_write_error
-from ..models import CompactRequest, GetRequest, UncompactRequest
+from ..models import CompactRequest, GetRequest, SearchRequest, UncompactRequest
 from . import OpContext
 from .refresh import refresh
+from .sessions import existing_session
 
 if TYPE_CHECKING:
     from commonplace.compiler.live_contract import LiveContract
@@ -53,21 +54,8 @@ def compact(ctx: OpContext, req: CompactRequest) -> dict[str, Any]:
     return run_compaction(ctx, req.older_than_days, req.dry_run)
 
 
-def _session(ctx: OpContext, path: str) -> str:
-    try:
-        rel = w.normalize_target(path)
-    except w.WriteError as exc:
-        raise from_write_error(exc) from None
-    if not is_session_path(rel):
-        raise ApiError(400, "invalid_session_path", "only session transcripts (logs/sessions/...md) are compacted")
-    full = w.locate(ctx.root, rel, ctx.excluded)
-    if not full.is_file() or full.is_symlink():
-        raise ApiError(404, "not_found", f"path not found: {rel}")
-    return rel
-
-
 def uncompact(ctx: OpContext, req: UncompactRequest) -> dict[str, Any]:
-    rel = _session(ctx, req.path)
+    rel = existing_session(ctx, req.path)
     try:
         with w.write_lock(ctx.root):
             changed = cp.uncompact_file(ctx.root, rel)
@@ -100,6 +88,22 @@ def read_original(ctx: OpContext, req: GetRequest, start: int) -> dict[str, Any]
         out.update(total_lines=len(lines), lines_returned=len(sliced), frontmatter=dg.session_meta(data),
                    hash=w.content_hash(data))
     return out
+
+
+def with_originals(ctx: OpContext, req: SearchRequest, answer: dict[str, Any]) -> dict[str, Any]:
+    """`search` with `originals: true`: the compacted sessions in the request's scope
+    searched by their original text too, merged into the engine's answer (an engine
+    answer with debug fields; `ops/search.shape` words it)."""
+    from commonplace.compiler.sessions import originals
+
+    if req.corpus == "durable" and req.mode != "recall":
+        raise ApiError(400, "invalid_parameter", "`originals` searches session transcripts: send corpus sessions "
+                                                 "or all (or mode recall)")
+    docs = ctx.live.docs
+    sessions = [(p, docs[p].frontmatter if isinstance(docs[p].frontmatter, dict) else {}, docs[p].title)
+                for p in sorted(docs) if is_session_path(p)]
+    scope = req.scope.model_dump(exclude_none=True) if req.scope is not None else None
+    return originals.extend(ctx.root, answer, req.query, req.k, sessions, scope, req.snippet_marks or "none")
 
 
 class Schedule:

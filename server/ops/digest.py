@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 from commonplace.compiler import writes as w
-from commonplace.compiler.model import is_session_path
 from commonplace.compiler.sessions import blobs
 from commonplace.compiler.sessions import compact as cp
 from commonplace.compiler.sessions import digest as dg
@@ -23,6 +22,7 @@ from ..errors import ApiError, from_write_error
 from ..models import DigestRequest, ProposeRequest
 from . import OpContext
 from .refresh import refresh
+from .sessions import existing_session
 
 MAX_PROPOSALS = 20
 _DECISION_WORDS = {"decided", "agreed", "chose", "settled", "decision", "going", "use"}
@@ -41,15 +41,7 @@ def _session_files(ctx: OpContext, req: DigestRequest) -> tuple[str, str, list[t
         raise ApiError(400, "invalid_parameter", "give one of `session` (a logs/sessions/...md path) or `date` "
                                                  "(YYYY-MM-DD)")
     if req.session:
-        try:
-            rel = w.normalize_target(req.session)
-        except w.WriteError as exc:
-            raise from_write_error(exc) from None
-        if not is_session_path(rel):
-            raise ApiError(400, "invalid_session_path", "session must be a logs/sessions/...md path")
-        full = w.locate(ctx.root, rel, ctx.excluded)
-        if not full.is_file() or full.is_symlink():
-            raise ApiError(404, "not_found", f"path not found: {rel}")
+        rel = existing_session(ctx, req.session, "session")
         data = _original(ctx, rel)
         meta = dg.session_meta(data)
         title = f"Digest: {meta.get('title') or rel.rsplit('/', 1)[-1][:-3]}"

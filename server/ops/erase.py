@@ -96,11 +96,13 @@ def erase(ctx: OpContext, req: PurgeRequest) -> dict[str, Any]:
                     fsync_dir(full.parent)
                     changed.append(rel)
         out = ctx.out if ctx.out is not None else None
+        changed += er.redact_blobs(ctx.root, secrets)  # compacted originals first: their gists go with them
         left = [p for p in remaining(ctx.root, secrets, out) if p not in (page,)]
         changed += er.redact_files(ctx.root, left, secrets)
     paths = sorted(set(changed))
     answer.update(paths=paths, claim_logs=logs, erased=True)
-    indexed, note = refresh(ctx.live, paths) if paths else (True, None)
+    docs = [p for p in paths if not p.endswith(".blob")]  # blobs are no documents: nothing derived to refresh
+    indexed, note = refresh(ctx.live, docs) if docs else (True, None)
     purge_derived(ctx.live)
     answer["indexed"] = indexed
     if note:

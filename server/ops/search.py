@@ -134,7 +134,12 @@ def shape(answer: dict[str, Any], req: SearchRequest) -> dict[str, Any]:
 
 
 def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
-    return shape(run_engine(ctx.live, engine_request(req)), req)
+    answer = run_engine(ctx.live, engine_request(req))
+    if req.originals:  # compacted sessions by their original text too (ops/compaction.py)
+        from .compaction import with_originals
+
+        answer = with_originals(ctx, req, answer)
+    return shape(answer, req)
 
 
 def run_engine(live: LiveContract, req: engine_query.SearchRequest) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from commonplace.compiler.fsutil import atomic_replace, makedirs
 from commonplace.compiler.model import STATE_DIR, is_session_path, state_path
 from commonplace.compiler.writes.checks import has_hidden_characters
 
-from ..errors import ApiError
+from ..errors import ApiError, from_write_error
 from ..models import EmptyRequest, RecallEventRequest, SessionIngestRequest
 from . import OpContext
 from .refresh import refresh
@@ -56,6 +56,22 @@ def _session_target(path: str) -> str:
         raise ApiError(400, "invalid_session_path", f"{exc.message}; {SESSION_PATH_MESSAGE}") from None
     if rel.count("/") < 2 or rel.endswith("/.md"):
         raise ApiError(400, "invalid_session_path", SESSION_PATH_MESSAGE)
+    return rel
+
+
+def existing_session(ctx: OpContext, path: str, field: str = "path") -> str:
+    """The corpus path of an existing session transcript named by a request (digest,
+    compaction), or 400 (not a logs/sessions/...md path) or 404."""
+    try:
+        rel = w.normalize_target(path)
+    except w.WriteError as exc:
+        raise from_write_error(exc) from None
+    if not is_session_path(rel):
+        raise ApiError(400, "invalid_session_path", f"`{field}` must be a session transcript (a logs/sessions/...md "
+                                                    f"path)")
+    full = w.locate(ctx.root, rel, ctx.excluded)
+    if not full.is_file() or full.is_symlink():
+        raise ApiError(404, "not_found", f"path not found: {rel}")
     return rel
 
 

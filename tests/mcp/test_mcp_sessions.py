@@ -1,6 +1,6 @@
 """The sessions plane as MCP tools (issue 31), with the SDK's own client over stdio against
 the real console script on a local corpus: session ingest, digest, propose, list, show,
-apply (and a changed route refused), reject, compact and uncompact, and erasing a claim
+apply (and a changed route refused), reject, compact, search by original text and uncompact, and erasing a claim
 with dory_purge."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_sessions_tools_over_stdio(corpus: Path, tmp_path: Path) -> None:
 
             for path, day in ((S_OLD, "2025-02-01"), (S_MID, "2025-02-02"), (S_NEW, "2026-11-20")):
                 body = (f"user: We decided to run the walrus backups on {day}.\n\n"
-                        f"assistant: Alex owns the walrus backup rotation from {day} on.\n")
+                        f"assistant: Alex owns the walrus backup rotation from {day} on.\n\nuser: Thanks, narwhal.\n")
                 assert (await ok("dory_session_ingest", _ingest(path, body, f"{day}T08:00:00Z")))["stored"]
             d = await ok("dory_digest", {"session": S_NEW})
             assert d["saved"] and (corpus / d["path"]).is_file()
@@ -57,7 +57,15 @@ def test_sessions_tools_over_stdio(corpus: Path, tmp_path: Path) -> None:
             assert rej["rejected"] and (corpus / rej["path"]).is_file()
 
             c = await ok("dory_compact", {"older_than_days": 30})
-            assert c["compacted"] == [S_OLD, S_MID] and c["kept_recent"] == 1  # of three, the newest third stays
+            every = sorted(p.relative_to(corpus).as_posix() for p in (corpus / "logs/sessions").rglob("*.md"))
+            assert {S_OLD, S_MID} <= set(c["compacted"]) and S_NEW not in c["compacted"]
+            assert c["kept_recent"] == -(-len(every) // 3)  # the newest third stays, whatever its age
+            # the small talk is in the originals only: found there on request
+            plain = await ok("dory_search", {"query": "narwhal", "corpus": "sessions"})
+            assert S_OLD not in [h["path"] for h in plain["results"]]
+            found = await ok("dory_search", {"query": "narwhal", "corpus": "sessions", "originals": True})
+            hits = {h["path"]: h for h in found["results"]}
+            assert {S_OLD, S_MID} <= set(hits) and hits[S_OLD]["in_original"]
             got = await ok("dory_get", {"path": S_OLD, "uncompact": True})
             assert "We decided to run the walrus backups on 2025-02-01." in got["content"]
             u = await ok("dory_uncompact", {"path": S_OLD})

@@ -1,5 +1,5 @@
 """The sessions commands of the console script (issue 31): digest, proposals
-create/list/show/apply/reject, compact, uncompact and `get --uncompact`, run here (then
+create/list/show/apply/reject, compact, `search --originals`, uncompact and `get --uncompact`, run here (then
 an incremental build) and, for one of them, sent to a running server."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ OLD = "logs/sessions/coder/2025-03-01-a.md"
 NEW = "logs/sessions/coder/2026-11-25-b.md"
 TEXT = ("---\ntitle: coder session a\ntype: session\ncreated: '{day}'\n---\n\n"
         "user: We decided to keep the heron index in SQLite.\n\n"
-        "assistant: Alex owns the heron index and reviews it on {day}.\n")
+        "assistant: Alex owns the heron index and reviews it on {day}.\n\nuser: Ok, pangolins.\n")
 
 
 def cp(root: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
@@ -61,6 +61,11 @@ def test_sessions_commands_here_and_through_a_server(tmp_path: Path) -> None:
     assert (root / OLD).read_bytes() != original
     got = subprocess.run([*CLI, "get", OLD, "--uncompact", "-C", str(root)], capture_output=True, timeout=120)
     assert got.returncode == 0 and got.stdout == original
+    found = json.loads(cp(root, "search", "pangolins", "--corpus-kind", "sessions", "--originals", "--json").stdout)
+    # NEW is not compacted (the index has its words); OLD is found in its original
+    assert sorted((h["path"], h.get("in_original")) for h in found["results"]) == [(OLD, True), (NEW, None)]
+    assert OLD not in cp(root, "search", "pangolins", "--corpus-kind", "sessions").stdout  # not in the gist
+    assert "(in the original" in cp(root, "search", "pangolins", "--corpus-kind", "sessions", "--originals").stdout
     assert "restored" in cp(root, "uncompact", OLD, *out).stdout
     assert (root / OLD).read_bytes() == original
 

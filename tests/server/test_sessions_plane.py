@@ -157,6 +157,36 @@ def test_compaction_keeps_the_gist_searchable_and_the_original_recoverable(env) 
     assert server.request("POST", "/v1/uncompact", {"path": "people/alex.md"}, token=token).status == 400
 
 
+def test_compacted_sessions_are_found_by_their_original_text_on_request(env) -> None:
+    server, root, token, _ = env
+    rel = "logs/sessions/coder/2024-06-01-zoo.md"
+    ingest(server, token, rel, "user: We decided to move the archive to cold storage.\n\n"
+                               "assistant: Fine.\n\nuser: Ok, marmosets.\n", "2024-06-01T09:00:00Z")
+    call(server, token, "/v1/compact", {"older_than_days": 30})
+    assert b"marmoset" not in (root / rel).read_bytes()  # the gist kept the decision, not the small talk
+    assert rel not in search(server, token, "marmosets", corpus="sessions")
+    found = call(server, token, "/v1/search", {"query": "marmosets", "corpus": "sessions", "originals": True})
+    hit = next(h for h in found["results"] if h["path"] == rel)
+    assert hit["in_original"] and "marmosets" in hit["snippet"] and hit["evidence_class"] == "session"
+    start, end = (int(x) for x in hit["lines"].split("-"))
+    got = server.request("GET", f"/v1/get?path={rel}&uncompact=true&from={start}&lines={end - start + 1}",
+                         token=token).json()
+    assert got["content"] == "user: Ok, marmosets.\n"
+    # found by its gist and its original: the gist's row, with the original's turn beside it
+    both = call(server, token, "/v1/search", {"query": "archive cold storage", "corpus": "all", "mode": "bm25",
+                                              "originals": True})
+    row = next(h for h in both["results"] if h["path"] == rel)
+    assert "in_original" not in row and "cold storage" in row["original"]["snippet"]
+    # the scope applies to the originals too; durable search has no sessions to look in
+    assert rel not in [h["path"] for h in call(server, token, "/v1/search", {
+        "query": "marmosets", "corpus": "sessions", "originals": True,
+        "scope": {"path_glob": "logs/sessions/other/*"}})["results"]]
+    r = server.request("POST", "/v1/search", {"query": "marmosets", "originals": True}, token=token)
+    assert r.status == 400 and "corpus sessions or all" in r.json()["error"]["message"]
+    recall = call(server, token, "/v1/search", {"query": "marmosets", "mode": "recall", "originals": True})
+    assert rel in [h["path"] for h in recall["results"]]
+
+
 def _trace(root: Path, site: Path, needle: bytes) -> list[str]:
     hits = []
     for base in (root, site):
@@ -178,6 +208,12 @@ def test_purge_of_a_claim_erases_it_from_the_log_and_everything_derived(env) -> 
                                                  "content": secret, "allow_canonical": True})
     assert w["result"] == "written", w
     cid = w["claim_ids"][0]
+    # an old session quoting it, compacted: the words are in its blob (and its gist)
+    old = "logs/sessions/coder/2023-05-01-drawer.md"
+    ingest(server, token, old, f"user: {secret}\n\nassistant: Ok, noted.\n", "2023-05-01T09:00:00Z")
+    assert old in call(server, token, "/v1/compact", {"older_than_days": 30})["compacted"]
+    blob_hits = [p for p in _trace(root, base / "site", b"zanzibar") if p.endswith(".blob")]
+    assert len(blob_hits) == 1
     assert search(server, token, "zanzibar quokka passphrase")
     assert _trace(root, base / "site", b"zanzibar")
     dry = call(server, token, "/v1/purge", {"target": f"claim:{cid}"})
@@ -190,6 +226,10 @@ def test_purge_of_a_claim_erases_it_from_the_log_and_everything_derived(env) -> 
     assert r["erased"] and r["claim_logs"]
     assert _trace(root, base / "site", b"zanzibar") == []
     assert search(server, token, "zanzibar quokka passphrase") == []
+    assert old not in search(server, token, "zanzibar quokka", corpus="sessions", originals=True)
+    assert not Path(blob_hits[0]).exists()  # the old blob is gone; the redacted original is kept
+    got = server.request("GET", f"/v1/get?path={old}&uncompact=true", token=token).json()
+    assert "[erased]" in got["content"] and "Ok, noted." in got["content"]
     log = "".join(p.read_text() for p in (root / "claims").rglob("*.jsonl"))
     assert cid in log and '"erased":true' in log  # the redaction event: who and when, no text
     # forget, by contrast, keeps history in the log
@@ -210,8 +250,11 @@ def test_restart_over_the_build(env) -> None:
         assert {p["status"] for p in listed["proposals"]} >= {"applied", "rejected"}
         rel = "logs/sessions/coder/2025-01-03-old0.md"
         assert rel in search(again, token, "reconcile ledger0 weekly", corpus="sessions")
+        found = call(again, token, "/v1/search", {"query": "marmosets", "corpus": "sessions", "originals": True})
+        assert "logs/sessions/coder/2024-06-01-zoo.md" in [h["path"] for h in found["results"]]
         assert call(again, token, "/v1/uncompact", {"path": rel})["uncompacted"]
         assert search(again, token, "zanzibar quokka passphrase") == []
+        assert _trace(root, base / "site", b"zanzibar") == []  # the restart's build brings nothing back
         d = call(again, token, "/v1/digest", {"session": S1, "propose": False})
         assert d["action"] == "unchanged"
     finally:

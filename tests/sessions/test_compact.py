@@ -43,6 +43,33 @@ def test_uncompact_gives_back_every_byte(tmp_path: Path, body: str, meta: bool, 
     assert cp.uncompact_file(root, REL) is False
 
 
+_LINE = st.text(alphabet=st.characters(blacklist_characters="\x00\r\n", blacklist_categories=("Cs",)), max_size=40)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_LINE, max_size=12), sep=st.sampled_from(["\n", "\r\n", "\r"]), trailing=st.booleans(),
+       meta=st.booleans())
+def test_uncompact_keeps_line_endings_and_a_missing_last_newline(tmp_path: Path, lines: list[str], sep: str,
+                                                                trailing: bool, meta: bool) -> None:
+    body = sep.join(lines) + (sep if trailing and lines else "")
+    original = ((f"---{sep}title: s{sep}type: session{sep}---{sep}" if meta else "") + body).encode("utf-8")
+    root = tmp_path / f"e{abs(hash((original,)))}"
+    p = _write(root, REL, original)
+    assert cp.compact_file(root, REL, "gist")
+    assert cp.original_bytes(root, REL) == original
+    assert cp.uncompact_file(root, REL) and p.read_bytes() == original
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=400).filter(lambda b: b"\x00" not in b))
+def test_uncompact_gives_back_bytes_that_are_not_utf8(tmp_path: Path, data: bytes) -> None:
+    root = tmp_path / f"b{abs(hash(data))}"
+    p = _write(root, REL, data)
+    assert cp.compact_file(root, REL, "gist")
+    assert cp.original_bytes(root, REL) == data
+    assert cp.uncompact_file(root, REL) and p.read_bytes() == data
+
+
 def test_a_compacted_transcript_keeps_frontmatter_gist_and_blob_reference(tmp_path: Path) -> None:
     original = b"---\ntitle: Billing chat\ntype: session\nagent: coder\ncreated: '2026-01-02'\n---\n\nuser: hi\n"
     p = _write(tmp_path, REL, original)
