@@ -47,8 +47,8 @@ from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, is_audit, query_terms, rerank,
 )
 
-DURABLE_K = 30  # candidates from the search; the block keeps what fits
-MAX_SOURCES = 24
+DURABLE_K = 50  # candidates from the search; the block keeps what fits
+MAX_SOURCES = 50
 SESSION_K = 4
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
