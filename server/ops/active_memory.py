@@ -44,11 +44,13 @@ from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, is_audit, query_terms, rerank,
+    Evidence, attach_updates, disk_reader, gather, is_audit, load_page, query_terms, rerank,
 )
 
 DURABLE_K = 50  # candidates from the search; the block keeps what fits
 MAX_SOURCES = 50
+HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
+DEEP = 150  # documents from each of the engine's lists for the deeper look
 SESSION_K = 4
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
@@ -170,6 +172,30 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> lis
     return [r for r in ordered if not r.get("stale_warning")] + [r for r in ordered if r.get("stale_warning")]
 
 
+def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: Any) -> list[dict[str, Any]]:
+    """Candidates past the search's fifty: the engine's vector and word lists taken to
+    DEEP documents each, vector first, for what the fused top fifty missed (a fact said in
+    other words than the question's). They rank after the search's own results unless
+    they hold rarer words of the question (`rerank`)."""
+    from commonplace.compiler.search.engine import open_engine
+
+    try:
+        lists = open_engine(Path(ctx.root)).candidates(query, "durable", DEEP)
+    except Exception:  # noqa: BLE001 - a deeper look is optional; the search's own answer stands
+        return []
+    out: list[dict[str, Any]] = []
+    for path, _ in [*lists.get("vector", []), *lists.get("bm25", [])]:
+        if path in have or not policy.allows(path, False):
+            continue
+        have.add(path)
+        page, _ = load_page(read, path)
+        fm = page.meta if page is not None else {}
+        r = {"path": path, "frontmatter": fm, "snippet": "", "score_normalized": 0.0}
+        if _candidate(r, False):
+            out.append(r)
+    return out
+
+
 def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well (the
     top ten need less: the block is never worse than pasting them)."""
@@ -191,7 +217,11 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     sessions: list[Evidence] = []
     if query and policy.durable:
         results = _ranked(_search(ctx, query, DURABLE_K, "durable"), policy, False)
-        durable = rerank(_usable(gather(results, query, read)[:MAX_SOURCES]))
+        found = _usable(gather(results, query, read)[:MAX_SOURCES])
+        head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
+        if time.perf_counter() < deadline:
+            found += gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
+        durable = rerank(found, head=head)
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule).
