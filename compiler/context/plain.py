@@ -9,6 +9,7 @@ search snippet of a transcript whose speaker line repeats) is cut to one copy.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
@@ -48,7 +49,12 @@ def plain_line(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(text)]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=1 << 15)
+def _words(text: str) -> tuple[str, ...]:  # the same lines are compared many times a call
+    return tuple(w.casefold() for w in _WORD.findall(text))
 
 
 def cut_repeat(line: str) -> str:

@@ -47,10 +47,10 @@ from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, is_audit, load_page, query_terms, rerank,
 )
 
-DURABLE_K = 50  # candidates from the search; the block keeps what fits
+DURABLE_K = 20  # results from the search (with snippets); deeper candidates come from `_deeper`
 MAX_SOURCES = 50
 HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
-DEEP = 150  # documents from each of the engine's lists for the deeper look
+DEEP = 100  # documents from the engine's vector list for the deeper look
 SESSION_K = 4
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
@@ -173,24 +173,29 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> lis
 
 
 def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: Any) -> list[dict[str, Any]]:
-    """Candidates past the search's fifty: the engine's vector and word lists taken to
-    DEEP documents each, vector first, for what the fused top fifty missed (a fact said in
-    other words than the question's). They rank after the search's own results unless
-    they hold rarer words of the question (`rerank`)."""
+    """Candidates past the search's results: the engine's vector list taken to DEEP
+    documents, for what the fused top results missed (a fact said in other words than the
+    question's; the word list is not taken deeper: past its top results it holds pages
+    that share only common words, measured on the dialogue corpus). They rank after the
+    search's top ten, by the rarer words of the question they hold (`rerank`). Without
+    vectors there is no deeper look."""
     from commonplace.compiler.search.engine import open_engine
 
+    if DEEP <= 0:
+        return []
     try:
-        lists = open_engine(Path(ctx.root)).candidates(query, "durable", DEEP)
+        lists = open_engine(Path(ctx.root)).candidates(query, "durable", DEEP, lists=("vector",))
     except Exception:  # noqa: BLE001 - a deeper look is optional; the search's own answer stands
         return []
     out: list[dict[str, Any]] = []
-    for path, _ in [*lists.get("vector", []), *lists.get("bm25", [])]:
+    # A vector candidate counts as a match by meaning (score 1e-6, above none).
+    for path, score in ((p, 1e-6) for p, _ in lists.get("vector", [])):
         if path in have or not policy.allows(path, False):
             continue
         have.add(path)
         page, _ = load_page(read, path)
         fm = page.meta if page is not None else {}
-        r = {"path": path, "frontmatter": fm, "snippet": "", "score_normalized": 0.0}
+        r = {"path": path, "frontmatter": fm, "snippet": "", "score_normalized": score}
         if _candidate(r, False):
             out.append(r)
     return out
@@ -219,8 +224,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         results = _ranked(_search(ctx, query, DURABLE_K, "durable"), policy, False)
         found = _usable(gather(results, query, read)[:MAX_SOURCES])
         head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
-        if time.perf_counter() < deadline:
-            found += gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
+        if found and time.perf_counter() < deadline:  # nothing usable: no deeper look (the wake answers)
+            deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
+            found += [e for e in deeper if e.score > 0 or e.matched > 0]
         durable = rerank(found, head=head)
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
