@@ -452,19 +452,14 @@ class SearchEngine:
 
     def candidates(self, query: str, corpus: str = "all", depth: int = CANDIDATES,
                    lists: tuple[str, ...] = ("bm25", "vector")) -> dict[str, list[tuple]]:
-        """The two lists hybrid fusion starts from (those named in `lists`), for active
-        memory's deeper look, benchmarks and debugging:
-        {"bm25": [(path, coverage)], "vector": [(path, cosine)]}, best first."""
+        """The lists hybrid fusion starts from (those in `lists`), for active memory's deeper
+        look and benchmarks: {"bm25": [(path, coverage)], "vector": [(path, cosine)]}."""
         req, warnings = normalize_request({"query": query, "corpus": corpus})
         pq = parse_query(req.query)
-        vec: list[_Hit] = []
-        bm: list[_Hit] = []
         with self._lock:
             self._ensure_open()
-            if "vector" in lists:
-                vec = self._vector_list(pq, req.corpus, req.scope, depth, warnings) or []
-            if "bm25" in lists:
-                bm, _terms = self._bm25_list(pq, req.corpus, req.scope, depth, coverage=True)
+            vec = (self._vector_list(pq, req.corpus, req.scope, depth, warnings) or []) if "vector" in lists else []
+            bm = self._bm25_list(pq, req.corpus, req.scope, depth, coverage=True)[0] if "bm25" in lists else []
         return {"bm25": [(h.path, h.coverage) for h in bm], "vector": [(h.path, h.cosine) for h in vec]}
 
     # ------------------------------------------------------------------ results
