@@ -2,6 +2,7 @@
 generated corpora (issue 28).
 
     python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
+        [--only dialogue|week] [--http] [--scale N]
 
 Corpora (built fresh under a temporary folder, or --workdir):
 
@@ -23,8 +24,14 @@ Systems, each answering every question within the same token budget:
 Each timed call starts without remembered query embeddings. The calls go through the
 server's routes in process (Flask's test client over
 `create_app` and a `LiveCorpus`, the objects `commonplace serve` runs): the same code as
-over HTTP, without the sockets. Without `--embed` the corpus has no vectors and hybrid
-search is its BM25 side.
+over HTTP, without the sockets. `--http` asks a `commonplace serve --no-auth` subprocess
+over real sockets instead (its query embeddings stay remembered between the systems, so
+the second system asked, paste, is timed with the prompt's embedding ready). Without
+`--embed` the corpus has no vectors and hybrid search is its BM25 side.
+
+`--scale N` runs only one corpus of N documents, for latency at size: the dialogue
+corpus's conversations (their questions are asked) inside a synthetic notes corpus
+(`corpus_gen`) that makes up the rest; active memory and paste only.
 
 Columns (per system, held-out questions: every other question of each corpus is kept
 for tuning and not reported unless --tuning): evidence = share of gold paths present in
