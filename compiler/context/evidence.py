@@ -160,11 +160,20 @@ def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_s
         near = max(((len(unit_stems(u) & snip) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
                    key=lambda x: (x[0], x[1]))
         claims = [u for u in units if u.kind == "claim"]
-        return [near[2]] if near[0] > 0.3 else [(claims or units)[0]]
+        if near[0] > 0.3:
+            return [near[2]]
+        if claims:
+            return [claims[0]]
+        # A short note's short first line says only who or when (`Maya — 1:56 pm`): the
+        # text after it goes with it.
+        return units[:2] if len(units) > 1 and len(units) <= 4 and len(units[0].text) <= 40 else units[:1]
     top = best[0][0]
     keep = [x for x in best if x[0] >= top * 0.6]
-    if len(units) <= 4 and len(units[0].text) <= 40 and all(i != 0 for _, i, _ in keep):
-        keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
+    if len(units) <= 4 and len(units[0].text) <= 40:
+        if all(i != 0 for _, i, _ in keep):
+            keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
+        elif len(units) > 1 and all(i == 0 for _, i, _ in keep):
+            keep.append((0.0, 1, units[1]))  # and it alone (the name matched) says nothing: what follows it
     return [u for _, _, u in sorted(keep, key=lambda x: x[1])]
 
 
@@ -232,14 +241,16 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
         rare[t] = wt * max(0.0, math.log((n + 1) / (df + 0.5))) / math.log(n + 1) if df else 0.0
     matched = [sum(rare[t] for t in terms if t in h) for h in have]
     top = max(matched) or 1.0
+    def body(e: Evidence) -> str:  # its longest unit: a chat line's message, not its speaker and time
+        return " ".join(words(max(e.units, key=lambda u: len(u.text)).text if e.units else e.text))
+
     copies: dict[str, int] = {}
     for e in items:
-        k = " ".join(words(e.text))
-        copies[k] = copies.get(k, 0) + 1
+        copies[body(e)] = copies.get(body(e), 0) + 1
     keyed = []
     for i, e in enumerate(items):
         s = (1 - weight) * (1 - i / n) + weight * matched[i] / top
-        if copies[" ".join(words(e.text))] > 1:
+        if copies[body(e)] > 1:
             s -= boilerplate
         keyed.append((i < head, s, -i, e))
     keyed.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
