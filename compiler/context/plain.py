@@ -16,6 +16,7 @@ from ..search.plaintext import inline_plain
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 _IDS = re.compile(r"`?\b[ce]_[0-9a-f]{12,}\b`?")
+_MARKUP = re.compile(r"[\[\]*_`<>\\~=!&]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -27,7 +28,8 @@ def plain_line(text: str) -> str:
     s = _COMMENT.sub(" ", str(text or ""))
     s = _IMAGE.sub(" ", s)
     s = _IDS.sub("", s)
-    s = inline_plain(s, ticks=True).replace("**", "")
+    if _MARKUP.search(s):  # most prose lines have no markup: skip the markup rules
+        s = inline_plain(s, ticks=True).replace("**", "")
     s = _SPACE.sub(" ", s).strip()
     s = re.sub(r"\s+([,.;:!?])", r"\1", s)
     return cut_repeat(s)
