@@ -252,9 +252,8 @@ def render_claims(claims: list[Claim], now: dt.datetime) -> list[str]:
         state = c.state_at(now)
         if state == FORGOTTEN:
             continue
-        for i, v in enumerate(c.versions[:-1]):
-            nxt = c.versions[i + 1]
-            history.append((nxt.event.at, f"- *replaced {nxt.event.at:%Y-%m-%d}:* {md_inline(v.statement)} — {v.kind} · {_meta(c, v, {})}"))
+        # A replaced version is superseded: the page shows only the current statement
+        # (issue 28); what held before is in the claim log (`claim list --as-of`, `--history`).
         if state in (RETIRED, INVALIDATED, ENDED):
             closed = c.closed_by
             if state == ENDED:
@@ -268,7 +267,7 @@ def render_claims(claims: list[Claim], now: dt.datetime) -> list[str]:
     if history:
         history.sort(key=lambda h: h[0])
         n = len(history)
-        out += [f"<!-- commonplace:details:start History: {n} superseded, retired or ended claim{'s' if n != 1 else ''} -->", ""]
+        out += [f"<!-- commonplace:details:start History: {n} retired or ended claim{'s' if n != 1 else ''} -->", ""]
         out += [line for _, line in history]
         out += ["", "<!-- commonplace:details:end -->", ""]
     return out
@@ -278,6 +277,9 @@ def render_timeline(claims: list[Claim]) -> list[str]:
     entries: list[tuple[dt.datetime, str, str]] = []
     forgets: dict[str, list[tuple[dt.datetime, str, str]]] = defaultdict(list)
     for c in claims:
+        # Events whose statement a later replacement superseded keep their place in the
+        # Timeline without the old text: the page says only what holds now.
+        superseded = {v.event.id for v in c.versions[:-1]}
         for ev in c.events:
             who = f" (by {md_inline(str(ev.actor), 80)})" if ev.actor else ""
             when = times.display(ev.at)
@@ -287,8 +289,12 @@ def render_timeline(claims: list[Claim]) -> list[str]:
                 continue
             if c.forgotten:
                 text = f"{ev.event} {cid} (text forgotten)"
+            elif ev.event == "added" and ev.id in superseded:
+                text = f"added {md_inline(str(ev.kind or c.kind), 40)} {cid} (since replaced)"
             elif ev.event == "added":
                 text = f"added {md_inline(str(ev.kind or c.kind), 40)} {cid}: {md_inline(ev.statement)}"
+            elif ev.event == "replaced" and ev.id in superseded:
+                text = f"replaced {cid} (since replaced again)"
             elif ev.event == "replaced":
                 text = f"replaced {cid}: {md_inline(ev.statement)}"
             else:

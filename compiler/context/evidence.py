@@ -15,6 +15,7 @@ archives, and any page whose frontmatter says `source_kind: generated|semantic`.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 import stat
@@ -55,6 +56,7 @@ class Evidence:
     updates: list["Evidence"] = field(default_factory=list)
     rest: list[Unit] = field(default_factory=list)  # the source's other units, claims first
     matched: float = 0.0  # how much of the question its text holds (`overlap`)
+    terms: dict[str, float] = field(default_factory=dict, repr=False)  # the question's (`query_terms`)
 
 
 def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
@@ -158,11 +160,20 @@ def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_s
         near = max(((len(unit_stems(u) & snip) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
                    key=lambda x: (x[0], x[1]))
         claims = [u for u in units if u.kind == "claim"]
-        return [near[2]] if near[0] > 0.3 else [(claims or units)[0]]
+        if near[0] > 0.3:
+            return [near[2]]
+        if claims:
+            return [claims[0]]
+        # A short note's short first line says only who or when (`Maya — 1:56 pm`): the
+        # text after it goes with it.
+        return units[:2] if len(units) > 1 and len(units) <= 4 and len(units[0].text) <= 40 else units[:1]
     top = best[0][0]
     keep = [x for x in best if x[0] >= top * 0.6]
-    if len(units) <= 4 and len(units[0].text) <= 40 and all(i != 0 for _, i, _ in keep):
-        keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
+    if len(units) <= 4 and len(units[0].text) <= 40:
+        if all(i != 0 for _, i, _ in keep):
+            keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
+        elif len(units) > 1 and all(i == 0 for _, i, _ in keep):
+            keep.append((0.0, 1, units[1]))  # and it alone (the name matched) says nothing: what follows it
     return [u for _, _, u in sorted(keep, key=lambda x: x[1])]
 
 
@@ -199,21 +210,51 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         rest = [u for u in every if all(u is not x for x in units)]
         rest.sort(key=lambda u: u.kind != "claim")  # stable: claims first, then page order
         out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
-                            rest=rest, matched=overlap(terms, shown)))
+                            rest=rest, matched=overlap(terms, shown), terms=terms))
     return out
 
 
-def rerank(items: list[Evidence], weight: float = 0.5) -> list[Evidence]:
+def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3, head: int = 0) -> list[Evidence]:
     """The search engine's order blended with how much of the question each line holds:
     a line naming the person asked about goes before one that only shares common words.
-    Position, not score, stands for the engine (its scores are normalised per query)."""
+    Position, not score, stands for the engine (its scores are normalised per query).
+
+    Two things say a line holds less than its words suggest, both measured on the
+    candidates themselves: a question word found in most of them (the name of the
+    person every turn of a conversation is by) tells them apart no better than none, so
+    each word counts by its rarity among the candidates; and text that several
+    candidates repeat word for word is a template (a greeting, a footer), placed after
+    text that is said once. The first `head` items stay ahead of the rest (reordered
+    among themselves): what the search put at its top is never pushed out by a deeper
+    candidate."""
     if len(items) < 2:
         return items
-    top = max(e.matched for e in items) or 1.0
     n = len(items)
-    keyed = [((1 - weight) * (1 - i / n) + weight * e.matched / top, -i, e) for i, e in enumerate(items)]
-    keyed.sort(key=lambda x: (x[0], x[1]), reverse=True)
-    return [e for _, _, e in keyed]
+    have = [{stem(w) for w in words(e.text)} for e in items]
+    terms: dict[str, float] = {}
+    for e in items:
+        for t, wt in e.terms.items():
+            terms[t] = max(terms.get(t, 0.0), wt)
+    rare: dict[str, float] = {}
+    for t, wt in terms.items():
+        df = sum(1 for h in have if t in h)
+        rare[t] = wt * max(0.0, math.log((n + 1) / (df + 0.5))) / math.log(n + 1) if df else 0.0
+    matched = [sum(rare[t] for t in terms if t in h) for h in have]
+    top = max(matched) or 1.0
+    def body(e: Evidence) -> str:  # its longest unit: a chat line's message, not its speaker and time
+        return " ".join(words(max(e.units, key=lambda u: len(u.text)).text if e.units else e.text))
+
+    copies: dict[str, int] = {}
+    for e in items:
+        copies[body(e)] = copies.get(body(e), 0) + 1
+    keyed = []
+    for i, e in enumerate(items):
+        s = (1 - weight) * (1 - i / n) + weight * matched[i] / top
+        if copies[body(e)] > 1:
+            s -= boilerplate
+        keyed.append((i < head, s, -i, e))
+    keyed.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
+    return [e for *_, e in keyed]
 
 
 def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dict[str, float]) -> list[Evidence]:

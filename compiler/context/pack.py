@@ -15,6 +15,7 @@ from typing import Iterable
 from .tokens import estimate_tokens
 
 MIN_PIECE = 12  # fewer tokens of room than this: a cut line says too little to be worth it
+MERGE_MAX = 2  # sources named on one line; more copies of the same text are only counted
 
 
 def key_of(text: str) -> str:
@@ -71,7 +72,16 @@ class Packer:
         tail = shown.rsplit(" (", 1)
         if len(tail) != 2 or not old.endswith(")") or not tail[1].endswith(")") or tail[1][:-1] in old:
             return
-        self.parts[pi][li] = old[:-1] + "; " + tail[1]
+        # Text repeated across many files (a greeting, a template line) is worth one line,
+        # not a list of every path: past MERGE_MAX the copies are counted.
+        named = old.rsplit(" (", 1)[-1].count("; ") + 1
+        more = re.search(r"; \+(\d+) more\)$", old)
+        if more:
+            self.parts[pi][li] = old[: more.start()] + f"; +{int(more.group(1)) + 1} more)"
+        elif named >= MERGE_MAX:
+            self.parts[pi][li] = old[:-1] + "; +1 more)"
+        else:
+            self.parts[pi][li] = old[:-1] + "; " + tail[1]
         if self.tokens() > self.budget:
             self.parts[pi][li] = old
             return

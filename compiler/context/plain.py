@@ -9,46 +9,39 @@ search snippet of a transcript whose speaker line repeats) is cut to one copy.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from ..search.plaintext import inline_plain
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
-_WIKILINK = re.compile(r"\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
-_MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _IDS = re.compile(r"`?\b[ce]_[0-9a-f]{12,}\b`?")
-_EMPH = re.compile(r"(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1")
-_ITALIC = re.compile(r"(?<![\w*])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*])")
-_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
+_MARKUP = re.compile(r"[\[\]*_`<>\\~=!&]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
-def _label(m: re.Match[str]) -> str:
-    target, heading, label = m.group(1), m.group(2), m.group(3)
-    if label and label.strip():
-        return label.strip()
-    name = (target or heading or "").strip().removesuffix(".md")
-    return name.rsplit("/", 1)[-1] if "/" in name else name
-
-
 def plain_line(text: str) -> str:
-    """Markup and bookkeeping out of `text`, whitespace collapsed."""
+    """Markup and bookkeeping out of `text`, whitespace collapsed (the markup rules are
+    the search snippets', `search/plaintext.inline_plain`; code spans keep their ticks)."""
     s = _COMMENT.sub(" ", str(text or ""))
     s = _IMAGE.sub(" ", s)
-    s = _WIKILINK.sub(_label, s)
-    s = _MDLINK.sub(lambda m: m.group(1), s)
     s = _IDS.sub("", s)
-    s = _EMPH.sub(lambda m: m.group(2), s)
-    s = _ITALIC.sub(lambda m: m.group(2), s)
-    s = _ESCAPE.sub(lambda m: m.group(1), s)
-    s = s.replace("**", "")
+    if _MARKUP.search(s):  # most prose lines have no markup: skip the markup rules
+        s = inline_plain(s, ticks=True).replace("**", "")
     s = _SPACE.sub(" ", s).strip()
     s = re.sub(r"\s+([,.;:!?])", r"\1", s)
     return cut_repeat(s)
 
 
 def words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(text)]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=1 << 15)
+def _words(text: str) -> tuple[str, ...]:  # the same lines are compared many times a call
+    return tuple(w.casefold() for w in _WORD.findall(text))
 
 
 def cut_repeat(line: str) -> str:

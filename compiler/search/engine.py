@@ -450,15 +450,16 @@ class SearchEngine:
             f.score *= 1.0 + scale * priors.get(f.path, 0.0)
         return sorted(fused.values(), key=lambda h: (-h.score, best_rank[h.path], h.path))[:limit]
 
-    def candidates(self, query: str, corpus: str = "all", depth: int = CANDIDATES) -> dict[str, list[tuple]]:
-        """The two lists hybrid fusion starts from, for benchmarks and debugging:
-        {"bm25": [(path, coverage)], "vector": [(path, cosine)]}, best first."""
+    def candidates(self, query: str, corpus: str = "all", depth: int = CANDIDATES,
+                   lists: tuple[str, ...] = ("bm25", "vector")) -> dict[str, list[tuple]]:
+        """The lists hybrid fusion starts from (those in `lists`), for active memory's deeper
+        look and benchmarks: {"bm25": [(path, coverage)], "vector": [(path, cosine)]}."""
         req, warnings = normalize_request({"query": query, "corpus": corpus})
         pq = parse_query(req.query)
         with self._lock:
             self._ensure_open()
-            vec = self._vector_list(pq, req.corpus, req.scope, depth, warnings) or []
-            bm, _terms = self._bm25_list(pq, req.corpus, req.scope, depth, coverage=True)
+            vec = (self._vector_list(pq, req.corpus, req.scope, depth, warnings) or []) if "vector" in lists else []
+            bm = self._bm25_list(pq, req.corpus, req.scope, depth, coverage=True)[0] if "bm25" in lists else []
         return {"bm25": [(h.path, h.coverage) for h in bm], "vector": [(h.path, h.cosine) for h in vec]}
 
     # ------------------------------------------------------------------ results

@@ -68,13 +68,15 @@ def _inline(text: str, titles: TitleOf | None) -> str:
     return _HELD.sub(lambda m: chr(ord(m.group(0)) - _HOLD), text)
 
 
-def inline_plain(text: str, titles: TitleOf | None = None) -> str:
-    """One line of markdown inline syntax -> plain text (code spans kept verbatim)."""
+def inline_plain(text: str, titles: TitleOf | None = None, ticks: bool = False) -> str:
+    """One line of markdown inline syntax -> plain text (code spans kept verbatim, with
+    their backticks when `ticks`: the context builder keeps them, since a code span in a
+    note is text its author wrote)."""
     out = []
     pos = 0
     for m in _CODE_SPAN.finditer(text):
         out.append(_inline(text[pos:m.start()], titles))
-        out.append(m.group(2).strip() if m.group(2).strip() else m.group(2))
+        out.append(m.group(0) if ticks else m.group(2).strip() if m.group(2).strip() else m.group(2))
         pos = m.end()
     out.append(_inline(text[pos:], titles))
     return "".join(out)

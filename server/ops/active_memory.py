@@ -44,11 +44,13 @@ from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, is_audit, query_terms, rerank,
+    Evidence, attach_updates, disk_reader, gather, is_audit, load_page, query_terms, rerank,
 )
 
-DURABLE_K = 30  # candidates from the search; the block keeps what fits
-MAX_SOURCES = 24
+DURABLE_K = 20  # results from the search (with snippets); deeper candidates come from `_deeper`
+MAX_SOURCES = 50
+HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
+DEEP = 100  # documents from the engine's vector list for the deeper look
 SESSION_K = 4
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
@@ -170,6 +172,35 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> lis
     return [r for r in ordered if not r.get("stale_warning")] + [r for r in ordered if r.get("stale_warning")]
 
 
+def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: Any) -> list[dict[str, Any]]:
+    """Candidates past the search's results: the engine's vector list taken to DEEP
+    documents, for what the fused top results missed (a fact said in other words than the
+    question's; the word list is not taken deeper: past its top results it holds pages
+    that share only common words, measured on the dialogue corpus). They rank after the
+    search's top ten, by the rarer words of the question they hold (`rerank`). Without
+    vectors there is no deeper look."""
+    from commonplace.compiler.search.engine import open_engine
+
+    if DEEP <= 0:
+        return []
+    try:
+        lists = open_engine(Path(ctx.root)).candidates(query, "durable", DEEP, lists=("vector",))
+    except Exception:  # noqa: BLE001 - a deeper look is optional; the search's own answer stands
+        return []
+    out: list[dict[str, Any]] = []
+    # A vector candidate counts as a match by meaning (score 1e-6, above none).
+    for path, score in ((p, 1e-6) for p, _ in lists.get("vector", [])):
+        if path in have or not policy.allows(path, False):
+            continue
+        have.add(path)
+        page, _ = load_page(read, path)
+        fm = page.meta if page is not None else {}
+        r = {"path": path, "frontmatter": fm, "snippet": "", "score_normalized": score}
+        if _candidate(r, False):
+            out.append(r)
+    return out
+
+
 def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well (the
     top ten need less: the block is never worse than pasting them)."""
@@ -191,7 +222,12 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     sessions: list[Evidence] = []
     if query and policy.durable:
         results = _ranked(_search(ctx, query, DURABLE_K, "durable"), policy, False)
-        durable = rerank(_usable(gather(results, query, read)[:MAX_SOURCES]))
+        found = _usable(gather(results, query, read)[:MAX_SOURCES])
+        head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
+        if found and time.perf_counter() < deadline:  # nothing usable: no deeper look (the wake answers)
+            deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
+            found += [e for e in deeper if e.score > 0 or e.matched > 0]
+        durable = rerank(found, head=head)
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule).

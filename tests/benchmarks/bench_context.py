@@ -2,6 +2,7 @@
 generated corpora (issue 28).
 
     python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
+        [--only dialogue|week] [--http] [--scale N]
 
 Corpora (built fresh under a temporary folder, or --workdir):
 
@@ -23,8 +24,14 @@ Systems, each answering every question within the same token budget:
 Each timed call starts without remembered query embeddings. The calls go through the
 server's routes in process (Flask's test client over
 `create_app` and a `LiveCorpus`, the objects `commonplace serve` runs): the same code as
-over HTTP, without the sockets. Without `--embed` the corpus has no vectors and hybrid
-search is its BM25 side.
+over HTTP, without the sockets. `--http` asks a `commonplace serve --no-auth` subprocess
+over real sockets instead (its query embeddings stay remembered between the systems, so
+the second system asked, paste, is timed with the prompt's embedding ready). Without
+`--embed` the corpus has no vectors and hybrid search is its BM25 side.
+
+`--scale N` runs only one corpus of N documents, for latency at size: the dialogue
+corpus's conversations (their questions are asked) inside a synthetic notes corpus
+(`corpus_gen`) that makes up the rest; active memory and paste only.
 
 Columns (per system, held-out questions: every other question of each corpus is kept
 for tuning and not reported unless --tuning): evidence = share of gold paths present in
@@ -37,6 +44,8 @@ keys, or audit lines; tokens = mean block tokens (the wake estimate); p50 ms.
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import re
 import shutil
 import statistics
@@ -77,6 +86,58 @@ def open_app(root: Path, site: Path, embed: bool) -> tuple[Any, Any]:
     app = create_app(live, ServerConfig(corpus=root, out=site, loopback_reads=True, no_auth=True))
     app.testing = True
     return live, app.test_client()
+
+
+class HttpClient:
+    """The two calls the bench makes, over real sockets to a `commonplace serve` subprocess
+    (`--http`), shaped like Flask's test client."""
+
+    class Answer:
+        def __init__(self, status: int, body: bytes) -> None:
+            self.status_code, self._body = status, body
+
+        def get_json(self) -> Any:
+            return json.loads(self._body)
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    def _call(self, method: str, path: str, body: Any = None) -> "HttpClient.Answer":
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=120)
+        try:
+            data = json.dumps(body).encode() if body is not None else None
+            conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+            r = conn.getresponse()
+            return HttpClient.Answer(r.status, r.read())
+        finally:
+            conn.close()
+
+    def post(self, path: str, json: Any = None) -> "HttpClient.Answer":  # noqa: A002 - the test client's name
+        return self._call("POST", path, json)
+
+    def get(self, path: str) -> "HttpClient.Answer":
+        return self._call("GET", path)
+
+
+def open_http(root: Path, site: Path, embed: bool) -> tuple[Any, Any]:
+    from tests.benchmarks.bench_server import start_server
+
+    proc, host, port, _ = start_server(root, site, embed, threads=4)
+    return proc, HttpClient(host, port)
+
+
+def scale_corpus(work: Path, n: int, conversations: int) -> dict[str, Any]:
+    """`n` documents: the dialogue corpus's conversations (their questions are asked) inside
+    a synthetic notes corpus (`corpus_gen`: people, projects, decisions, daily notes, ...)
+    that makes up the rest, for latency at size."""
+    from tests.benchmarks import corpus_gen
+
+    root = work / f"scale-{n}"
+    inner = dialogue_corpus(root / "talk", conversations)
+    have = sum(1 for _ in (root / "talk").rglob("*.md"))
+    corpus_gen.generate(root, max(0, n - have), seed=7)
+    qs = [{**q, "relevant": [f"talk/dialogue-plain/{p}" for p in q["relevant"]]} for q in inner["questions"]]
+    return {"name": f"scale-{n}", "root": root, "questions": qs, "calls": [], "projects": []}
 
 
 def transcript_turns(root: Path) -> None:
@@ -151,9 +212,10 @@ def score(block: str, q: dict[str, Any]) -> dict[str, Any]:
             "bookkeeping": noisy / len(lines) if lines else 0.0, "tokens": estimate(block)}
 
 
-def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool) -> dict[str, dict[str, Any]]:
+def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool, http: bool = False,
+        systems: tuple[str, ...] = ("active", "wake", "paste")) -> dict[str, dict[str, Any]]:
     site = corpus["root"].parent / (corpus["root"].name + "-site")
-    live, client = open_app(corpus["root"], site, embed)
+    live, client = (open_http if http else open_app)(corpus["root"], site, embed)
     try:
         for path, body in corpus["calls"]:
             r = client.post(path, json=body)
@@ -161,14 +223,14 @@ def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool) -> dict[
                 raise SystemExit(f"{corpus['name']}: {path} {body} -> {r.status_code} {r.get_json()}")
         settle(client, embed)
         picked = [q for i, q in enumerate(corpus["questions"]) if (i % 2 == 0) == tuning]
-        systems = ("active", "wake", "paste")
         rows: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
         times: dict[str, list[float]] = {s: [] for s in systems}
         for s in systems:  # warm: the first call of each route loads its module
             ask(s, client, picked[0], budget, corpus["projects"])
         for q in picked:  # systems in turn per question: background work weighs on all alike
             for s in systems:
-                forget_queries()
+                if not http:
+                    forget_queries()
                 t0 = time.perf_counter()
                 block = ask(s, client, q, budget, corpus["projects"])
                 times[s].append((time.perf_counter() - t0) * 1000)
@@ -177,7 +239,11 @@ def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool) -> dict[
         out["_n"] = {"questions": len(picked), "files": sum(1 for _ in corpus["root"].rglob("*.md"))}
         return out
     finally:
-        live.close()
+        if http:
+            live.terminate()
+            live.wait(timeout=60)
+        else:
+            live.close()
 
 
 def forget_queries() -> None:
@@ -212,12 +278,13 @@ def summarize(rows: list[dict[str, Any]], times: list[float]) -> dict[str, Any]:
             "tokens": mean("tokens"), "p50": statistics.median(times) if times else 0.0}
 
 
-def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str) -> str:
+def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str,
+          systems: tuple[str, ...] = ("active", "wake", "paste")) -> str:
     n = res["_n"]
     lines = [f"{name}: {n['files']} files, {n['questions']} {split} questions, budget {budget} tokens",
              f"{'system':<8} {'evidence %':>10} {'answer %':>9} {'forbidden':>9} {'bookkeep %':>10} "
              f"{'tokens':>7} {'p50 ms':>7}"]
-    for system in ("active", "wake", "paste"):
+    for system in systems:
         r = res[system]
         lines.append(f"{system:<8} {r['evidence']:>10.1f} {r['answer']:>9.1f} {r['forbidden']:>9d} "
                      f"{r['bookkeeping']:>10.1f} {r['tokens']:>7.0f} {r['p50']:>7.1f}")
@@ -235,18 +302,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embed", action="store_true", help="embed the corpora (hybrid with vectors)")
     ap.add_argument("--tuning", action="store_true", help="report the tuning half instead of the held-out half")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--http", action="store_true",
+                    help="ask a `commonplace serve` subprocess over real sockets instead of the routes in process")
+    ap.add_argument("--scale", type=int, default=0, metavar="N",
+                    help="only a corpus of N documents (the dialogue inside synthetic notes): latency at size")
+    ap.add_argument("--only", choices=("dialogue", "week"), default=None, help="only these corpora")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    corpora = [dialogue_corpus(work, args.conversations, style) for style in ("plain", "transcript")]
-    corpora += [week_corpus(work, s) for s in range(1, args.seeds + 1)]
+    if args.scale:
+        corpora = [scale_corpus(work, args.scale, args.conversations)]
+    else:
+        corpora = [] if args.only == "week" else [dialogue_corpus(work, args.conversations, style)
+                                                  for style in ("plain", "transcript")]
+        corpora += [] if args.only == "dialogue" else [week_corpus(work, s) for s in range(1, args.seeds + 1)]
+    systems = ("active", "paste") if args.scale else ("active", "wake", "paste")
     split = "tuning" if args.tuning else "held-out"
-    print(f"bench_context: in-process server routes (Flask test client), "
-          f"{'hybrid with vectors' if args.embed else 'no vectors (hybrid = BM25)'}")
+    how = "commonplace serve over HTTP (real sockets)" if args.http else "in-process server routes (Flask test client)"
+    print(f"bench_context: {how}, {'hybrid with vectors' if args.embed else 'no vectors (hybrid = BM25)'}")
     try:
         for c in corpora:
-            print(table(c["name"], run(c, args.budget, args.embed, args.tuning), args.budget, split), flush=True)
+            res = run(c, args.budget, args.embed, args.tuning, args.http, systems)
+            print(table(c["name"], res, args.budget, split, systems), flush=True)
             print()
     finally:
         if args.workdir is None:

@@ -192,3 +192,30 @@ def test_research_evidence_is_facts(srv: Any) -> None:
     clean(body)
     assert "Mira is allergic to peanuts." in body
     assert not any(s.startswith("sources/semantic/") for s in d["research"]["sources"])
+
+
+def test_a_replaced_fact_leaves_the_page_and_stays_in_history(srv: Any) -> None:
+    """The replace went through the first server's memory-write; this server was started
+    over that build. The entity page (source and HTML), wake and active memory show only
+    the current statement; the claim log keeps the old one (`claim list --history`)."""
+    import json
+    import subprocess
+    import sys
+
+    r = srv.request("GET", "/v1/get?path=people/mira-okafor.md", token=srv.token)
+    assert r.status == 200, r.text
+    page = r.json()["content"]
+    assert "Mira works from the Porto office." in page and "Lisbon" not in page  # Claims, History, Timeline
+    assert "(since replaced)" in page  # the Timeline keeps the event, without the old text
+    html = srv.request("GET", "/people/mira-okafor/", token=srv.token)
+    assert html.status == 200 and "Porto office" in html.text and "Lisbon" not in html.text
+    for path, body in (("/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": 1200}),
+                       ("/v1/active-memory", {"prompt": "Where does Mira work from?", "agent": "a"})):
+        block = post(srv, path, body)["block"]
+        assert "Porto" in block and "Lisbon" not in block, block
+    out = subprocess.run([sys.executable, "-c", "from commonplace.server.cli import main; main()", "claim", "list",
+                          "Mira Okafor", "--history", "--json", "--corpus", str(srv.corpus)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    statements = [v["statement"] for c in json.loads(out.stdout)["claims"] for v in c["versions"]]
+    assert "Mira works from the Lisbon office." in statements and "Mira works from the Porto office." in statements
