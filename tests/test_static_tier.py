@@ -120,6 +120,14 @@ def test_switching_to_and_from_static_reembeds_and_never_mixes(tmp_path, tiny_mo
         assert meta["model"] == STATIC_MODEL and meta["dim"] == 24 and meta["vectors"] == meta["chunks"]
         texts = sorted(vectors)
         assert np.allclose(np.stack([vectors[t] for t in texts]), static.encode(texts), atol=1e-5)
+        from commonplace.compiler.search.engine import SearchEngine
+
+        engine = SearchEngine(root)  # queries are embedded by the static model too
+        try:
+            hits = engine.search({"query": texts[0][:200], "mode": "vector", "k": 3})["results"]
+        finally:
+            engine.close()
+        assert hits and hits[0]["score"] > 0.99
         assert build("static").get("chunks_embedded", 0) == 0  # nothing new: nothing embedded
         calls = fake.calls
         build("default")  # back: the transformer's vectors come from the cache, none of static's stay

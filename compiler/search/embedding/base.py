@@ -52,6 +52,12 @@ class ModelRef:
     location: str  # what SentenceTransformer() is given: a directory or a hub name
     is_local: bool
 
+    @property
+    def loads_as(self) -> str:
+        """What `resolve_model` is given to get this model back (an index records it): the
+        static tier shares its location with the model it was distilled from."""
+        return self.model_id if self.model_id == STATIC_MODEL else self.location
+
 
 def default_model_name() -> str:
     return os.environ.get("COMMONPLACE_EMBED_MODEL", "").strip() or DEFAULT_MODEL
