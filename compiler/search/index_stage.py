@@ -277,7 +277,7 @@ def _write_generation(root: Path, gen: Path, base: Path | None, meta: Meta | Non
                       small: bool = False, defer_merge: bool = False, pending: str = "embed") -> Meta:
     from .bm25_write import BM25Writer
 
-    new_meta = Meta(generation=gen.name, model=ref.model_id, model_location=ref.location, chunker=chunker)
+    new_meta = Meta(generation=gen.name, model=ref.model_id, model_location=ref.loads_as, chunker=chunker)
     if meta is not None:
         new_meta.dim, new_meta.precision = meta.dim, meta.precision
         new_meta.next_id = meta.next_id

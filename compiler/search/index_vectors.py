@@ -111,7 +111,7 @@ class VectorUpdate:
 
         expected = max(self.expected, len(self.queued))
         remote = embedding_pool
-        if self._pool_tried or len(self.queued) < 200 or (remote is None and not pool_allowed(expected)):
+        if self._pool_tried or len(self.queued) < 200 or (remote is None and not pool_allowed(expected, self.model)):
             return
         self._pool_tried = True
         try:

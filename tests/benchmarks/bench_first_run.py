@@ -1,10 +1,13 @@
 """First-run benchmark: how long a person waits for a usable wiki.
 
-    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--rounds 1] [--site-only]
+    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--real] [--rounds 1]
+                                               [--model default] [--model static] [--site-only]
                                                [--workdir DIR] [--json]
 
-For each corpus (synthetic `corpus_gen` corpora of the given sizes, and a copy of this
-repository's `docs/` with --docs), in one run, cold (no output folder, no
+For each corpus (synthetic `corpus_gen` corpora of the given sizes, a copy of this
+repository's `docs/` with --docs, and with --real the public Obsidian vault and the
+plain-markdown repository of `bench_real`, cloned into the workdir on first use, never
+kept in this repository), in one run, cold (no output folder, no
 `CORPUS/.commonplace`: no index, no embedding cache; the model's own conversion cache in
 `~/.cache/commonplace/` is warmed once before timing, by a build of a three-note corpus):
 
@@ -15,6 +18,10 @@ repository's `docs/` with --docs), in one run, cold (no output folder, no
    corpus's hits; "all vectors" when the build exits (then the index's meta must say
    vectors == chunks); peak memory (the largest sum of PSS over the build's process tree,
    `bench_build.run_measured`'s sampling).
+
+With several `--model`s (`default`: all-MiniLM-L6-v2; `static`: the static tier
+distilled from it), step 2 runs once per model after the same `--no-embed` build, one row
+each; the models' own caches in `~/.cache/commonplace/` are warmed first, outside the timing.
 
 `--site-only` stops the second build (SIGTERM) once BM25 answered, so "all vectors" is not
 measured: the site-ready ratio of a big corpus in minutes, not the embedding's hour.
@@ -42,10 +49,12 @@ from pathlib import Path
 
 try:
     from .bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside
+    from .bench_real import MARKDOWN, VAULT, fetch
     from .corpus_gen import generate
 except ImportError:  # run as a plain script
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside  # type: ignore
+    from bench_real import MARKDOWN, VAULT, fetch  # type: ignore[no-redef]
     from corpus_gen import generate  # type: ignore[no-redef]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,10 +129,18 @@ def bm25_hits(corpus: Path, query: str) -> int:
         engine.close()
 
 
-def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_only: bool = False) -> None:
+def model_env(model: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if model:
+        env["COMMONPLACE_EMBED_MODEL"] = model
+    return env
+
+
+def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_only: bool = False,
+               model: str | None = None) -> None:
     t0 = time.perf_counter()
     proc = subprocess.Popen([exe, "build", str(corpus), "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=model_env(model))
     sampler = Sampler(proc.pid)
     err: list[str] = []
     reader = threading.Thread(target=lambda: err.append(proc.stderr.read() if proc.stderr else ""), daemon=True)
@@ -167,14 +184,14 @@ def read_counts(corpus: Path, row: Row) -> None:
     row.chunks, row.vectors, row.documents = meta["chunks"], meta["vectors"], meta["documents"]
 
 
-def warm_model(exe: str, base: Path) -> None:
+def warm_model(exe: str, base: Path, model: str | None = None) -> None:
     """Convert the model once (its cache lives in ~/.cache/commonplace), outside the timing."""
-    tiny = base / "warm"
+    tiny = base / f"warm-{model or 'configured'}"
     tiny.mkdir(parents=True, exist_ok=True)
     for i in range(3):
         (tiny / f"n{i}.md").write_text(f"# Warm {i}\n\nA note to load the model with, number {i}.\n")
     subprocess.run([exe, "build", str(tiny), "--out", str(base / "warm-site")], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=model_env(model))
 
 
 def run(args: argparse.Namespace) -> list[Row]:
@@ -201,31 +218,42 @@ def run(args: argparse.Namespace) -> list[Row]:
         set_aside(corpus, trash)
         shutil.copytree(REPO / "docs", corpus, ignore=shutil.ignore_patterns(".commonplace"))
         corpora.append(("docs/", corpus, "embedding cache"))
+    if args.real:
+        for (name, url, folder), repo, query in ((VAULT, args.vault_repo, "canvas"),
+                                                 (MARKDOWN, args.markdown_repo, "archive")):
+            clone = fetch(repo or url, base / "real" / name, log)
+            corpora.append((f"{name} ({Path(repo or url).name}/{folder})", clone / folder, query))
     import commonplace.compiler.search.engine  # noqa: F401 - imported before the clock runs
 
-    log("warming the model's conversion cache ...")
-    warm_model(exe, base)
+    models = args.model or [None]
+    for model in models:
+        log(f"warming the model's conversion cache ({model or 'configured model'}) ...")
+        warm_model(exe, base, model)
     rows = []
     try:
         for label, corpus, query in corpora:
             load_before = _load()
-            runs: list[Row] = []
+            runs: dict[str | None, list[Row]] = {m: [] for m in models}
             out = base / f"site-{corpus.name}"
             for i in range(args.rounds):
-                row = Row(label)
-                for step in (("plain", "full") if i % 2 == 0 else ("full", "plain")):
+                plain = Row(label)
+                done: dict[str | None, Row] = {}
+                for step in (["plain", *models] if i % 2 == 0 else [*models, "plain"]):
                     cold(corpus, out, trash)
                     if step == "plain":
                         log(f"[{label}] round {i + 1}: --no-embed build ...")
-                        row.no_embed_seconds, row.no_embed_peak_mb = (round(x, 2) for x in
-                                                                      no_embed_build(exe, corpus, out))
+                        plain.no_embed_seconds, plain.no_embed_peak_mb = (round(x, 2) for x in
+                                                                          no_embed_build(exe, corpus, out))
                     else:
-                        log(f"[{label}] round {i + 1}: build with embeddings ...")
-                        full_build(exe, corpus, out, query, row, site_only=args.site_only)
-                log(f"[{label}]   --no-embed {row.no_embed_seconds} s; site ready {row.site_ready_seconds} s, "
-                    f"all vectors {row.all_vectors_seconds or '-'} s")
-                runs.append(row)
-            rows.append(median_row(runs, load_before, _load()))
+                        log(f"[{label}] round {i + 1}: build with embeddings ({step or 'configured model'}) ...")
+                        row = done[step] = Row(f"{label}, {step}" if step else label)
+                        full_build(exe, corpus, out, query, row, site_only=args.site_only, model=step)
+                for model, row in done.items():
+                    row.no_embed_seconds, row.no_embed_peak_mb = plain.no_embed_seconds, plain.no_embed_peak_mb
+                    log(f"[{row.corpus}]   --no-embed {row.no_embed_seconds} s; site ready "
+                        f"{row.site_ready_seconds} s, all vectors {row.all_vectors_seconds or '-'} s")
+                    runs[model].append(row)
+            rows.extend(median_row(r, load_before, _load()) for r in runs.values())
     finally:
         empty_trash(trash)
         if holder is not None:
@@ -263,13 +291,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, action="append", help="synthetic corpus size (repeatable; default 2000)")
     p.add_argument("--docs", action="store_true", help="also this repository's docs/ (copied)")
+    p.add_argument("--real", action="store_true", help="also the public vault and markdown repository (cloned)")
+    p.add_argument("--vault-repo", help="git URL or path standing in for the vault's repository")
+    p.add_argument("--markdown-repo", help="git URL or path standing in for the markdown repository")
+    p.add_argument("--model", action="append", help="embedding model of the full build (repeatable)")
     p.add_argument("--rounds", type=int, default=1, help="builds of each kind, alternating (medians reported)")
     p.add_argument("--site-only", action="store_true", help="stop the build with embeddings once BM25 answers")
     p.add_argument("--workdir", help="keep corpora and sites here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     if args.n is None:
-        args.n = [] if args.docs else [2000]
+        args.n = [] if args.docs or args.real else [2000]
     rows = run(args)
     print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else table(rows))
     return 0

@@ -2,8 +2,10 @@
 hybrid fusion parameters chosen on one half of the questions and reported on the other.
 
     python -m tests.benchmarks.bench_quality [--workdir DIR] [--reuse] [--conversations 8] [--json]
+        [--model static]
 
-Corpora (all built here, with the real default model, all-MiniLM-L6-v2, from its wheel):
+Corpora (all built here, with the real default model, all-MiniLM-L6-v2, from its wheel, or
+`--model`, e.g. `static`, the static tier distilled from it):
 
 - `dialogue`: `--conversations` generated conversations (`quality/dialogue.py`), one short
   file per turn, long questions: the case of issue 19. Conversations with an even number
@@ -338,7 +340,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the docs corpus to copy (default: this checkout's docs/, which changes as it grows)")
     ap.add_argument("--reuse", action="store_true", help="reuse built corpora and cached lists in --workdir")
     ap.add_argument("--json", action="store_true", help="print the per-question data as JSON instead")
+    ap.add_argument("--model", default=None, help="embedding model (default: the configured one)")
     args = ap.parse_args(argv)
+    if args.model:
+        os.environ["COMMONPLACE_EMBED_MODEL"] = args.model
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from commonplace.compiler.search import fusion
@@ -367,7 +372,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({c["name"]: {"questions": c["questions"], "nonsense": c["nonsense"]} for c in corpora}))
     else:
         print(report(corpora, chosen, scored, fusion.WEAK_VECTOR_ONLY))
-        print(f"({time.perf_counter() - t0:.0f} s; engine default rule: {fusion.DEFAULT.label()})")
+        from commonplace.compiler.search.embedding.base import resolve_model
+
+        print(f"({time.perf_counter() - t0:.0f} s; model {resolve_model(None).model_id}; "
+              f"engine default rule: {fusion.DEFAULT.label()})")
     if args.workdir is None:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -4,6 +4,8 @@
                          `EmbeddingError`, the `Embedder` protocol, probe texts
     torch_backend.py     sentence-transformers on torch (the fallback)
     openvino_backend.py  the same model exported to and run by OpenVINO (bf16, int8 FFN)
+    static_distill.py    the static tier's table, distilled once from the default model
+    static_backend.py    the static tier: a text's vector is the mean of its tokens' rows
     registry.py          one embedder per model per process; `set_embedder_factory`
     pool.py              big jobs: one worker process per core
     frames.py            the pool <-> worker wire format

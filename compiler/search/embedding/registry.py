@@ -9,8 +9,10 @@ from typing import Any, Sequence
 
 from . import openvino_backend
 from .base import (
-    Embedder, EmbedderFactory, EmbeddingError, ModelRef, backend_setting, log, precision_setting, resolve_model,
+    STATIC_MODEL, Embedder, EmbedderFactory, EmbeddingError, ModelRef, backend_setting, log, precision_setting,
+    resolve_model,
 )
+from .static_backend import StaticEmbedder
 from .torch_backend import SentenceTransformerEmbedder
 
 
@@ -75,6 +77,8 @@ class AutoEmbedder:
 
 def make_embedder(ref: ModelRef, precision: str | None = None) -> Embedder:
     """The real model with the configured backend and precision."""
+    if ref.model_id == STATIC_MODEL:
+        return StaticEmbedder(ref)
     precision = precision or precision_setting()
     backend = backend_setting()
     if backend != "torch" and openvino_backend.available():
