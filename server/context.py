@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from commonplace.compiler.live_contract import LiveContract
+from commonplace.compiler.live.contract import LiveContract
 
 DEFAULT_MAX_BODY = 1024 * 1024
 EXTENSION = "commonplace"  # key of the state in app.extensions

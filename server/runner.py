@@ -19,7 +19,7 @@ from .client import server_file
 from .context import EXTENSION, ServerConfig
 
 if TYPE_CHECKING:
-    from commonplace.compiler.live_contract import LiveContract
+    from commonplace.compiler.live.contract import LiveContract
 
 
 class BindError(Exception):
@@ -144,8 +144,8 @@ def warm_up(live: LiveContract, embed: bool, say: Callable[[str], None]) -> None
 def _rebuilt(live: LiveContract, embed: bool, exc: BaseException) -> bool:
     """A search index that exists but cannot be read (a truncated Whoosh segment or HNSW
     file) is built afresh, with a warning, rather than failing every search."""
-    from commonplace.compiler.search.index_stage import rebuild_indexes
-    from commonplace.compiler.search.recover import unreadable
+    from commonplace.compiler.search.index.stage import rebuild_indexes
+    from commonplace.compiler.search.store.recover import unreadable
 
     if not unreadable(exc):
         return False

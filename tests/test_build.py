@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.build.pipeline import BuildOptions, build
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -286,10 +286,10 @@ def test_paths_with_spaces_and_unicode_link_correctly(write_corpus, tmp_path: Pa
 def test_pages_emitted_while_rendering_show_nothing_rendering_makes():
     """A clean build emits most generated pages while the documents still render;
     those pages must not change once excerpts exist, and the rest must show them."""
-    from commonplace.compiler import emit, emitters
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.site import Site
-    from commonplace.compiler.site_search_terms import sections_json
+    from commonplace.compiler.site import emit, emitters
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.site.model import Site
+    from commonplace.compiler.site.search_terms import sections_json
 
     corpus = load_corpus(DOCS)
     site = Site.build(corpus.docs, corpus.resolver, corpus.graph, "docs")
@@ -323,7 +323,7 @@ def test_xml_escape_matches_the_standard_library():
     from hypothesis import given, settings, strategies as st
     from xml.sax.saxutils import escape
 
-    from commonplace.compiler.emit import xml_escape
+    from commonplace.compiler.site.emit import xml_escape
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(alphabet=st.sampled_from('ab&<>"\' ;#x')))

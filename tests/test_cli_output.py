@@ -109,8 +109,8 @@ def test_messages_that_reach_http_name_no_cli_flags(notes: Path) -> None:
 
 
 def test_lint_reports_a_link_to_a_missing_heading(cli, write_corpus) -> None:
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.lint import link_problems, lint
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.build.lint import link_problems, lint
 
     root = write_corpus({
         "a.md": "# A\n\n## Here\n\n[[b#Setup]] [[b#Nope]] [[#Here]] [[#Gone]] [link](b.md#setup) [x](b.md#nowhere)\n",

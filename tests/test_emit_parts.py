@@ -8,9 +8,9 @@ import json
 import random
 from pathlib import Path
 
-from commonplace.compiler import emit
-from commonplace.compiler.live import LiveCorpus
-from commonplace.compiler.site import Site
+from commonplace.compiler.site import emit
+from commonplace.compiler.live.corpus import LiveCorpus
+from commonplace.compiler.site.model import Site
 
 from test_live_site_view import random_edit, seed
 

@@ -254,11 +254,11 @@ def _fail_if(problems: list[str], title: str) -> None:
 
 def test_the_graph_sees_the_product() -> None:
     """Guards the checks below against passing on an empty or misread graph."""
-    assert "commonplace.compiler.build" in GRAPH.modules and "commonplace.server.app" in GRAPH.modules
+    assert "commonplace.compiler.build.pipeline" in GRAPH.modules and "commonplace.server.app" in GRAPH.modules
     edges = {(e.source, e.target, e.lazy) for e in GRAPH.edges}
-    assert ("commonplace.compiler.build", "commonplace.compiler.scan", False) in edges
+    assert ("commonplace.compiler.build.pipeline", "commonplace.compiler.corpus.scan", False) in edges
     # a function-level, relative import is seen and resolved (build imports the claims stage lazily)
-    assert ("commonplace.compiler.build", "commonplace.compiler.claims.stage", True) in edges
+    assert ("commonplace.compiler.build.pipeline", "commonplace.compiler.claims.stage", True) in edges
     # imports by name: the registry's "module:function" handlers, a package's lazy exports
     assert ("commonplace.server.registry", "commonplace.server.ops.documents", True) in edges
     assert ("commonplace.compiler.claims", "commonplace.compiler.claims.service", True) in edges

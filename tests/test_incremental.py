@@ -9,7 +9,7 @@ import hypothesis.strategies as st
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.build.pipeline import BuildOptions, build
 
 NAMES = ["alpha", "beta", "gamma", "delta", "notes/epsilon", "people/zeta", "projects/eta/state", "inbox/theta"]
 TITLES = ["Alpha", "Beta", "Gamma", "Shared", "Zeta Person"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import invariant
 
-from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.build.pipeline import BuildOptions, build
 
 from test_incremental import IncrementalEqualsClean
 
@@ -17,7 +17,7 @@ QUERIES = ["text", "edited body", "alpha", "shared", "words here", "links", "hea
 
 
 def search_results(corpus: Path) -> dict[str, list]:
-    from commonplace.compiler.search.engine import SearchEngine
+    from commonplace.compiler.search.read.engine import SearchEngine
 
     engine = SearchEngine(corpus)
     try:

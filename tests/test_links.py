@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from commonplace.compiler.links import Resolver
-from commonplace.compiler.parse import parse
+from commonplace.compiler.corpus.links import Resolver
+from commonplace.compiler.markdown.parse import parse
 
 
 def corpus(files: dict[str, str]) -> Resolver:
@@ -91,7 +91,7 @@ def test_resolve_all_resolves_each_name_once_but_as_each_page_would():
     things; it must agree with resolving every link from its own page."""
     from hypothesis import given, settings, strategies as st
 
-    from commonplace.compiler.links import resolve_all
+    from commonplace.compiler.corpus.links import resolve_all
     from commonplace.compiler.model import Link
 
     docs = [parse(path, text.encode())[0] for path, text in FILES.items()]
@@ -117,8 +117,8 @@ def test_resolve_all_resolves_each_name_once_but_as_each_page_would():
 
 def test_link_problems_lists_broken_ambiguous_and_self_links_with_their_place(write_corpus):
     """The one rule lint and the server's link op (op=lint) report from."""
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.lint import lint, link_problems
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.build.lint import lint, link_problems
 
     root = write_corpus({
         "a.md": "# A\n\nsee [[missing page]]\n\nand [[a]] and [[#A]] and [[twin]]\n",

@@ -11,8 +11,8 @@ import ast
 import typing
 from pathlib import Path
 
-from commonplace.compiler.live import LiveCorpus
-from commonplace.compiler.live_contract import LiveContract
+from commonplace.compiler.live.corpus import LiveCorpus
+from commonplace.compiler.live.contract import LiveContract
 
 SERVER = Path(__file__).resolve().parents[1] / "server"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from commonplace.compiler.build import BuildOptions, build
-from commonplace.compiler.live import LiveCorpus
-from commonplace.compiler.site import Site
+from commonplace.compiler.build.pipeline import BuildOptions, build
+from commonplace.compiler.live.corpus import LiveCorpus
+from commonplace.compiler.site.model import Site
 
 FOLDERS = ["", "notes/", "people/", "projects/eta/", "inbox/"]
 TAGS = ["red", "blue", "green", "Blue"]
@@ -98,7 +98,7 @@ def test_manifest_after_refreshes_equals_a_fresh_encoding(tmp_path: Path) -> Non
     cache): what it stores must equal encoding every document anew, and load back."""
     import json
 
-    from commonplace.compiler import manifest
+    from commonplace.compiler.build import manifest
 
     rng = random.Random(11)
     corpus, out = tmp_path / "corpus", tmp_path / "site"
@@ -128,7 +128,8 @@ def test_steady_refreshes_still_save_the_manifest(tmp_path: Path, monkeypatch) -
     postpone the manifest save until the process stopped."""
     import time
 
-    from commonplace.compiler import live as live_mod, manifest
+    from commonplace.compiler.live import corpus as live_mod
+    from commonplace.compiler.build import manifest
 
     monkeypatch.setattr(live_mod, "SAVE_DELAY_SECONDS", 0.3)
     monkeypatch.setattr(live_mod, "SAVE_MAX_DELAY_SECONDS", 0.6)
@@ -158,7 +159,7 @@ def test_recent_memo_patched_by_updates_equals_a_fresh_selection() -> None:
     limit equals a selection over all documents (the memo is patched, not rebuilt)."""
     from types import SimpleNamespace
 
-    from commonplace.compiler.site import _patch_recent
+    from commonplace.compiler.site.model import _patch_recent
 
     rng = random.Random(3)
 

@@ -40,7 +40,7 @@ class Model(FakeEmbedder):
 @pytest.fixture
 def models(monkeypatch):
     from commonplace.compiler.search import embedding
-    from commonplace.compiler.search.engine import close_engines
+    from commonplace.compiler.search.read.engine import close_engines
 
     made = {"model-a": Model("model-a"), "model-b": Model("model-b")}
     embedding.set_embedder_factory(lambda ref: made[ref.model_id])
@@ -50,8 +50,8 @@ def models(monkeypatch):
 
 
 def build(root: Path, out: Path, model: str, monkeypatch) -> dict:
-    from commonplace.compiler.build import BuildOptions
-    from commonplace.compiler.build import build as run_build
+    from commonplace.compiler.build.pipeline import BuildOptions
+    from commonplace.compiler.build.pipeline import build as run_build
 
     monkeypatch.setenv("COMMONPLACE_EMBED_MODEL", model)
     return run_build(BuildOptions(corpus=root, out=out)).extra
@@ -59,9 +59,9 @@ def build(root: Path, out: Path, model: str, monkeypatch) -> dict:
 
 def stored(root: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The live index's meta and its vectors by chunk text (the text the model saw)."""
-    from commonplace.compiler.search.chunk import compose_embed_text
-    from commonplace.compiler.search.store import open_table
-    from commonplace.compiler.search.vectors import VectorIndex
+    from commonplace.compiler.search.index.chunk import compose_embed_text
+    from commonplace.compiler.search.store.disk import open_table
+    from commonplace.compiler.search.store.vectors import VectorIndex
 
     index = root / ".commonplace" / "index"
     gen = index / (index / "CURRENT").read_text().strip()

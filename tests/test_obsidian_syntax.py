@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.build import BuildOptions, build
-from commonplace.compiler.markdown import render_tokens
-from commonplace.compiler.md_comments import strip_comments
-from commonplace.compiler.parse import parse
-from commonplace.compiler.search.chunk import ChunkConfig, RegexTokenCounter, chunk_document
+from commonplace.compiler.build.pipeline import BuildOptions, build
+from commonplace.compiler.markdown.mdit import render_tokens
+from commonplace.compiler.markdown.comments import strip_comments
+from commonplace.compiler.markdown.parse import parse
+from commonplace.compiler.search.index.chunk import ChunkConfig, RegexTokenCounter, chunk_document
 
 VAULT = Path(__file__).parent / "fixtures" / "vault" / "syntax"
 HIDDEN = re.compile(r"hiddenword\w*")
@@ -230,7 +230,7 @@ def test_pages_without_raw_html_are_not_cleaned():
 
 
 def test_wake_block_leaves_comments_out(tmp_path: Path):
-    from commonplace.compiler.wake import wake
+    from commonplace.compiler.context.wake import wake
 
     (tmp_path / "core").mkdir()
     text = "---\ntitle: Identity\ntype: core\npinned: true\n---\nI am visible. %%hiddenwordwake%%\n\n%%\nhiddenwordwaketwo\n%%\n"

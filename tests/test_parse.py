@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from commonplace.compiler.parse import SkipFile, parse
+from commonplace.compiler.markdown.parse import SkipFile, parse
 
 
 def p(path: str, text: str | bytes):
@@ -135,7 +135,7 @@ def test_simple_frontmatter_reads_exactly_as_yaml_does():
     result must be PyYAML's (errors included), for any mix of tricky lines."""
     from hypothesis import given, settings, strategies as st
 
-    from commonplace.compiler import frontmatter as fm
+    from commonplace.compiler.markdown import frontmatter as fm
 
     pair = st.tuples(st.sampled_from(KEYS), st.sampled_from(SEPS), st.sampled_from(VALUES)).map("".join)
     item = st.tuples(st.sampled_from(ITEMS), st.sampled_from(VALUES)).map("".join)
@@ -183,7 +183,7 @@ def test_simple_frontmatter_reads_exactly_as_yaml_does():
 
 
 def test_common_frontmatter_takes_the_fast_path():
-    from commonplace.compiler import frontmatter as fm
+    from commonplace.compiler.markdown import frontmatter as fm
 
     raw = 'title: "Accessibility Audits"\ntags:\n  - "frontend"\n  - area/ui\ncreated: 2024-04-19\nstatus: active\n' \
           "canonical: true\naliases: [AA, 'a11y']\nreviews: 3\nempty:\n"

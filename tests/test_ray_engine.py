@@ -60,8 +60,8 @@ def site_bytes(out: Path) -> dict[str, bytes]:
 
 def index_vectors(corpus: Path) -> dict[tuple[str, int], tuple[str, "object"]]:
     """(path, chunk ordinal) -> (text hash, vector) of the live index generation."""
-    from commonplace.compiler.search.store import IndexStore, Meta, open_table
-    from commonplace.compiler.search.vectors import VectorIndex
+    from commonplace.compiler.search.store.disk import IndexStore, Meta, open_table
+    from commonplace.compiler.search.store.vectors import VectorIndex
 
     gen = IndexStore(corpus.resolve()).current()
     assert gen is not None, "no index generation"

@@ -1,4 +1,4 @@
-"""Group commit of refreshes (`compiler/live_writes.py`): a writer alone, or one client
+"""Group commit of refreshes (`compiler/live/commit.py`): a writer alone, or one client
 writing in turn, refreshes at once; overlapping writers share refreshes (the leader waits
 `GATHER_SECONDS` for more while writes overlap), and every writer returns only after a
 refresh that includes its path and started after it registered."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from commonplace.compiler import live_writes as R
+from commonplace.compiler.live import commit as R
 
 
 class FakeLive:
@@ -83,7 +83,7 @@ def test_a_live_write_says_which_links_it_added_and_removed(tmp_path):
     """`LiveCorpus.write`: applied, refreshed (searchable), and the links it changed read
     from the refreshed link graph; a dry run changes nothing."""
     from commonplace.compiler import writes as w
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
 
     corpus = tmp_path / "c"
     for name, text in {"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n", "c.md": "# C\n"}.items():

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.build import BuildOptions, build
-from commonplace.compiler.markdown import make_markdown
+from commonplace.compiler.build.pipeline import BuildOptions, build
+from commonplace.compiler.markdown.mdit import make_markdown
 
 from tests.benchmarks.corpus_gen import generate
 
@@ -126,9 +126,9 @@ def test_clean_build_into_an_old_site_still_removes_stale_files(tmp_path: Path):
 
 
 def test_worker_documents_arrive_with_their_bodies(tmp_path: Path):
-    from commonplace.compiler.scan import scan
-    from commonplace.compiler.stages import parse_file, render_page
-    from commonplace.compiler.workers import Pool
+    from commonplace.compiler.corpus.scan import scan
+    from commonplace.compiler.build.stages import parse_file, render_page
+    from commonplace.compiler.build.workers import Pool
 
     generate(tmp_path, 40, seed=5)
     (tmp_path / "odd.md").write_text("---\ntitle: [unclosed\n---\nbody\n")  # malformed: body is the text
@@ -158,7 +158,7 @@ def test_graph_json_is_canonical_json(tmp_path: Path):
 def test_excerpts_read_from_a_prefix_equal_the_whole_page_text():
     from hypothesis import given, settings, strategies as st
 
-    from commonplace.compiler.render import _folded_text, plain_text
+    from commonplace.compiler.site.render import _folded_text, plain_text
 
     pieces = st.sampled_from(["<p>", "</p>", "<a href=\"x>y\">", ">", "<", "&amp;", "&lt;", "&amp", "&#62;",
                               " ", "\n", "word", "é", "&", ";", "<br/>", "<>", "x" * 30])
@@ -176,10 +176,10 @@ def test_drafts_filled_with_links_equal_rendering_with_links_in_place(tmp_path: 
     """A build renders each body right after parsing, with markers for its links, and
     fills them in once links resolve: byte for byte what rendering the parse tree with
     the resolved links gives."""
-    from commonplace.compiler.links import Resolver
-    from commonplace.compiler.markdown import render_tokens
-    from commonplace.compiler.parse import parse
-    from commonplace.compiler.render import _drop_title_heading, link_env, render_document
+    from commonplace.compiler.corpus.links import Resolver
+    from commonplace.compiler.markdown.mdit import render_tokens
+    from commonplace.compiler.markdown.parse import parse
+    from commonplace.compiler.site.render import _drop_title_heading, link_env, render_document
 
     generate(tmp_path, 60, seed=9)
     files = {f.relative_to(tmp_path).as_posix(): f.read_bytes() for f in sorted(tmp_path.rglob("*.md"))}

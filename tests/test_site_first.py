@@ -68,7 +68,7 @@ def index_meta(root: Path) -> dict:
 
 def bm25_paths(root: Path, query: str) -> list[str]:
     """A BM25 search of what is on disk (no model involved)."""
-    from commonplace.compiler.search.engine import SearchEngine
+    from commonplace.compiler.search.read.engine import SearchEngine
 
     engine = SearchEngine(root)
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.build import BuildOptions, build
-from commonplace.compiler.output import OutputError
+from commonplace.compiler.build.pipeline import BuildOptions, build
+from commonplace.compiler.site.output import OutputError
 
 DAY = 86400
 JAN_5_2025 = 1736035200  # 2025-01-05T00:00:00Z

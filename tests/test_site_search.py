@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.build import BuildOptions, build
-from commonplace.compiler.live import LiveCorpus
-from commonplace.compiler.site_search_terms import MAX_TERM, parse_terms, sections_json, text_terms, tokens, words
+from commonplace.compiler.build.pipeline import BuildOptions, build
+from commonplace.compiler.live.corpus import LiveCorpus
+from commonplace.compiler.site.search_terms import MAX_TERM, parse_terms, sections_json, text_terms, tokens, words
 
 DATA = "_/search-data"
 
@@ -151,7 +151,7 @@ def test_a_refresh_writes_what_a_clean_build_writes_and_only_what_changed(live, 
 def test_a_refresh_of_one_page_costs_little_at_a_thousand_pages(tmp_path: Path, monkeypatch):
     """Work proportional to the change: a body edit re-emits a few small files, and no
     other page's words are counted again (the server keeps the model between saves)."""
-    from commonplace.compiler import site_search_model
+    from commonplace.compiler.site import search_model as site_search_model
 
     corpus = write_corpus(tmp_path / "corpus", 1000)
     lc = LiveCorpus(corpus, tmp_path / "site", embed=False, index=False)
@@ -177,7 +177,7 @@ def test_a_server_restarted_over_a_build_counts_no_words_on_its_first_save(tmp_p
     """`serve` restarted over an existing build: the search model is made at start-up,
     so the first save re-counts only its own page, as every later save does, and the
     data it writes is still what a clean build writes."""
-    from commonplace.compiler import site_search_model
+    from commonplace.compiler.site import search_model as site_search_model
 
     corpus = write_corpus(tmp_path / "corpus", 300)
     with LiveCorpus(corpus, tmp_path / "site", embed=False, index=False):

@@ -95,11 +95,11 @@ def test_reduce_centres_orders_by_variance_and_weights_common_tokens_down():
 
 
 def test_switching_to_and_from_static_reembeds_and_never_mixes(tmp_path, tiny_model, cache_dir, monkeypatch):
-    from commonplace.compiler.build import BuildOptions
-    from commonplace.compiler.build import build as run_build
+    from commonplace.compiler.build.pipeline import BuildOptions
+    from commonplace.compiler.build.pipeline import build as run_build
     from commonplace.compiler.search import embedding
     from commonplace.compiler.search.embedding.base import STATIC_MODEL
-    from commonplace.compiler.search.engine import close_engines
+    from commonplace.compiler.search.read.engine import close_engines
 
     fake = FakeEmbedder()
     fake.model_id = "all-MiniLM-L6-v2"
@@ -120,7 +120,7 @@ def test_switching_to_and_from_static_reembeds_and_never_mixes(tmp_path, tiny_mo
         assert meta["model"] == STATIC_MODEL and meta["dim"] == 24 and meta["vectors"] == meta["chunks"]
         texts = sorted(vectors)
         assert np.allclose(np.stack([vectors[t] for t in texts]), static.encode(texts), atol=1e-5)
-        from commonplace.compiler.search.engine import SearchEngine
+        from commonplace.compiler.search.read.engine import SearchEngine
 
         engine = SearchEngine(root)  # queries are embedded by the static model too
         try:

@@ -1,4 +1,4 @@
-"""The compiled text scanner (compiler/_textscan.c) gives exactly what the Python that
+"""The compiled text scanner (compiler/site/_textscan.c) gives exactly what the Python that
 defines it gives, or None ("use Python"), and covers real pages (else it would be slow
 for nothing). Pages come from building the bundled docs corpus; odd text from hypothesis."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commonplace.compiler import render, site_search_terms, textscan
-from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.site import render, search_terms as site_search_terms, textscan
+from commonplace.compiler.build.pipeline import BuildOptions, build
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -28,7 +28,7 @@ def python_page(html: str) -> tuple[str, str, str]:
 def test_the_scanner_is_built_here():
     # The install compiles it wherever a C compiler is (CI has one: hnswlib needs it too).
     # Without it everything still works, 4x slower in the search data's share of a build.
-    assert textscan.AVAILABLE, "compiler/_textscan.c was not built: reinstall with a C compiler (pip install -e .)"
+    assert textscan.AVAILABLE, "compiler/site/_textscan.c was not built: reinstall with a C compiler (pip install -e .)"
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from urllib.parse import unquote
 import pytest
 from click.testing import CliRunner
 
-from commonplace.compiler.build import BuildOptions, build, load_corpus
-from commonplace.compiler.lint import lint
+from commonplace.compiler.build.pipeline import BuildOptions, build, load_corpus
+from commonplace.compiler.build.lint import lint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vault"
 
@@ -148,7 +148,7 @@ def test_lint_reports_only_what_is_wrong_with_a_severity(built):
 
 
 def test_lint_exits_1_on_errors_and_on_warnings_only_with_strict(tmp_path):
-    from commonplace.compiler.cli import main
+    from commonplace.compiler.commands.cli import main
 
     root = make(tmp_path)
     runner = CliRunner()
@@ -263,10 +263,10 @@ def test_derived_state_can_live_outside_the_vault(tmp_path):
 
 
 def test_obsidian_resolution_details():
-    from commonplace.compiler.embeds import section
-    from commonplace.compiler.links import Resolver
-    from commonplace.compiler.markdown import slugify
-    from commonplace.compiler.parse import parse
+    from commonplace.compiler.markdown.embeds import section
+    from commonplace.compiler.corpus.links import Resolver
+    from commonplace.compiler.markdown.mdit import slugify
+    from commonplace.compiler.markdown.parse import parse
 
     docs = [parse(p, t.encode())[0] for p, t in {
         "a/Basic formatting syntax.md": "# Basic formatting\n",

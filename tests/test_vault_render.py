@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.build import BuildOptions, build
-from commonplace.compiler.site import SettingsError, load_settings
+from commonplace.compiler.build.pipeline import BuildOptions, build
+from commonplace.compiler.site.model import SettingsError, load_settings
 
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 

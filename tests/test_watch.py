@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.live import LiveCorpus
+from commonplace.compiler.live.corpus import LiveCorpus
 
 
 def wait_for(predicate, timeout=2.0):
@@ -113,7 +113,7 @@ def test_new_top_level_folder_is_watched(live):
 
 
 def test_hidden_and_output_folders_are_not_watched(write_corpus, tmp_path: Path):
-    from commonplace.compiler.watch import Watcher
+    from commonplace.compiler.live.watch import Watcher
 
     corpus = write_corpus({"notes/a.md": "# A\n", ".git/HEAD": "ref\n", "site/index.html": "x"})
     w = Watcher(corpus, corpus / "site", lambda paths, rescan: None)
@@ -121,7 +121,7 @@ def test_hidden_and_output_folders_are_not_watched(write_corpus, tmp_path: Path)
 
 
 def test_folder_holding_the_output_is_still_watched(write_corpus, tmp_path: Path):
-    from commonplace.compiler.watch import Watcher
+    from commonplace.compiler.live.watch import Watcher
 
     corpus = write_corpus({"build/notes.md": "# Notes\n", "build/site/index.html": "x"})
     w = Watcher(corpus, corpus / "build" / "site", lambda paths, rescan: None)

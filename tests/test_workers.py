@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.scan import scan
-from commonplace.compiler.stages import parse_file, render_page
-from commonplace.compiler import workers
-from commonplace.compiler.workers import Pool, Rendered, WorkerError
+from commonplace.compiler.corpus.scan import scan
+from commonplace.compiler.build.stages import parse_file, render_page
+from commonplace.compiler.build import workers
+from commonplace.compiler.build.workers import Pool, Rendered, WorkerError
 
 from tests.benchmarks.corpus_gen import generate
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from ..fsutil import atomic_write, inside
 from . import times
 from .entities import Entity

@@ -21,7 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from ..locks import at_fork_in_child
 from ..model import Warning_
 from .errors import AmbiguousSubject, InvalidClaim, UnknownSubject

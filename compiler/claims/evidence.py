@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from ..fsutil import atomic_write, create_exclusive, inside
 from . import times
 from .entities import Entity, slugify

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..scan import scan
+from ..corpus.scan import scan
 from .evidence import ARTIFACT_DIR, artifact_files, contains, redact_file
 from .fold import Claim
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from .plain import plain_line
 
 _MARKER = re.compile(r"^\s{0,3}<!-- commonplace:([a-z0-9_-]+):(start|end)\b.*-->\s*$")

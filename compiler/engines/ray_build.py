@@ -31,7 +31,7 @@ class RayEngine:
         self.chunking: tuple[str | None, str] | None = None
         self.embedding: RayEmbedding | None = None
         if embed:
-            from ..search.chunk import ChunkConfig, token_counter
+            from ..search.index.chunk import ChunkConfig, token_counter
             from ..search.embedding.base import default_model_name
 
             model = default_model_name()
@@ -62,7 +62,7 @@ class RayEngine:
     @contextmanager
     def index_hooks(self) -> Iterator[None]:
         """The index stage takes the cluster's chunks and embeds any leftovers there."""
-        from ..search import index_chunks, index_vectors
+        from ..search.index import chunks as index_chunks, vectors as index_vectors
 
         def made(path: str, doc_hash: str, identity: str) -> list[Any] | None:
             got = self.chunks.get(path)

@@ -166,7 +166,7 @@ class RayEmbedding:
     def _open_cache(self) -> Any:
         if self._cache is None:
             from ..search.embedding.cache import EmbeddingCache
-            from ..search.store import cache_path
+            from ..search.store.disk import cache_path
 
             self._cache = EmbeddingCache(cache_path(self.root))
         return self._cache
@@ -190,8 +190,8 @@ class RayEmbedding:
     def offer_pending(self, chunker: str) -> None:
         """Chunks the live index generation holds without a vector (an earlier `--no-embed`
         build, an embedding failure): embedded with this build's, before anything is written."""
-        from ..search.chunk import compose_embed_text
-        from ..search.store import INDEX_FORMAT, IndexStore, Meta, open_table
+        from ..search.index.chunk import compose_embed_text
+        from ..search.store.disk import INDEX_FORMAT, IndexStore, Meta, open_table
 
         gen = IndexStore(self.root).current()
         if gen is None:

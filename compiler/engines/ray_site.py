@@ -22,10 +22,10 @@ from typing import Any, Callable
 
 from . import EngineError, ray_guard
 from ..model import Document, Warning_
-from ..scan import SourceFile
-from ..site import title_rule
-from ..stages import write_page
-from ..workers import Rendered, _restore
+from ..corpus.scan import SourceFile
+from ..site.model import title_rule
+from ..build.stages import write_page
+from ..build.workers import Rendered, _restore
 
 PARSE_SHARD_MAX = 500  # files per parse task at most (a shard is ~1 MB of files and ~0.5 s of work)
 PARSE_SHARD_MIN = 16

@@ -21,10 +21,10 @@ import errno
 import os
 from typing import Any
 
-from .. import stages
+from ..build import stages
 from ..model import Document, Warning_
-from ..scan import SourceFile
-from ..workers import Rendered, _light
+from ..corpus.scan import SourceFile
+from ..build.workers import Rendered, _light
 
 Parsed = list[tuple[Document | None, list[Warning_]]]
 
@@ -62,7 +62,7 @@ def parse_shard(items: list[tuple[str, bytes | None, tuple[int, str] | None]],
         out.append((_light(doc), warnings))
     chunks = None
     if chunking is not None and held:
-        from ..search.chunk import ChunkConfig, chunk_documents, token_counter
+        from ..search.index.chunk import ChunkConfig, chunk_documents, token_counter
 
         model, identity = chunking
         counter = token_counter(model)

@@ -35,6 +35,6 @@ from ..lazy import lazy_exports
 
 __all__ = ["build_indexes", "update_indexes", "purge", "open_engine", "index_status"]
 __getattr__ = lazy_exports(__name__, {
-    "build_indexes": "index_stage", "update_indexes": "index_stage", "purge": "index_purge",
-    "open_engine": "engine", "index_status": "status",
+    "build_indexes": "index.stage", "update_indexes": "index.stage", "purge": "index.purge",
+    "open_engine": "read.engine", "index_status": "status",
 })

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .embedding.base import backend_setting, cpu_has_bf16, cpu_has_vnni, precision_setting, resolve_model
-from .store import IndexStore, Meta, cache_path, dir_size, open_table
+from .store.disk import IndexStore, Meta, cache_path, dir_size, open_table
 
 
 def _machine_precision() -> str:
@@ -34,7 +34,7 @@ def _machine_precision() -> str:
 
 
 def freshness(root: Path, db: Any, out: Path | None = None) -> dict[str, Any]:
-    from ..scan import scan
+    from ..corpus.scan import scan
 
     files, _ = scan(root, out)
     indexed = {r["path"]: (r["hash"], r["mtime_ns"], r["size"]) for r in db.execute("SELECT path, hash, mtime_ns, size FROM docs")}

@@ -38,7 +38,7 @@ def preferences(root: Path | None, actor: str | None) -> tuple[str, str] | None:
     full = Path(root) / rel
     if full.is_symlink() or not full.is_file():
         return None
-    from .. import frontmatter as fm
+    from ..markdown import frontmatter as fm
 
     text = full.read_text("utf-8", "replace")
     try:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from ..fsutil import atomic_replace
 from . import blobs
 from .digest import session_date, session_meta

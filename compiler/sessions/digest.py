@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from .transcript import Turn, body_start, turns
 
 SECTIONS = (("decision", "Decisions"), ("fact", "Facts"), ("question", "Open questions"),

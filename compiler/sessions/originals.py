@@ -173,7 +173,7 @@ def search(root: Path, query: str, sessions: Iterable[tuple[str, str]], k: int) 
 def row(hit: Hit, title: str, query: str, marks: str = "none") -> dict[str, Any]:
     """A result row for a session found in its original: the turn's lines in the original,
     a snippet of it, and the turn itself as `content`."""
-    from ..search.snippet import make_snippet
+    from ..search.read.snippet import make_snippet
     from ..search.text import unique_terms
 
     snippet = make_snippet(hit.unit.text, set(unique_terms(query)), style=marks)

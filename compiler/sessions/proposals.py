@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 
 STATES = ("proposed", "applied", "rejected")
 DIRS = {s: f"inbox/{s}" for s in STATES}

@@ -63,7 +63,7 @@ def check_structure(text: str, what: str = "the document") -> None:
 def check_parse_time(content: str) -> None:
     """Parse `content` in prefixes of 64 KiB, 128 KiB, ... and refuse (TooComplex) as soon
     as one parse takes longer than the budget; a text that parses in time passes."""
-    from ..parse import SkipFile, parse
+    from ..markdown.parse import SkipFile, parse
 
     budget = _budget()
     size, n = FIRST_PREFIX, len(content)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterator
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from .errors import InvalidInput
 
 

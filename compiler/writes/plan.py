@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from ..model import content_hash
 from . import schema as sc
 from .compose import compose, merge_frontmatter, split_content

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import frontmatter as fm
+from ..markdown import frontmatter as fm
 from ..model import content_hash
 from .checks import reveal
 from .errors import InvalidTarget, NotFound, WriteFailed

@@ -1,7 +1,7 @@
 """The `commonplace` console script: the compiler's commands (init, build, lint, watch,
 claim) and the server's (serve, token, get, write, search, status, mcp) in one group.
 
-The compiler's CLI (`commonplace.compiler.cli.main`) never imports the server; this module
+The compiler's CLI (`commonplace.compiler.commands.cli.main`) never imports the server; this module
 sits on top of both and composes them, as Datasette's or MkDocs' CLI sits on its app.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import click
 
 from commonplace.compiler import __version__
-from commonplace.compiler import cli as compiler_cli
-from commonplace.compiler.claims_cli import claim
+from commonplace.compiler.commands import cli as compiler_cli
+from commonplace.compiler.commands.claim import claim
 
 from .files import get, write
 from .mcp import mcp

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from commonplace.compiler.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, out_option, pick_corpus
+from commonplace.compiler.commands.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, out_option, pick_corpus
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -107,7 +107,7 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
             return
     req = WriteRequest(kind=kind, target=target, content=content, frontmatter=meta, expected_hash=expected_hash,
                        reason=reason, dry_run=dry_run, soft=soft, actor=os.environ.get("COMMONPLACE_ACTOR") or "cli")
-    from commonplace.compiler.cli import json_output
+    from commonplace.compiler.commands.cli import json_output
     from commonplace.compiler.writes.errors import TargetMissing
 
     from ..errors import write_message, write_status
@@ -125,7 +125,7 @@ def write(target: str, corpus_opt: Path | None, out: Path, kind: str, content: s
     data = res.as_dict()
     data.update(indexed=False, edges_added=0)
     if not dry_run and not no_build:
-        from commonplace.compiler.build import BuildOptions, build
+        from commonplace.compiler.build.pipeline import BuildOptions, build
 
         try:
             build(BuildOptions(corpus=root, out=out, embed=not no_embed, progress=not as_json))

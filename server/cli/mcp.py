@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from commonplace.compiler.cli import CONTEXT_SETTINGS, corpus_argument, finish, out_option
+from commonplace.compiler.commands.cli import CONTEXT_SETTINGS, corpus_argument, finish, out_option
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from commonplace.compiler.cli import Problem, corpus_option, emit_json, json_output, pick_corpus
+from commonplace.compiler.commands.cli import Problem, corpus_option, emit_json, json_output, pick_corpus
 
 from ..client import ServerError, call, server_url
 
@@ -47,8 +47,8 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
             data = ask_server(url, body)
             if data is not None:
                 return data, "server"
-    from commonplace.compiler.search.engine import IndexNotReady, open_engine
-    from commonplace.compiler.search.query import InvalidRequest
+    from commonplace.compiler.search.read.engine import IndexNotReady, open_engine
+    from commonplace.compiler.search.read.query import InvalidRequest
 
     try:
         return open_engine(root).search(body), "local"

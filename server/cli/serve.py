@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from commonplace.compiler.cli import CONTEXT_SETTINGS, Problem, corpus_argument, out_option, pick_corpus
+from commonplace.compiler.commands.cli import CONTEXT_SETTINGS, Problem, corpus_argument, out_option, pick_corpus
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b?)?\s*$", re.I)
 
@@ -90,7 +90,7 @@ def serve(corpus_arg: Path | None, corpus_opt: Path | None, out: Path, host: str
         raise Problem(f"refusing to listen on {host} without tokens: create one with "
                       f"`commonplace token new NAME -C {root}` first")
 
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
 
     live = LiveCorpus(root, out, embed=not no_embed, vectors="later")  # answers before the vectors exist
     if loopback_reads and not loopback:

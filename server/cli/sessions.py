@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import click
 
-from commonplace.compiler.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, out_option, pick_corpus
+from commonplace.compiler.commands.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, out_option, pick_corpus
 
 
 class _Offline:
@@ -39,7 +39,7 @@ class _Offline:
 
     def commit(self, paths: Any, *, before: Any = None, purge: bool = False) -> Any:
         """`LiveContract.commit`: nothing is searchable until the build that follows."""
-        from commonplace.compiler.live_writes import Committed
+        from commonplace.compiler.live.commit import Committed
 
         self.refresh(list(paths))
         return Committed(list(paths), indexed=False)
@@ -80,8 +80,8 @@ def run_op(root: Path, out: Path, name: str, args: dict[str, Any], *, local: boo
     except ApiError as exc:
         raise Problem(exc.message) from None
     if offline.changed and build:
-        from commonplace.compiler.build import BuildOptions
-        from commonplace.compiler.build import build as run_build
+        from commonplace.compiler.build.pipeline import BuildOptions
+        from commonplace.compiler.build.pipeline import build as run_build
 
         try:
             run_build(BuildOptions(corpus=root, out=out, embed=embed, progress=False))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from commonplace.compiler.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, pick_corpus
+from commonplace.compiler.commands.cli import CONTEXT_SETTINGS, Problem, corpus_option, emit_json, pick_corpus
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)

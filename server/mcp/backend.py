@@ -34,7 +34,7 @@ from ..registry import Route
 from ..validation import validate
 
 if TYPE_CHECKING:
-    from commonplace.compiler.live_contract import LiveContract
+    from commonplace.compiler.live.contract import LiveContract
 
 log = logging.getLogger("commonplace.mcp")
 
@@ -105,7 +105,7 @@ class LocalCorpus:
     def _open(self) -> None:
         t0 = time.perf_counter()
         try:
-            from commonplace.compiler.live import LiveCorpus
+            from commonplace.compiler.live.corpus import LiveCorpus
 
             live = LiveCorpus(self.root, self.out, embed=self.embed)
             self._live = live  # `status` reports ready=false until open() returns

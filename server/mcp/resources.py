@@ -40,7 +40,7 @@ def path_of(uri: str) -> str:
 
 def _title(full: os.PathLike[str] | str, fallback: str) -> str:
     """The frontmatter title, else the first '# ' heading, else the file name."""
-    from commonplace.compiler import frontmatter as fm
+    from commonplace.compiler.markdown import frontmatter as fm
 
     try:
         with open(full, "rb") as f:
@@ -65,7 +65,7 @@ def _title(full: os.PathLike[str] | str, fallback: str) -> str:
 
 
 def list_page(backend: Backend, cursor: str | None) -> types.ListResourcesResult:
-    from commonplace.compiler.scan import scan
+    from commonplace.compiler.corpus.scan import scan
 
     try:
         start = int(cursor) if cursor else 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from commonplace.compiler.live_contract import LiveContract
+from commonplace.compiler.live.contract import LiveContract
 
 
 @dataclass

@@ -179,7 +179,7 @@ def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: An
     that share only common words, measured on the dialogue corpus). They rank after the
     search's top ten, by the rarer words of the question they hold (`rerank`). Without
     vectors there is no deeper look."""
-    from commonplace.compiler.search.engine import open_engine
+    from commonplace.compiler.search.read.engine import open_engine
 
     if DEEP <= 0:
         return []
@@ -239,7 +239,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
 
     wake_block, wake_sources = "", []
     if req.include_wake and not durable and not sessions:  # Dory shows the wake only when nothing was found
-        from commonplace.compiler.wake import wake
+        from commonplace.compiler.context.wake import wake
 
         w = wake(ctx.live.docs, root=root, budget_tokens=min(req.budget_tokens, 600), profile=policy.wake_profile,
                  agent=req.agent, include_recent_sessions=3 if policy.sessions else 0,

@@ -23,7 +23,7 @@ from .refresh import refresh
 from .sessions import existing_session
 
 if TYPE_CHECKING:
-    from commonplace.compiler.live_contract import LiveContract
+    from commonplace.compiler.live.contract import LiveContract
 
 
 def gist_of(rel: str, data: bytes) -> str:

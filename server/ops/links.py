@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any
 
 from commonplace.compiler import writes as w
-from commonplace.compiler.live_contract import LiveContract
+from commonplace.compiler.live.contract import LiveContract
 
 from ..errors import ApiError
 from ..models import LinkRequest
@@ -109,7 +109,7 @@ def _capped(op: str, rel: str, edges: list[dict[str, Any]], req: LinkRequest) ->
 
 
 def lint(live: LiveContract, rel: str | None, prefixes: list[str]) -> dict[str, Any]:
-    from commonplace.compiler.lint import link_problems
+    from commonplace.compiler.build.lint import link_problems
 
     found = link_problems(live.docs, rel)
     broken = []

@@ -278,7 +278,7 @@ def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: 
     # the evidence file (or tombstones) and any artifact a forget redacted (the claim log
     # itself is not a document). The evidence file is in the site and reachable by a
     # scoped search, but default search leaves it out and status does not count it
-    # (compiler/search/audit.py): Dory writes it without indexing it.
+    # (compiler/search/read/audit.py): Dory writes it without indexing it.
     paths = [r.target_path, linked, r.evidence_path, getattr(r, "side_tombstone", None), *r.redacted]
     indexed, note = refresh(ctx.live, list(dict.fromkeys(p for p in paths if p)))
     if r.action == "forget":

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 from commonplace.compiler import writes as w
 from commonplace.compiler.fsutil import atomic_create, makedirs
 from commonplace.compiler.model import type_for_path

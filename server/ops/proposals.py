@@ -94,7 +94,7 @@ def _load(ctx: OpContext, pid: str) -> tuple[str, str, dict[str, Any]]:
 def _read(ctx: OpContext, rel: str) -> dict[str, Any]:
     """A proposal's frontmatter; a file edited into something unreadable is a 409 that
     names it, never a crash."""
-    from commonplace.compiler import frontmatter as fm
+    from commonplace.compiler.markdown import frontmatter as fm
 
     try:
         meta, _ = pr.read(ctx.root, rel)

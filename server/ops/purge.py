@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 from commonplace.compiler import writes as w
 from commonplace.compiler.fsutil import fsync_dir
 from commonplace.compiler.model import content_hash

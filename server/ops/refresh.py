@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commonplace.compiler.live_contract import LiveContract
+from commonplace.compiler.live.contract import LiveContract
 
 
 def note(done: Any) -> str | None:

@@ -1,6 +1,6 @@
 """Search (`/v1/search`): Dory's request and result fields over the compiler's engine.
 
-What this layer adds to the engine's answer (`compiler/search/engine.py`):
+What this layer adds to the engine's answer (`compiler/search/read/engine.py`):
 
 - mode `recall` is Dory's session search: hybrid over `corpus: sessions`, whatever corpus
   was asked for; text/keyword/lexical and semantic are the engine's aliases.
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from commonplace.compiler.live_contract import LiveContract
-from commonplace.compiler.search import query as engine_query
+from commonplace.compiler.live.contract import LiveContract
+from commonplace.compiler.search.read import query as engine_query
 
 from ..errors import ApiError
 from ..models import SearchRequest
@@ -144,7 +144,7 @@ def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
 
 def run_engine(live: LiveContract, req: engine_query.SearchRequest) -> dict[str, Any]:
     """The live corpus's search (it holds the engine and the model), its errors as API errors."""
-    from commonplace.compiler.search.engine import IndexNotReady
+    from commonplace.compiler.search.read.engine import IndexNotReady
 
     try:
         return live.search(req)  # a typed request: the engine checks nothing in it

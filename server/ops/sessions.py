@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 from commonplace.compiler import writes as w
 from commonplace.compiler.fsutil import atomic_replace, makedirs
 from commonplace.compiler.model import STATE_DIR, is_session_path, state_path

@@ -28,8 +28,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...compiler.scan import session_files
-from ...compiler.search.audit import EVIDENCE_PREFIX
+from ...compiler.corpus.scan import session_files
+from ...compiler.search.read.audit import EVIDENCE_PREFIX
 from ..models import StatusRequest
 from . import OpContext
 
@@ -53,7 +53,7 @@ def _signature(gen: Path) -> tuple:
 def index_counts(root: Path) -> dict[str, Any]:
     """Durable and session counts from the live index generation ({} without an index).
     Counting 70,000 chunks takes ~50 ms: the answer is kept until the tables change."""
-    from commonplace.compiler.search.store import IndexStore, open_table
+    from commonplace.compiler.search.store.disk import IndexStore, open_table
 
     gen = IndexStore(root).current()
     if gen is None:
@@ -218,11 +218,11 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
     if isinstance(lb, dict):  # warnings name corpus files only; keep the answer small
         lb.pop("warnings", None)
     answer.update(dory_fields(ctx, docs, info if isinstance(info, dict) else {}))
-    from commonplace.compiler.search.recover import recovered
+    from commonplace.compiler.search.store.recover import recovered
 
     answer["recovered"] = recovered()  # derived state discarded and rebuilt by this process
     if debug:
-        from commonplace.compiler.search.store import index_root
+        from commonplace.compiler.search.store.disk import index_root
 
         try:
             index_rel = index_root(root).relative_to(root).as_posix()

@@ -1,5 +1,5 @@
 """The start-of-session context block (`/v1/wake`): Dory's profiles and sections, read
-from the files on disk and packed as facts by the context builder (`compiler/wake.py`,
+from the files on disk and packed as facts by the context builder (`compiler/context/wake.py`,
 `compiler/context/`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from . import OpContext
 
 
 def wake(ctx: OpContext, req: WakeRequest) -> dict[str, Any]:
-    from commonplace.compiler.wake import wake as run
+    from commonplace.compiler.context.wake import wake as run
 
     live = ctx.live
     r = run(live.docs, root=ctx.root, budget_tokens=req.budget_tokens, profile=req.profile, project=req.project,

@@ -29,7 +29,7 @@ from flask import Blueprint, Response, current_app
 from ..context import state
 
 if TYPE_CHECKING:
-    from commonplace.compiler.live_contract import LiveContract
+    from commonplace.compiler.live.contract import LiveContract
 
 events = Blueprint("events", __name__)
 

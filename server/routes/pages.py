@@ -97,7 +97,7 @@ def serve(rel: str) -> Any:
     if target.suffix in (".js",):
         mimetype = "text/javascript"
     resp = send_file(os.fspath(target), mimetype=mimetype, conditional=True, etag=True, max_age=0)
-    if rel.startswith("_/files/"):  # a corpus attachment (compiler/attachments.py)
+    if rel.startswith("_/files/"):  # a corpus attachment (compiler/corpus/attachments.py)
         if mimetype == "application/pdf":  # shown in its page's viewer: framed by the site only
             resp.headers["Content-Security-Policy"] = _CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'")
             resp.headers["X-Frame-Options"] = "SAMEORIGIN"

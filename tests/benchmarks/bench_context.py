@@ -78,7 +78,7 @@ def estimate(text: str) -> int:
 
 
 def open_app(root: Path, site: Path, embed: bool) -> tuple[Any, Any]:
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
     from commonplace.server import ServerConfig, create_app
 
     live = LiveCorpus(root, site, embed=embed, index=True)
@@ -250,7 +250,7 @@ def forget_queries() -> None:
     """Drop the engines' remembered query embeddings: each system pays for its own, the
     way the first call with a new prompt does (else the second system asked would get
     the first one's for free)."""
-    from commonplace.compiler.search import engine
+    from commonplace.compiler.search.read import engine
 
     for e in list(getattr(engine, "_engines", {}).values()):
         getattr(e, "_qvec", {}).clear()

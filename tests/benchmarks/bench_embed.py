@@ -45,7 +45,7 @@ GROUP, BATCH = 256, 8  # index_vectors.EMBED_GROUP, openvino_backend.OV_BATCH
 
 
 def sample_docs(work: Path, n: int, docs: int, seed: int) -> list[Any]:
-    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.build.pipeline import load_corpus
 
     corpus = work / f"corpus-{n}-{seed}"
     if not corpus.exists():
@@ -56,7 +56,7 @@ def sample_docs(work: Path, n: int, docs: int, seed: int) -> list[Any]:
 
 def chunk_texts(docs: list[Any], max_tokens: int, overlap: int) -> list[tuple[str, str]]:
     """(prefix, embed text) per chunk, in document order."""
-    from commonplace.compiler.search.chunk import ChunkConfig, chunk_documents, token_counter
+    from commonplace.compiler.search.index.chunk import ChunkConfig, chunk_documents, token_counter
 
     cfg = ChunkConfig(max_tokens=max_tokens, overlap=overlap)
     return [(c.prefix, c.embed_text) for _, cs in chunk_documents(docs, token_counter(None), cfg) for c in cs]
@@ -75,7 +75,7 @@ def padding(texts: list[str], lengths: list[int]) -> float:
 
 
 def chunking_row(docs: list[Any], spec: str) -> dict[str, Any]:
-    from commonplace.compiler.search.chunk import token_counter
+    from commonplace.compiler.search.index.chunk import token_counter
 
     mt, ov = (int(x) for x in spec.split(":"))
     pairs = chunk_texts(docs, mt, ov)

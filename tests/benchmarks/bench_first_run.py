@@ -120,7 +120,7 @@ def no_embed_build(exe: str, corpus: Path, out: Path) -> tuple[float, float]:
 
 
 def bm25_hits(corpus: Path, query: str) -> int:
-    from commonplace.compiler.search.engine import SearchEngine
+    from commonplace.compiler.search.read.engine import SearchEngine
 
     engine = SearchEngine(corpus)
     try:
@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> list[Row]:
                                                  (MARKDOWN, args.markdown_repo, "archive")):
             clone = fetch(repo or url, base / "real" / name, log)
             corpora.append((f"{name} ({Path(repo or url).name}/{folder})", clone / folder, query))
-    import commonplace.compiler.search.engine  # noqa: F401 - imported before the clock runs
+    import commonplace.compiler.search.read.engine  # noqa: F401 - imported before the clock runs
 
     models = args.model or [None]
     for model in models:

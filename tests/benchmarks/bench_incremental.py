@@ -142,7 +142,7 @@ def main() -> None:
     if args.edits <= 0:
         return
 
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
 
     live = LiveCorpus(corpus, out, embed=embed)
     t0 = time.perf_counter()

@@ -21,7 +21,7 @@ Corpora (all built here, with the real default model, all-MiniLM-L6-v2, from its
 Steps: build each corpus; for every question take the engine's two candidate lists (depth
 50: BM25 with each hit's query coverage, vector with each hit's cosine) and the engine's
 own top 10 in each mode; then fuse the candidate lists offline under every rule of a small
-grid (`compiler/search/fusion.py`'s formula), choose the rule on the tuning half (largest
+grid (`compiler/search/read/fusion.py`'s formula), choose the rule on the tuning half (largest
 worst-corpus margin of hybrid R@10 over the better single mode, then mean R@10, then MRR)
 and report it on the held-out half next to today's and plain RRF. Also measures nonsense
 queries (how many hybrid results they get, and their normalised scores) and where weak
@@ -119,8 +119,8 @@ def _retrieval_corpus() -> Any:
 
 
 def build(corpus: dict[str, Any]) -> float:
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search.index.stage import build_indexes
 
     t0 = time.perf_counter()
     root = corpus["root"]
@@ -134,7 +134,7 @@ def build(corpus: dict[str, Any]) -> float:
 
 def collect(corpus: dict[str, Any]) -> None:
     """Adds to each question its candidate lists and the engine's top 10 per mode."""
-    from commonplace.compiler.search.engine import SearchEngine
+    from commonplace.compiler.search.read.engine import SearchEngine
 
     engine = SearchEngine(corpus["root"])
     try:
@@ -172,7 +172,7 @@ def mean3(rows: list[tuple[float, float, float]]) -> tuple[float, float, float]:
 
 
 def fused(q: dict[str, Any], params: Any, drop: float | None = None) -> list[str]:
-    from commonplace.compiler.search import fusion
+    from commonplace.compiler.search.read import fusion
 
     bm = [(p, c) for p, c in q["candidates"]["bm25"]]
     vec = [(p, c) for p, c in q["candidates"]["vector"]]
@@ -197,7 +197,7 @@ def evaluate(questions: list[dict[str, Any]], params: Any, drop: float | None = 
 
 
 def grid() -> list[Any]:
-    from commonplace.compiler.search.fusion import LEGACY, PLAIN_RRF, FusionParams
+    from commonplace.compiler.search.read.fusion import LEGACY, PLAIN_RRF, FusionParams
 
     out = [LEGACY, PLAIN_RRF]
     for k, lw, floor, full, gate in itertools.product((20, 60), (1.0, 1.5, 2.0, 3.0), (0.0, 0.1, 0.2, 0.35, 1.0),
@@ -237,7 +237,7 @@ def fmt(m: tuple) -> str:
 
 
 def report(corpora: list[dict[str, Any]], chosen: Any, scored: list[tuple], drop: float) -> str:
-    from commonplace.compiler.search import fusion
+    from commonplace.compiler.search.read import fusion
 
     lines = []
     rules = [("hybrid today", fusion.LEGACY), ("plain RRF", fusion.PLAIN_RRF), ("chosen", chosen)]
@@ -279,7 +279,7 @@ def report(corpora: list[dict[str, Any]], chosen: Any, scored: list[tuple], drop
 
 
 def _calibration(corpora: list[dict[str, Any]], chosen: Any, drop: float) -> str:
-    from commonplace.compiler.search import fusion
+    from commonplace.compiler.search.read import fusion
 
     lines = ["weak-list cut-off (vector-only hits left out when the vector list's best normalised score is "
              "below it), tuning half:",
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["COMMONPLACE_EMBED_MODEL"] = args.model
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from commonplace.compiler.search import fusion
+    from commonplace.compiler.search.read import fusion
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-quality-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -158,8 +158,8 @@ HEADER = (f"{'engine':<6}{'docs':>8}{'chunks':>9}{'wall s':>9}{'embed s':>9}{'ch
 
 
 def _texts(corpus: Path, n: int) -> list[str]:
-    from commonplace.compiler.parse import parse
-    from commonplace.compiler.search.chunk import ChunkConfig, chunk_documents, token_counter
+    from commonplace.compiler.markdown.parse import parse
+    from commonplace.compiler.search.index.chunk import ChunkConfig, chunk_documents, token_counter
 
     docs = []
     for p in sorted(corpus.rglob("*.md")):

@@ -82,8 +82,8 @@ def full_build(corpus: Path, site: Path) -> dict[str, Any]:
 
 
 def sample_chunks(corpus: Path, n: int, seed: int) -> list[str]:
-    from commonplace.compiler.search.index_vectors import embed_texts
-    from commonplace.compiler.search.store import IndexStore, open_table
+    from commonplace.compiler.search.index.vectors import embed_texts
+    from commonplace.compiler.search.store.disk import IndexStore, open_table
 
     db = open_table(IndexStore(corpus).current(), readonly=True)
     ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id")]
@@ -138,7 +138,7 @@ def throughput(texts: list[str]) -> dict[str, Any]:
 
 def queries(corpus: Path, n: int, seed: int) -> list[str]:
     """Realistic queries: titles, heading phrases, questions, identifiers from the corpus."""
-    from commonplace.compiler.search.store import IndexStore, open_table
+    from commonplace.compiler.search.store.disk import IndexStore, open_table
 
     rng = random.Random(seed)
     db = open_table(IndexStore(corpus).current(), readonly=True)
@@ -168,7 +168,7 @@ def queries(corpus: Path, n: int, seed: int) -> list[str]:
 
 
 def latency(corpus: Path, qs: list[str]) -> dict[str, dict[str, float]]:
-    from commonplace.compiler.search.engine import SearchEngine
+    from commonplace.compiler.search.read.engine import SearchEngine
 
     engine = SearchEngine(corpus)
     for q in qs[:10]:  # warm up: open indexes, load the model, fill caches
@@ -190,8 +190,8 @@ def hnsw_recall(corpus: Path, qs: list[str]) -> dict[str, Any]:
     import numpy as np
 
     from commonplace.compiler.search.embedding import get_embedder
-    from commonplace.compiler.search.store import IndexStore, Meta, open_table
-    from commonplace.compiler.search.vectors import VectorIndex, exact_knn
+    from commonplace.compiler.search.store.disk import IndexStore, Meta, open_table
+    from commonplace.compiler.search.store.vectors import VectorIndex, exact_knn
 
     gen = IndexStore(corpus).current()
     meta = Meta.load(gen)
@@ -228,7 +228,7 @@ def fresh_cli(corpus: Path, q: str) -> dict[str, Any]:
 
 
 def sizes(corpus: Path) -> dict[str, int]:
-    from commonplace.compiler.search.store import IndexStore, cache_path, dir_size
+    from commonplace.compiler.search.store.disk import IndexStore, cache_path, dir_size
 
     gen = IndexStore(corpus).current()
     return {
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         log("full build with embeddings (clean state) ...")
         r["build"] = full_build(corpus, site)
         log(f"  {r['build']['wall_seconds']:.1f} s")
-    from commonplace.compiler.search.store import IndexStore, Meta
+    from commonplace.compiler.search.store.disk import IndexStore, Meta
 
     meta = Meta.load(IndexStore(corpus).current())
     r["build"]["extra"].setdefault("chunks", meta.chunks)

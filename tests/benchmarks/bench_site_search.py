@@ -57,17 +57,18 @@ _BUILD = """
 import sys, time
 from pathlib import Path
 if sys.argv[3] == "off":
-    from commonplace.compiler import emit, site_search, stages
+    from commonplace.compiler.site import emit, search as site_search
+    from commonplace.compiler.build import stages
     emit.search_data = lambda site, only=None: iter(())
     site_search.search_urls = lambda docs, owner=None: set()
     site_search.prepare = lambda docs, owner=None: None
-    from commonplace.compiler.render import plain_text
-    from commonplace.compiler.workers import Rendered
+    from commonplace.compiler.site.render import plain_text
+    from commonplace.compiler.build.workers import Rendered
     def page_text(d):  # the excerpt alone, as from the HTML, and no search text
         d.excerpt, d.search_text = plain_text(d.html, 600), ""
         return Rendered(d.path, "", False, d.excerpt, "")
     stages.page_text = page_text
-from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.build.pipeline import BuildOptions, build
 t0 = time.perf_counter()
 r = build(BuildOptions(corpus=Path(sys.argv[1]), out=Path(sys.argv[2]), embed=False, index=False))
 wall = time.perf_counter() - t0
@@ -159,9 +160,9 @@ def refresh_times(corpus: Path, work: Path, edits: int) -> dict:
     import random
     import shutil
 
-    from commonplace.compiler.build import BuildOptions, _build
-    from commonplace.compiler.live import _in_process
-    from commonplace.compiler.scan import SourceFile
+    from commonplace.compiler.build.pipeline import BuildOptions, _build
+    from commonplace.compiler.live.corpus import _in_process
+    from commonplace.compiler.corpus.scan import SourceFile
 
     if work.exists():
         set_aside(work, work.parent / TRASH)
@@ -219,8 +220,8 @@ def run(args: argparse.Namespace) -> dict:
     out["build_cpu_s_without_search"] = statistics.median(c for _, c in without)
     out["build_cpu_s_with_search"] = statistics.median(c for _, c in with_search)
     out["page_cache_dropped"] = all(SETTLED)
-    from commonplace.compiler import textscan
-    out["text_scanner"] = "C (compiler/_textscan.c)" if textscan.AVAILABLE else "Python (the C scanner is not built)"
+    from commonplace.compiler.site import textscan
+    out["text_scanner"] = "C (compiler/site/_textscan.c)" if textscan.AVAILABLE else "Python (the C scanner is not built)"
     out["builds_s"] = {"without": [round(w, 2) for w, _ in without], "with": [round(w, 2) for w, _ in with_search]}
     out.update(sizes(site))
     out.update(refresh)

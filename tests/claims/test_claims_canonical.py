@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from commonplace.compiler.claims import ClaimStore, PageConflict
 from commonplace.compiler.claims.canonical import find_sections, set_frontmatter_fields, splice
 from commonplace.compiler.claims.text_rules import md_inline
-from commonplace.compiler.markdown import parse_tokens, render_tokens
-from commonplace.compiler.parse import parse
+from commonplace.compiler.markdown.mdit import parse_tokens, render_tokens
+from commonplace.compiler.markdown.parse import parse
 
 from claimtools import page
 

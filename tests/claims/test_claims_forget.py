@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler import frontmatter as fm
-from commonplace.compiler.build import BuildOptions, build
+from commonplace.compiler.markdown import frontmatter as fm
+from commonplace.compiler.build.pipeline import BuildOptions, build
 from commonplace.compiler.claims import ClaimStore, InvalidClaim, run_stage
 from commonplace.compiler.claims.canonical import find_sections
 from commonplace.compiler.claims.evidence import artifact_files
@@ -93,8 +93,8 @@ def test_artifact_names_never_collide(make_store, corpus):
     assert len({frontmatter_of(corpus, p)["title"] for p in paths}) == 4  # titles too: links stay unambiguous
     store.forget("alex", "number 1", reason="r")
     store.forget("alex", "number 2", reason="r")
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.lint import lint
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.build.lint import lint
 
     findings = [f for f in lint(load_corpus(corpus)) if f.path.startswith(("sources/", "people/"))]
     assert findings == []

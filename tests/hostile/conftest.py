@@ -29,7 +29,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
 
 @pytest.fixture(scope="module")
 def live(env: Env) -> Any:
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
 
     lv = LiveCorpus(env.corpus, env.site, embed=False)
     lv.open()

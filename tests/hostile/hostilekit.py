@@ -234,7 +234,7 @@ def html_problems(text: str) -> list[str]:
 
 
 # The wrappers the files in `_/search-data/` may use around their JSON payload
-# (compiler/site_search.py: the page list, term shards, text shards).
+# (compiler/site/search.py: the page list, term shards, text shards).
 SEARCH_DATA_WRAPPERS: list[tuple[str, str]] = [
     ("CommonplaceData.meta(", ");\n"),
     ("CommonplaceData.terms(", ");\n"),

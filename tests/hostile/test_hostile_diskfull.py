@@ -252,7 +252,7 @@ def tiny_fs(tmp_path: Path) -> Any:
 
 
 def _real_env(mnt: Path, tmp_path: Path) -> tuple[Env, Any, Any]:
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
     from commonplace.server import ServerConfig, create_app
     from hostilekit import make_env
 

@@ -63,7 +63,7 @@ def _json_safe(value: Any) -> None:
 @FUZZ
 @given(documents)
 def test_frontmatter_split_and_load(text: str) -> None:
-    from commonplace.compiler import frontmatter as fm
+    from commonplace.compiler.markdown import frontmatter as fm
 
     try:
         raw, body, line = fm.split(text)
@@ -91,7 +91,7 @@ def test_frontmatter_split_and_load(text: str) -> None:
 @given(st.one_of(documents.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=200)),
        st.sampled_from(["a.md", "notes/b.md", "logs/daily/2025-01-01.md", "people/x.md", "logs/sessions/s.md"]))
 def test_parse_never_raises_unexpectedly(data: bytes, path: str) -> None:
-    from commonplace.compiler.parse import SkipFile, parse
+    from commonplace.compiler.markdown.parse import SkipFile, parse
 
     try:
         doc, warnings = parse(path, data)
@@ -114,7 +114,7 @@ ALLOWED_TAGS = {
 }
 # Raw HTML an author writes is kept once the allow-list sanitizer has cleaned it, so any tag
 # that list allows may appear (never a script, handler or javascript: URL: html_problems).
-from commonplace.compiler.md_sanitize import _TAGS as _SANITIZER_TAGS  # noqa: E402
+from commonplace.compiler.markdown.sanitize import _TAGS as _SANITIZER_TAGS  # noqa: E402
 
 ALLOWED_TAGS |= set(_SANITIZER_TAGS)
 VOID = {"hr", "br", "img", "input"}
@@ -157,9 +157,9 @@ class WellFormed(HTMLParser):
 
 
 def _render(text: str, others: list[str]) -> str:
-    from commonplace.compiler.links import Resolver, resolve_all
-    from commonplace.compiler.parse import SkipFile, parse
-    from commonplace.compiler.render import render_document
+    from commonplace.compiler.corpus.links import Resolver, resolve_all
+    from commonplace.compiler.markdown.parse import SkipFile, parse
+    from commonplace.compiler.site.render import render_document
 
     docs = []
     for i, t in enumerate([text, *others]):
@@ -207,8 +207,8 @@ def test_wikilink_render_escapes_every_part(target: str, label: str, suffix: str
 @given(st.lists(st.from_regex(r"[a-z./\-é ]{1,12}\.md", fullmatch=True), min_size=1, max_size=8, unique=True),
        st.text(max_size=40), st.sampled_from(["notes/a.md", "a.md", "x/y/z.md"]))
 def test_link_resolution_stays_in_the_corpus(paths: list[str], target: str, source: str) -> None:
-    from commonplace.compiler.links import Resolver
-    from commonplace.compiler.parse import SkipFile, parse
+    from commonplace.compiler.corpus.links import Resolver
+    from commonplace.compiler.markdown.parse import SkipFile, parse
 
     docs = []
     for p in paths:
@@ -234,7 +234,7 @@ queries = st.one_of(st.text(max_size=80), joined(QUERY_TOKENS, 30))
 @FUZZ
 @given(queries)
 def test_query_parsing_never_raises(text: str) -> None:
-    from commonplace.compiler.search.query import parse_query
+    from commonplace.compiler.search.read.query import parse_query
 
     pq = parse_query(text)
     assert isinstance(pq.words, str)
@@ -250,7 +250,7 @@ def test_query_parsing_never_raises(text: str) -> None:
                                  st.lists(st.text(max_size=3), max_size=3),
                                  st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=3))))
 def test_request_normalisation_raises_only_invalid_request(data: dict) -> None:
-    from commonplace.compiler.search.query import InvalidRequest, normalize_request
+    from commonplace.compiler.search.read.query import InvalidRequest, normalize_request
 
     try:
         req, warnings = normalize_request(data)
@@ -261,7 +261,7 @@ def test_request_normalisation_raises_only_invalid_request(data: dict) -> None:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
     from commonplace.compiler.search import open_engine
 
     root = tmp_path_factory.mktemp("fuzz-search") / "corpus"

@@ -163,7 +163,7 @@ def test_no_secret_reaches_the_site(hostile_site: Env) -> None:
 
 
 def test_hostile_pages_served_with_a_strict_csp(hostile_site: Env) -> None:
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
     from commonplace.server import ServerConfig, create_app
 
     live = LiveCorpus(hostile_site.corpus, hostile_site.site, embed=False)

@@ -161,8 +161,8 @@ def test_unreadable_embedding_cache_is_started_again(how: str, base: Path) -> No
 def test_search_answers_from_bm25_when_the_hnsw_file_cannot_be_read(base: Path) -> None:
     """Without a server to rebuild it (`search --local`), an HNSW file found unreadable at
     its first load turns hybrid searches into BM25 ones, with a warning, not a failure."""
-    from commonplace.compiler.search.engine import SearchEngine
-    from commonplace.compiler.search.recover import recovered
+    from commonplace.compiler.search.read.engine import SearchEngine
+    from commonplace.compiler.search.store.recover import recovered
 
     c = _copy(base, "vectors-first-load", True, EMBED_CORRUPTIONS["vectors-truncated"])
     engine = SearchEngine(c)

@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from commonplace.compiler.search import embedding  # noqa: E402
-from commonplace.compiler.search.engine import SearchEngine, close_engines  # noqa: E402
+from commonplace.compiler.search.read.engine import SearchEngine, close_engines  # noqa: E402
 
 from searchkit import DIM, FakeEmbedder, doc, reindex  # noqa: E402,F401
 
@@ -34,8 +34,8 @@ def fake_embedder() -> FakeEmbedder:
 @pytest.fixture
 def indexed(write_corpus: Callable, fake_embedder: FakeEmbedder) -> Callable[..., tuple[Path, SearchEngine]]:
     """Write files, build the indexes (fake embeddings) and return (root, engine)."""
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search.index.stage import build_indexes
 
     def _make(files: dict[str, str], embed_: bool = True) -> tuple[Path, SearchEngine]:
         root = write_corpus(files)

@@ -53,8 +53,8 @@ class FakeEmbedder:
 
 
 def reindex(root: Path, embed_: bool = True):
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search.index.stage import build_indexes
 
     return build_indexes(root, load_corpus(root).docs, embed=embed_)
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from whoosh import index as wix
 
-from commonplace.compiler.build import load_corpus
-from commonplace.compiler.search import bm25_merge
-from commonplace.compiler.search.bm25_write import MERGE_FANOUT
-from commonplace.compiler.search.engine import SearchEngine
-from commonplace.compiler.search.index_stage import build_indexes, update_indexes
-from commonplace.compiler.search.store import IndexStore
+from commonplace.compiler.build.pipeline import load_corpus
+from commonplace.compiler.search.index import bm25_merge
+from commonplace.compiler.search.index.bm25_write import MERGE_FANOUT
+from commonplace.compiler.search.read.engine import SearchEngine
+from commonplace.compiler.search.index.stage import build_indexes, update_indexes
+from commonplace.compiler.search.store.disk import IndexStore
 
 from searchkit import doc
 
@@ -102,7 +102,7 @@ def test_merge_built_while_updates_run_publishes_their_deletions(indexed, fake_e
 
 
 def test_merge_is_dropped_when_its_segments_were_rewritten(indexed, fake_embedder):
-    from commonplace.compiler.search.index_purge import purge
+    from commonplace.compiler.search.index.purge import purge
 
     root, store = _small_segments(indexed)
     with store.write_lock():
@@ -130,8 +130,8 @@ def test_merge_in_a_child_process(indexed, fake_embedder):
 def test_live_writes_do_not_wait_for_a_background_merge(tmp_path, monkeypatch, fake_embedder):
     import threading
 
-    from commonplace.compiler import live as live_mod
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live import corpus as live_mod
+    from commonplace.compiler.live.corpus import LiveCorpus
 
     root = tmp_path / "corpus"
     root.mkdir()

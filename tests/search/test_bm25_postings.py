@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commonplace.compiler.search import bm25, bm25_postings, bm25_write
+from commonplace.compiler.search.store import bm25
+from commonplace.compiler.search.index import bm25_postings, bm25_write
 
 WORDS = ("auth token rotation svc-auth-v2 deploy canary rollback latency p99 C++ foo_bar "
          "vector index hnsw recall cosine whoosh stemming running runs ran queue backlog").split()

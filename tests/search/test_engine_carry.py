@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from commonplace.compiler.search.engine import SearchEngine
-from commonplace.compiler.search.query import Scope
+from commonplace.compiler.search.read.engine import SearchEngine
+from commonplace.compiler.search.read.query import Scope
 
 from searchkit import doc, reindex
 
@@ -32,7 +32,7 @@ def _answers(engine: SearchEngine) -> list:
 
 
 def test_carried_tables_and_answers_equal_a_fresh_engine(indexed, fake_embedder, monkeypatch):
-    from commonplace.compiler.search import engine_carry
+    from commonplace.compiler.search.read import engine_carry
 
     patched = []
     real = engine_carry._patched
@@ -70,7 +70,7 @@ def test_carried_tables_and_answers_equal_a_fresh_engine(indexed, fake_embedder,
 def test_a_generation_an_engine_has_open_outlives_later_writes(indexed):
     """Writes every second used to collect the generation a reader was still searching
     (Whoosh opens stored fields lazily): its next result failed with a TypeError."""
-    from commonplace.compiler.search.store import IndexStore
+    from commonplace.compiler.search.store.disk import IndexStore
 
     files = {f"notes/n{i}.md": doc(f"Note {i}", f"Body {i} about billing.\n") for i in range(5)}
     root, engine = indexed(files)
@@ -90,9 +90,9 @@ def test_a_generation_an_engine_has_open_outlives_later_writes(indexed):
 def test_carried_title_lookups_equal_fresh_ones(indexed):
     """Wikilink targets resolved before a write (by path, path suffix, stem or title) give
     the same titles after it as a fresh lookup, for the changed documents and the rest."""
-    from commonplace.compiler.search.engine_carry import _carry_titles, delta_paths
-    from commonplace.compiler.search.results import TitleResolver
-    from commonplace.compiler.search.store import IndexStore, open_table
+    from commonplace.compiler.search.read.engine_carry import _carry_titles, delta_paths
+    from commonplace.compiler.search.read.results import TitleResolver
+    from commonplace.compiler.search.store.disk import IndexStore, open_table
 
     files = {"notes/a/alpha.md": doc("Alpha Page", "a\n"), "notes/beta.md": doc("Beta", "b\n"),
              "people/ann.md": doc("Ann", "c\n"), "gamma.md": doc("Gamma", "d\n")}
@@ -126,7 +126,7 @@ def test_prepared_switch_answers_like_a_fresh_engine(indexed, fake_embedder):
     meanwhile are not disturbed."""
     import threading
 
-    from commonplace.compiler.search import engine_carry
+    from commonplace.compiler.search.read import engine_carry
 
     files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"Body {i} about billing and invoices.\n") for i in range(16)}
     files |= {f"logs/sessions/s{i}.md": doc(f"Session {i}", f"A session about billing {i}.\n") for i in range(3)}
@@ -190,7 +190,7 @@ def test_searches_keep_their_generation_during_a_writers_hold(indexed):
     their own under the engine's lock); once the writer has prepared the new one and
     released, the next search sees the write. Without a prepared generation (the writer's
     prepare failed), the release alone makes the next search switch by itself."""
-    from commonplace.compiler.search import engine_carry
+    from commonplace.compiler.search.read import engine_carry
 
     files = {f"notes/n{i}.md": doc(f"Note {i}", f"Body {i} about billing.\n") for i in range(6)}
     root, engine = indexed(files)
@@ -219,7 +219,7 @@ def test_a_hold_never_keeps_a_generation_older_than_the_live_one_at_its_start(in
     """A hold keeps only a generation at least as new as the one live when it began (a
     write answered before it must be seen); two holds at once, or an old one, keep
     nothing."""
-    from commonplace.compiler.search import engine_carry
+    from commonplace.compiler.search.read import engine_carry
 
     files = {f"notes/n{i}.md": doc(f"Note {i}", f"Body {i} about billing.\n") for i in range(6)}
     root, engine = indexed(files)

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from commonplace.compiler.search import vectors as vmod
-from commonplace.compiler.search.store import IndexStore, Meta, open_table
-from commonplace.compiler.search.vectors import VectorIndex
+from commonplace.compiler.search.store import vectors as vmod
+from commonplace.compiler.search.store.disk import IndexStore, Meta, open_table
+from commonplace.compiler.search.store.vectors import VectorIndex
 
 from searchkit import doc, reindex
 
@@ -85,7 +85,7 @@ def test_small_updates_write_a_table_delta_that_reads_like_a_whole_table(indexed
 
 
 def test_a_big_delta_is_folded(indexed, monkeypatch):
-    from commonplace.compiler.search import store as smod
+    from commonplace.compiler.search.store import disk as smod
 
     files = {f"n{i}.md": doc(f"N {i}", f"words {i}\n") for i in range(10)}
     root, _ = indexed(files, embed_=False)
@@ -191,9 +191,9 @@ def test_engine_follows_small_updates_with_vectors(indexed, fake_embedder):
 def test_deferred_merges_leave_segments_for_merge_segments(indexed):
     from whoosh import index as wix
 
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.bm25_write import MERGE_FANOUT
-    from commonplace.compiler.search.index_stage import merge_segments, update_indexes
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search.index.bm25_write import MERGE_FANOUT
+    from commonplace.compiler.search.index.stage import merge_segments, update_indexes
 
     files = {f"n{i:02d}.md": doc(f"N {i}", f"words {i} common\n") for i in range(20)}
     root, engine = indexed(files, embed_=False)
@@ -221,7 +221,7 @@ def test_deferred_merges_leave_segments_for_merge_segments(indexed):
 
 
 def test_warm_vectors_keeps_the_writable_index_for_the_next_update(indexed, fake_embedder):
-    from commonplace.compiler.search.index_stage import warm_vectors
+    from commonplace.compiler.search.index.stage import warm_vectors
 
     files = {f"n{i}.md": doc(f"N {i}", f"plain words number {i}\n") for i in range(5)}
     root, _ = indexed(files)

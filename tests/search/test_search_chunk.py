@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from commonplace.compiler.parse import parse
-from commonplace.compiler.search.chunk import ChunkConfig, RegexTokenCounter, chunk_document, token_counter
+from commonplace.compiler.markdown.parse import parse
+from commonplace.compiler.search.index.chunk import ChunkConfig, RegexTokenCounter, chunk_document, token_counter
 from commonplace.compiler.search.text import terms
 
 

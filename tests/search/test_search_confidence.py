@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from searchkit import DIM, FakeEmbedder, doc
 
-from commonplace.compiler.search import fusion
-from commonplace.compiler.search.engine import SearchEngine
+from commonplace.compiler.search.read import fusion
+from commonplace.compiler.search.read.engine import SearchEngine
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,8 +83,8 @@ def test_every_result_has_a_normalised_score_and_min_score_filters_on_it(indexed
 
 
 def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus) -> None:
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search.index.stage import build_indexes
 
     fake = Nonsense()
     from commonplace.compiler.search import embedding
@@ -109,7 +109,7 @@ def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus
 
 
 def test_min_score_must_be_a_finite_number(indexed) -> None:
-    from commonplace.compiler.search.query import InvalidRequest
+    from commonplace.compiler.search.read.query import InvalidRequest
 
     _root, engine = indexed({"notes/deploys.md": OTHERS["notes/deploys.md"]})
     for bad in ("high", float("nan"), float("inf"), True):
@@ -166,8 +166,8 @@ def test_hybrid_recall_is_at_least_the_better_list_with_the_stand_in(tmp_path, f
     """On the shipped labelled set (retrieval_corpus.py) with the stand-in embedder."""
     import retrieval_corpus as rc
 
-    from commonplace.compiler.build import load_corpus
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search.index.stage import build_indexes
 
     root = tmp_path / "corpus"
     rc.write(root)
@@ -188,9 +188,9 @@ def test_hybrid_recall_is_at_least_the_better_list_with_the_stand_in(tmp_path, f
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_hybrid_recall_is_at_least_the_better_list_with_the_real_model(tmp_path) -> None:
-    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.build.pipeline import load_corpus
     from commonplace.compiler.search import embedding
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.search.index.stage import build_indexes
 
     embedding.set_embedder_factory(None)
     questions = _dialogue(tmp_path, seeds=(101, 102))
@@ -207,9 +207,9 @@ def test_hybrid_recall_is_at_least_the_better_list_with_the_real_model(tmp_path)
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_nonsense_on_the_docs_corpus_with_the_real_model(tmp_path) -> None:
-    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.build.pipeline import load_corpus
     from commonplace.compiler.search import embedding
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.search.index.stage import build_indexes
 
     embedding.set_embedder_factory(None)
     root = tmp_path / "docs"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def real_model():
     embedding.set_embedder_factory(None)  # the real sentence-transformers model
     yield
-    from commonplace.compiler.search.engine import close_engines
+    from commonplace.compiler.search.read.engine import close_engines
 
     close_engines()
 

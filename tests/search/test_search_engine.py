@@ -7,8 +7,8 @@ import os
 import pytest
 from searchkit import doc
 
-from commonplace.compiler.search.engine import IndexNotReady, SearchEngine
-from commonplace.compiler.search.query import InvalidRequest
+from commonplace.compiler.search.read.engine import IndexNotReady, SearchEngine
+from commonplace.compiler.search.read.query import InvalidRequest
 
 FILES = {
     "projects/auth/state.md": doc(

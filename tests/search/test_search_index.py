@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from searchkit import FakeEmbedder, doc, reindex
 
-from commonplace.compiler.build import load_corpus
+from commonplace.compiler.build.pipeline import load_corpus
 from commonplace.compiler.search import embedding
-from commonplace.compiler.search.engine import SearchEngine
-from commonplace.compiler.search.index_stage import IndexNeedsRebuild, purge, update_indexes
-from commonplace.compiler.search.store import IndexStore, Meta, open_table
+from commonplace.compiler.search.read.engine import SearchEngine
+from commonplace.compiler.search.index.stage import IndexNeedsRebuild, purge, update_indexes
+from commonplace.compiler.search.store.disk import IndexStore, Meta, open_table
 
 FILES = {
     "notes/alpha.md": doc("Alpha", "## One\n\n" + "The replica fell behind during the vacuum job. " * 8
@@ -192,7 +192,7 @@ def test_manifest_documents_without_text_are_read_again(indexed, fake_embedder):
     """The incremental build keeps documents without their text; the stage re-reads them."""
     from dataclasses import replace
 
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.search.index.stage import build_indexes
 
     root, engine = indexed({"notes/a.md": doc("A", "alpha text\n")})
     (root / "notes/b.md").write_text(doc("B", "bravo zulu text\n"))
@@ -241,7 +241,7 @@ def test_incremental_index_ranks_like_a_clean_build(write_corpus, fake_embedder,
     deletions, an updated index answers exactly like one built from scratch."""
     import shutil
 
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.search.index.stage import build_indexes
 
     files = {f"notes/n{i:02d}.md": doc(f"Note {i}", f"## Part\n\nbilling pipeline run {i % 5} "
                                        + "invoice " * (i % 3) + f"shared words here {i % 2}\n") for i in range(30)}
@@ -275,7 +275,7 @@ def test_a_small_update_embeds_while_the_bm25_index_commits(indexed, fake_embedd
     the encoder is already running when the BM25 commit starts, and the update waits for it."""
     import threading
 
-    from commonplace.compiler.search import bm25_write
+    from commonplace.compiler.search.index import bm25_write
 
     root, engine = indexed(FILES)
     seen: dict[str, object] = {}

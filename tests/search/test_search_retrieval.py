@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import retrieval_corpus as rc
 
-from commonplace.compiler.build import load_corpus
-from commonplace.compiler.search.engine import SearchEngine
-from commonplace.compiler.search.index_stage import build_indexes
+from commonplace.compiler.build.pipeline import load_corpus
+from commonplace.compiler.search.read.engine import SearchEngine
+from commonplace.compiler.search.index.stage import build_indexes
 from commonplace.compiler.search.text import terms
 
 K = 10

@@ -7,11 +7,11 @@ from searchkit import FakeEmbedder, doc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commonplace.compiler.build import load_corpus
+from commonplace.compiler.build.pipeline import load_corpus
 from commonplace.compiler.search import embedding
-from commonplace.compiler.search.engine import SearchEngine
-from commonplace.compiler.search.index_stage import build_indexes
-from commonplace.compiler.search.query import parse_query
+from commonplace.compiler.search.read.engine import SearchEngine
+from commonplace.compiler.search.index.stage import build_indexes
+from commonplace.compiler.search.read.query import parse_query
 
 MODES = ["hybrid", "bm25", "text", "keyword", "lexical", "vector", "semantic", "exact"]
 RESULT_KEYS = {"path", "lines", "title", "snippet", "evidence_class", "confidence", "stale_warning", "score",

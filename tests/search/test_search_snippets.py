@@ -7,9 +7,9 @@ from pathlib import Path
 from click.testing import CliRunner
 from searchkit import doc
 
-from commonplace.compiler.search.engine import SearchEngine
+from commonplace.compiler.search.read.engine import SearchEngine
 from commonplace.compiler.search.plaintext import plain_text, split_links
-from commonplace.compiler.search.snippet import make_snippet
+from commonplace.compiler.search.read.snippet import make_snippet
 
 
 def _only_marks_removed(snippet: str) -> str:
@@ -19,9 +19,9 @@ def _only_marks_removed(snippet: str) -> str:
 def test_init_corpus_with_one_claim_searches_clean(tmp_path: Path, fake_embedder) -> None:
     """`commonplace init`, one claim, `search "vendor api"`: the snippet shows the claim
     as text, with no claim-section comment, backticks or markdown."""
-    from commonplace.compiler.build import load_corpus
+    from commonplace.compiler.build.pipeline import load_corpus
     from commonplace.server.cli import main  # the console script: `claim` is composed there
-    from commonplace.compiler.search.index_stage import build_indexes
+    from commonplace.compiler.search.index.stage import build_indexes
 
     root = tmp_path / "notes"
     runner = CliRunner()

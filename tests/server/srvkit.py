@@ -70,7 +70,7 @@ def open_live(root: Path, out: Path, embed: bool = False, real_search: bool = Tr
     """A LiveCorpus (embed=False: BM25 index only). With `real_search=False`, or when the
     real search cannot answer, the word-overlap stand-in answers instead (and no index is
     kept, which makes writes much cheaper)."""
-    from commonplace.compiler.live import LiveCorpus
+    from commonplace.compiler.live.corpus import LiveCorpus
 
     live = LiveCorpus(root, out, embed=embed, index=real_search)
     live.open()

@@ -6,7 +6,7 @@ import re
 import threading
 from pathlib import Path
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 
 THREADS = 8
 WRITES = 50

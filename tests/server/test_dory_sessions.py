@@ -64,7 +64,7 @@ def test_session_ingest_writes_the_transcript_with_dorys_frontmatter(env) -> Non
     body = r.json()
     assert body["stored"] is True and body["path"] == SESSION and body["reindexed"] is False
     assert body["indexed"] is True and body["action"] == "created"
-    from commonplace.compiler import frontmatter as fm
+    from commonplace.compiler.markdown import frontmatter as fm
 
     raw, text, _ = fm.split((root / SESSION).read_text("utf-8"))
     meta = fm.load(raw)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from readiness import wait_healthy
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 
 SEED = {
     "people/alex-example.md": "---\ntitle: Alex Example\naliases:\n  - anna\n---\n# Anna\n\n## Summary\n\nInitial summary.\n",

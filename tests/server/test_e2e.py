@@ -172,7 +172,7 @@ def test_memory_write_changes_page_and_search(server) -> None:
 
 
 def test_wake_within_budget(server) -> None:
-    from commonplace.compiler.wake import estimate_tokens
+    from commonplace.compiler.context.wake import estimate_tokens
 
     http, _ = server
     for budget in (120, 800):

@@ -78,8 +78,8 @@ def test_a_capitalised_stem_takes_a_title_link(srv: Any) -> None:
 
 
 def test_warnings_say_ambiguous_and_broken_and_cap_the_list() -> None:
-    from commonplace.compiler.live_writes import relink_warnings
-    from commonplace.compiler.state import Relink
+    from commonplace.compiler.live.commit import relink_warnings
+    from commonplace.compiler.build.state import Relink
 
     moved = [Relink("a.md", "X", "wiki", "x.md", None, ("x.md", "n/x.md")),
              Relink("b.md", "x.md", "md", "x.md", None),

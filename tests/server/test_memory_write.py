@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 
 FIELDS = {"resolved", "action", "kind", "subject_ref", "target_path", "result", "confidence", "indexed",
           "quarantined", "message"}

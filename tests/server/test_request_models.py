@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from commonplace.compiler import writes
-from commonplace.compiler.search import query as q
+from commonplace.compiler.search.read import query as q
 from commonplace.server.errors import ApiError
 from commonplace.server.models import SearchRequest, WriteRequest
 from commonplace.server.ops import OpContext

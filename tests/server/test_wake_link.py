@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler.wake import estimate_tokens, wake
+from commonplace.compiler.context.wake import estimate_tokens, wake
 
 
 def test_estimate_tokens() -> None:

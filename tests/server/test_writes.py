@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from commonplace.compiler import frontmatter as fm
+from commonplace.compiler.markdown import frontmatter as fm
 from commonplace.compiler import writes as w
 
 

@@ -23,7 +23,7 @@ class EmbeddingCache:
     def _discard(self, exc: BaseException) -> None:
         """Move the unreadable cache aside (kept for a look, replaced next time) and open an
         empty one: every vector it held can be computed again."""
-        from ..recover import record
+        from ..store.recover import record
 
         try:
             self._db.close()

@@ -1,0 +1,2 @@
+"""The compiler's command line (`init`, `build`, `lint`, `watch`, `claim`) and what it prints.
+"""

@@ -1,0 +1,514 @@
+"""`/v1/wake`: the context block an agent reads when it starts, within a token budget.
+
+Dory's shape (`dory-contract.md` §1.5: profiles, their core sections and order, the
+project page, pinned decisions, recent sessions), packed as facts by the context builder
+(`compiler/context/`), not pasted as files:
+
+1. The profile's core sections, in the profile's order: `default` user, soul, env,
+   active, identity, defaults; `casual` user, soul, identity, defaults, active, env;
+   `coding` active, env, defaults; `writing` soul, writing voice, defaults, active;
+   `privacy` the boundary lines of core/user.md and core/identity.md, then defaults,
+   soul. A section is `core/<name>.md`; the writing voice is `core/writing-voice.md` (or
+   `_`), else the first `knowledge/personal/*writing-voice.md`. commonplace adds the other
+   pinned `core/` pages (every profile but privacy), then in `default` and `casual` the
+   remaining `core/` pages (`commonplace init` writes identity and working-agreements).
+2. The project's current state when `project` (or the basename of `cwd`) names one:
+   `projects/<slug>/state.md`, else a state page whose title, slug or alias matches,
+   else any page the name resolves to. Then the people and decisions it links to, and
+   `decisions/<slug>.md` (where a `kind: decision` memory-write about it lands), each a
+   few lines, claims first.
+3. Up to three pinned decisions (`pinned: true`, not retired, superseded or stale),
+   newest `updated` first.
+4. Today's and yesterday's daily notes (`logs/daily/`).
+5. `## Recent sessions`: one line per session under `logs/sessions/`, newest file first,
+   `- <path>: <summary>`, the summary being what the session did (its `summary`, a
+   summary or outcome section, else the assistant's last words), not the first message.
+
+Every section is a heading with the page's title and path, then its text as facts:
+frontmatter, marker comments, claim ids, Timeline and Evidence lists left out, current
+claims as `- statement (date, path)`, replaced ones not at all. A line already shown in
+an earlier section is not shown again. Each section is capped (a profile's cap, else a
+share of the budget) and a capped section says where the rest is; room for the recent
+sessions is kept aside first; the block never exceeds `budget_tokens` by the estimate
+(`compiler/context/tokens.py`). The same files give the same block: only `frozen_at`
+changes across calls and restarts.
+
+Text is read from the files on disk (`root`), not from the parsed documents: a server
+that starts over an existing build holds documents loaded from the manifest, which keeps
+frontmatter but no text (issue 16), and the disk is what an agent would read with get.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .facts import session_summary
+from .plain import plain_line
+from .sections import Section, page_section, plain_section
+from .tokens import estimate_tokens
+from ..markdown.mdit import slugify
+from ..markdown.comments import strip_comments
+from ..corpus.scan import session_files
+from ..model import Document
+from ..sessions.actors import is_personal, preferences
+
+PROFILES = ("default", "casual", "coding", "writing", "privacy")
+SECTION_ORDERS: dict[str, tuple[str, ...]] = {
+    "default": ("user", "soul", "env", "active", "identity", "defaults"),
+    "casual": ("user", "soul", "identity", "defaults", "active", "env"),
+    "coding": ("active", "env", "defaults"),
+    "writing": ("soul", "writing_voice", "defaults", "active"),
+    "privacy": ("privacy_boundaries", "defaults", "soul"),
+}
+# Token caps on single sections, per profile (Dory's numbers): a small start-up budget
+# goes to what the profile is for first.
+SECTION_BUDGETS: dict[str, dict[str, int]] = {
+    "default": {"project": 360},
+    "casual": {"project": 320},
+    "coding": {"active": 480, "env": 340, "defaults": 260, "project": 360, "user": 220, "soul": 220,
+               "identity": 180},
+    "writing": {"soul": 520, "writing_voice": 420, "defaults": 180, "active": 180, "project": 260},
+    "privacy": {"privacy_boundaries": 420, "defaults": 260, "soul": 180, "project": 220},
+}
+NAMED_CORE = ("active", "defaults", "env", "identity", "soul", "user")
+DEFAULT_BUDGET = 600
+MAX_BUDGET = 1500
+MAX_PINNED = 3
+SESSION_LINE_CHARS = 120
+READ_LIMIT = 256 * 1024  # a wake never shows more than a few thousand characters of a file
+MIN_CUT_TOKENS = 24  # less room than this: leave a section out rather than show a stub
+RETIRED = {"retired", "superseded", "stale"}
+_BOUNDARY_HEADINGS = ("boundar", "private", "privacy", "sensitive", "public", "redact", "do not", "don't", "avoid")
+_BOUNDARY_WORDS = ("boundary", "boundaries", "private", "privacy", "sensitive", "redact", "do not mention",
+                   "don't mention", "do not share", "avoid sharing", "public-safe", "public safe")
+_IDENTIFIERS = ("telegram", "email", "phone", "dob", "birth", "passport", "ssn", "address", "orcid")
+
+
+@dataclass
+class WakeResult:
+    profile: str
+    block: str
+    tokens_estimated: int
+    budget_tokens: int
+    sources: list[str] = field(default_factory=list)
+    frozen_at: str = ""
+    truncated: list[str] = field(default_factory=list)
+    omitted: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self, debug: bool = False) -> dict[str, Any]:
+        """Dory's answer: `{profile, block}`; debug adds tokens_estimated, sources and
+        frozen_at (and commonplace's budget_tokens, truncated, omitted). Warnings, when
+        there are any, are always there."""
+        d: dict[str, Any] = {"profile": self.profile, "block": self.block}
+        if self.warnings:
+            d["warnings"] = self.warnings
+        if debug:
+            d.update(tokens_estimated=self.tokens_estimated, sources=self.sources, frozen_at=self.frozen_at,
+                     budget_tokens=self.budget_tokens, truncated=self.truncated, omitted=self.omitted)
+        return d
+
+
+def _truthy(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.strip().lower() in {"true", "yes", "1", "on"}
+    return v is True or (isinstance(v, int) and not isinstance(v, bool) and v == 1)
+
+
+class _Reader:
+    """File text by corpus path: from disk under `root` (symlinks and paths leaving the
+    corpus refused), else the parsed document's text."""
+
+    def __init__(self, root: Path | None, docs: dict[str, Document]) -> None:
+        self.root = Path(root).resolve() if root is not None else None
+        self.docs = docs
+
+    def full(self, rel: str) -> Path | None:
+        if self.root is None:
+            return None
+        p = self.root / rel
+        try:
+            if p.is_symlink() or not p.is_file():
+                return None
+            p.resolve().relative_to(self.root)
+        except (OSError, ValueError):
+            return None
+        return p
+
+    def text(self, rel: str) -> str | None:
+        """The file's text without its `%%comments%%` (an author's private notes)."""
+        p = self.full(rel)
+        if p is not None:
+            try:
+                with open(p, "rb") as f:
+                    return strip_comments(f.read(READ_LIMIT).decode("utf-8", "replace").replace("\r\n", "\n"))
+            except OSError:
+                pass
+        doc = self.docs.get(rel)
+        if doc is not None and doc.text:
+            return strip_comments(doc.text)
+        return None
+
+    def exists(self, rel: str) -> bool:
+        return self.full(rel) is not None or bool(self.docs.get(rel) and self.docs[rel].text)
+
+
+def _strip_frontmatter(text: str) -> str:
+    if not text.startswith("---\n"):
+        return text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return text
+    nl = text.find("\n", end + 4)
+    return text[nl + 1:] if nl >= 0 else ""
+
+
+def _privacy_lines(text: str) -> list[str]:
+    out: list[str] = []
+    in_section = False
+    for raw in _strip_frontmatter(text).split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        low = line.casefold()
+        if line.startswith("#"):
+            in_section = any(m in low for m in _BOUNDARY_HEADINGS)
+            if in_section:
+                out.append(line)
+            continue
+        if not (in_section or any(m in low for m in _BOUNDARY_WORDS)):
+            continue
+        if any(m in low for m in _IDENTIFIERS):
+            continue  # a boundary about an identifier must not repeat the identifier
+        out.append(raw.rstrip())
+    return out
+
+
+def _named_section(name: str, read: _Reader) -> Section | None:
+    if name == "privacy_boundaries":
+        lines: list[str] = []
+        used: list[str] = []
+        for rel in ("core/user.md", "core/identity.md"):
+            text = read.text(rel)
+            found = _privacy_lines(text) if text else []
+            if found:
+                used.append(rel)
+                lines += found
+        seen: set[str] = set()
+        unique: list[str] = []
+        for line in lines:
+            line = line.strip()
+            if line.startswith("#"):
+                continue  # the boundary headings: one heading says it
+            line = plain_line(line.lstrip("-*+ ").strip())
+            if line and line.casefold() not in seen:
+                seen.add(line.casefold())
+                unique.append(f"- {line}")
+        return plain_section(name, used, "# Privacy boundaries", unique)
+    if name == "writing_voice":
+        candidates = ["core/writing-voice.md", "core/writing_voice.md"]
+        candidates += sorted(p for p in read.docs if p.startswith("knowledge/personal/") and p.endswith("writing-voice.md"))
+        if read.root is not None:
+            folder = read.root / "knowledge" / "personal"
+            if folder.is_dir():
+                candidates += sorted(f"knowledge/personal/{p.name}" for p in folder.glob("*writing-voice.md"))
+        for rel in candidates:
+            text = read.text(rel)
+            if text and text.strip():
+                return page_section(name, rel, text)
+        return None
+    rel = f"core/{name}.md"
+    text = read.text(rel)
+    if not text or not text.strip():
+        return None
+    return page_section(name, rel, text)
+
+
+def _is_core(d: Document) -> bool:
+    return d.path.startswith("core/") or d.type == "core"
+
+
+def _extra_core(docs: dict[str, Document], profile: str, taken: set[str]) -> list[Document]:
+    """commonplace's addition: other core pages (pinned ones in every profile but privacy,
+    all of them in default and casual), pinned first, then by path."""
+    if profile == "privacy":
+        return []
+    everything = profile in ("default", "casual")
+    extra = [d for d in docs.values() if _is_core(d) and d.path not in taken and not d.is_session
+             and not is_personal(d.path)  # an actor's own page: only in that actor's wake
+             and (everything or _truthy(d.frontmatter.get("pinned")))
+             and str(d.status or "").lower() not in RETIRED]
+    extra.sort(key=lambda d: (not _truthy(d.frontmatter.get("pinned")), d.path))
+    return extra
+
+
+def find_project(docs: dict[str, Document], project: str, resolver: Any = None,
+                 root: Path | None = None) -> str | None:
+    """Corpus path of the page `project` names, or None."""
+    p = project.strip()
+    if p.lower().startswith("project:"):
+        p = p.split(":", 1)[1].strip()
+    if not p:
+        return None
+    read = _Reader(root, docs)
+    slug = slugify(p)
+    for cand in (f"projects/{slug}/state.md", f"projects/{slug}.md"):
+        if cand in docs or read.exists(cand):
+            return cand
+    for cand in (p, p + ".md"):
+        if cand in docs:
+            return cand
+    for d in sorted(docs.values(), key=lambda d: d.path):
+        if not (d.path.startswith("projects/") and d.path.endswith("/state.md")):
+            continue
+        names = [d.title, str(d.frontmatter.get("slug") or ""), d.path.split("/")[-2], *map(str, d.aliases)]
+        if slug in {slugify(n) for n in names if n and n.strip()}:
+            return d.path
+    if resolver is not None and "\x00" not in p:
+        try:
+            res = resolver.resolve_wiki(p, "")
+        except Exception:  # noqa: BLE001 - a name that cannot resolve is simply absent
+            res = None
+        if res is not None and res.path in docs:
+            return res.path
+    return None
+
+
+def _date_key(d: Document) -> str:
+    fm = d.frontmatter
+    v = fm.get("updated") or fm.get("created") or d.updated or d.created or ""
+    return str(v)
+
+
+def pinned_decisions(docs: dict[str, Document], limit: int = MAX_PINNED) -> list[Document]:
+    found = [d for d in docs.values()
+             if (d.path.startswith("decisions/") or d.type == "decision") and not d.is_session
+             and _truthy(d.frontmatter.get("pinned"))
+             and str(d.status or d.frontmatter.get("status") or "").strip().lower() not in RETIRED
+             and not d.frontmatter.get("superseded_by") and not _truthy(d.frontmatter.get("forgotten"))]
+    found.sort(key=lambda d: (_date_key(d), d.path.rsplit("/", 1)[-1]), reverse=True)
+    return found[:limit]
+
+
+def recent_sessions(docs: dict[str, Document], root: Path | None, limit: int) -> list[str]:
+    """Paths of the newest session files (by modification time) under logs/sessions/."""
+    if limit <= 0:
+        return []
+    if root is None:
+        sessions = sorted((d for d in docs.values() if d.is_session), key=lambda d: (d.sort_date or "", d.path),
+                          reverse=True)
+        return [d.path for d in sessions[:limit]]
+    found = [(mtime, rel) for rel, (mtime, _size) in session_files(Path(root)).items()]
+    return [p for _, p in heapq.nlargest(limit, found)]
+
+
+def session_line(rel: str, text: str | None) -> str:
+    summary = session_summary(text or "", SESSION_LINE_CHARS) or rel.rsplit("/", 1)[-1].removesuffix(".md")
+    return f"- {rel}: {summary}"
+
+
+def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[str]:
+    """People and decisions the project page links to, and the decision page a
+    `kind: decision` memory-write about the project lands in."""
+    out: list[str] = []
+    doc = docs.get(rel)
+    for link in (doc.links if doc is not None else []):
+        target = link.resolved
+        if target and target.startswith(("people/", "decisions/")) and target not in out:
+            out.append(target)
+    slug = rel.split("/")[-2] if rel.endswith("/state.md") else rel.rsplit("/", 1)[-1].removesuffix(".md")
+    for cand in (f"decisions/{slug}.md", f"decisions/canonical/{slug}.md"):
+        if cand not in out and (cand in docs or read.exists(cand)):
+            out.append(cand)
+    return out
+
+
+def daily_notes(docs: dict[str, Document], read: _Reader, today: dt.date) -> list[str]:
+    days = [today.isoformat(), (today - dt.timedelta(days=1)).isoformat()]
+    found: list[str] = []
+    for day in days:
+        for d in sorted(docs.values(), key=lambda d: d.path):
+            if d.type == "daily" and str(d.date or d.frontmatter.get("date") or "")[:10] == day:
+                found.append(d.path)
+        y, m, _ = day.split("-")
+        for cand in (f"logs/daily/{day}.md", f"logs/daily/{y}/{day}.md", f"logs/daily/{y}/{m}/{day}.md"):
+            if cand not in found and read.exists(cand):
+                found.append(cand)
+    return found
+
+
+_SHARE = {"project": 0.3, "linked": 0.12, "decision": 0.15, "daily": 0.15, "core": 0.3}
+SESSION_SHARE = 0.2
+
+
+def _cap(section: Section, profile_caps: dict[str, int], budget: int) -> int:
+    share = _SHARE.get(section.name, 0.35)
+    cap = max(MIN_CUT_TOKENS * 2, int(budget * share))
+    if section.name in profile_caps:
+        cap = min(cap, profile_caps[section.name]) if section.name not in NAMED_CORE else profile_caps[section.name]
+    return cap
+
+
+def _note(paths: list[str]) -> str:
+    where = paths[0] if paths else "the source"
+    return f"[wake excerpt truncated; read the rest with dory_get path={where}]"
+
+
+def _fit(section: Section, seen: set[str], room: int) -> tuple[str, bool]:
+    """The section's lines not shown before, within `room` tokens: (text, truncated)."""
+    lines = [ln for ln, k in zip(section.lines, section.keys) if not k or k not in seen]
+    while lines and lines[-1].endswith(":"):
+        lines.pop()
+    if not lines:
+        return "", False
+    whole = section.text(lines)
+    if estimate_tokens(whole) <= room:
+        return whole, False
+    note = _note(section.paths)
+    lo, hi = 0, len(lines)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(section.text(lines[:mid]) + "\n" + note) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        head = section.text([]) + "\n"
+        first = lines[0].split(" ")
+        lo2, hi2 = 0, len(first)
+        while lo2 < hi2:
+            mid = (lo2 + hi2 + 1) // 2
+            if estimate_tokens(head + " ".join(first[:mid]) + "…\n" + note) <= room:
+                lo2 = mid
+            else:
+                hi2 = mid - 1
+        if lo2 < 3:
+            return "", True
+        return head + " ".join(first[:lo2]) + "…\n" + note, True
+    return section.text(lines[:lo]) + "\n" + note, True
+
+
+def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = None,
+         budget_tokens: int = DEFAULT_BUDGET, profile: str | None = None, project: str | None = None,
+         agent: str | None = None, include_recent_sessions: int = 5, include_pinned_decisions: bool = True,
+         resolver: Any = None, cwd: str | None = None, today: dt.date | None = None) -> WakeResult:
+    """The wake block for `docs` (path -> Document); file text comes from `root`."""
+    if not isinstance(docs, dict):
+        docs = {d.path: d for d in docs}
+    budget = max(1, min(MAX_BUDGET, int(budget_tokens)))
+    warnings: list[str] = []
+    prof = (profile or "default").strip().lower() or "default"
+    if prof not in PROFILES:
+        warnings.append(f"unknown profile {profile!r}; used 'default' (profiles: {', '.join(PROFILES)})")
+        prof = "default"
+    read = _Reader(root, docs)
+    caps = SECTION_BUDGETS.get(prof, {})
+    day = today or dt.datetime.now(dt.timezone.utc).date()
+
+    sections: list[Section] = []
+    taken: set[str] = set()
+
+    def add(sec: Section | None) -> None:
+        if sec is not None:
+            sections.append(sec)
+            taken.update(sec.paths)
+
+    for name in SECTION_ORDERS[prof]:
+        s = _named_section(name, read)
+        if s is not None and not (name != "privacy_boundaries" and s.paths[0] in taken):
+            sections.append(s)
+            if name != "privacy_boundaries":
+                taken.update(s.paths)
+    # Dory's named core files appear only where their profile puts them (coding leaves
+    # out user, soul and identity on purpose), never as extras.
+    taken.update(f"core/{n}.md" for n in NAMED_CORE)
+    personal = preferences(root, agent) if prof != "privacy" else None
+    if personal is not None:
+        heading, _, body = personal[1].partition("\n")
+        lines = []
+        for raw in body.split("\n"):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            bullet = line.startswith(("- ", "* ", "+ "))
+            text = plain_line(line[2:] if bullet else line)
+            if text:
+                lines.append(f"- {text}" if bullet else text)
+        add(plain_section("personal", [personal[0]], heading, lines))
+    for d in _extra_core(docs, prof, taken):
+        text = read.text(d.path)
+        if text and text.strip():
+            add(page_section("core", d.path, text))
+    name = (project or "").strip()
+    if not name and cwd and cwd.strip():
+        name = Path(cwd.strip().rstrip("/\\")).name
+        rel = find_project(docs, name, resolver, root) if name else None
+        name = name if rel else ""  # a cwd that names no project is not a problem to report
+    if name:
+        rel = find_project(docs, name, resolver, root)
+        text = read.text(rel) if rel else None
+        if rel is None or not text:
+            warnings.append(f"no project page found for {name[:200]!r}")
+        elif rel not in taken:
+            add(page_section("project", rel, text, label="Project: "))
+            for linked in _project_links(docs, rel, read):
+                if linked not in taken and prof != "privacy":
+                    t = read.text(linked)
+                    if t and t.strip():
+                        add(page_section("linked", linked, t, limit=4, claims_first=True))
+    if include_pinned_decisions:
+        for d in pinned_decisions(docs):
+            text = read.text(d.path)
+            if text and text.strip() and d.path not in taken:
+                add(page_section("decision", d.path, text, label="Decision: "))
+    if prof != "privacy":
+        for rel in daily_notes(docs, read, day):
+            text = read.text(rel)
+            if text and text.strip() and rel not in taken:
+                add(page_section("daily", rel, text, label="Daily note: "))
+
+    heading = "## Recent sessions"
+    session_lines: list[tuple[str, str]] = []
+    for rel in recent_sessions(docs, root, include_recent_sessions):
+        session_lines.append((rel, session_line(rel, read.text(rel))))
+    reserve = 0
+    if session_lines:
+        reserve = min(estimate_tokens("\n".join([heading, *[ln for _, ln in session_lines]])) + 2,
+                      int(budget * SESSION_SHARE))
+
+    block = ""
+    sources: list[str] = []
+    truncated: list[str] = []
+    omitted: list[str] = []
+    seen: set[str] = set()
+    for s in sections:
+        sep = "\n\n" if block else ""
+        room = min(_cap(s, caps, budget), budget - reserve - estimate_tokens(block + sep))
+        text, cut = _fit(s, seen, room) if room >= MIN_CUT_TOKENS else ("", True)
+        if not text:
+            if cut:
+                omitted += s.paths
+            continue
+        block += sep + text
+        sources += s.paths
+        seen.update(k for k in s.keys if k)
+        if cut:
+            truncated += s.paths
+
+    lines: list[str] = []
+    for rel, line in session_lines:
+        candidate = (block + "\n\n" if block else "") + "\n".join([heading, *lines, line])
+        if estimate_tokens(candidate) > budget:
+            break
+        lines.append(line)
+        sources.append(rel)
+    if lines:
+        block = (block + "\n\n" if block else "") + "\n".join([heading, *lines])
+
+    frozen = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return WakeResult(prof, block, estimate_tokens(block), budget, sources, frozen, truncated, omitted, warnings)
