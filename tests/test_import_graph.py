@@ -14,7 +14,10 @@ Checked, each test listing every offence with file and line:
 - the compiler (the library) never imports the server built on it;
 - a blueprint under server/routes/ never imports the app factory (`commonplace.server.app`);
 - no product module is longer than 600 lines;
-- every product package is listed in pyproject.toml (else `pip install .` leaves it out).
+- every product package is listed in pyproject.toml (else `pip install .` leaves it out);
+- every compiler module is in one room, and imports only the rooms its room may (the
+  rooms section below, drawn in docs/core/package-map.md); only `server/cli/` imports the
+  compiler's commands.
 
 One kind of edge is left out of the cycle check, on purpose: a package's `__init__`
 importing one of its own submodules inside a function (the lazy exports of
@@ -293,6 +296,105 @@ def test_every_package_is_installed() -> None:
              "packages a wheel would leave out")
 
 
+# --------------------------------------------------------------------------- the rooms
+#
+# The compiler is a set of rooms (docs/core/package-map.md). Each room is a package, or
+# for the base a few root modules; a room may import only the rooms listed for it. The
+# list is also the order: a room imports only rooms above it, so the rooms form layers
+# with one declared exception. A name ending in "." is a package and everything under it.
+
+C = "commonplace.compiler"
+ROOMS: dict[str, tuple[str, ...]] = {
+    # the base every room may import: the document model, durable writes, the lock,
+    # lazy exports, terminal progress, the package itself (`__version__`)
+    "base": (C, f"{C}.model", f"{C}.fsutil", f"{C}.locks", f"{C}.lazy", f"{C}.progress"),
+    "corpus": (f"{C}.corpus.",),
+    "markdown": (f"{C}.markdown.",),
+    "search.text": (f"{C}.search.text", f"{C}.search.plaintext"),
+    "writes": (f"{C}.writes.",),
+    "claims": (f"{C}.claims.",),
+    "site": (f"{C}.site.",),
+    "search.store": (f"{C}.search.store.",),
+    "search.embedding": (f"{C}.search.embedding.",),
+    "search.index": (f"{C}.search.index.",),
+    "search.read": (f"{C}.search.read.",),
+    "sessions": (f"{C}.sessions.",),
+    "context": (f"{C}.context.",),
+    "search": (f"{C}.search", f"{C}.search.status"),  # the facade and `status`
+    "build": (f"{C}.build.",),
+    "engines": (f"{C}.engines.",),
+    "live": (f"{C}.live.",),
+    "commands": (f"{C}.commands.",),
+}
+MAY_IMPORT: dict[str, set[str]] = {
+    "base": set(),
+    "corpus": {"base"},
+    "markdown": {"base", "corpus"},
+    "search.text": {"base"},
+    "writes": {"base", "markdown"},
+    "claims": {"base", "corpus", "markdown", "writes"},
+    "site": {"base", "corpus", "markdown", "templates"},
+    "search.store": {"base", "search.text"},
+    "search.embedding": {"base", "search.store"},
+    "search.index": {"base", "corpus", "markdown", "search.text", "search.store", "search.embedding"},
+    "search.read": {"base", "search.text", "search.store", "search.embedding"},
+    "sessions": {"base", "markdown", "writes", "claims", "search.text", "search.read"},
+    "context": {"base", "corpus", "markdown", "search.text", "sessions"},
+    "search": {"base", "corpus", "search.store", "search.embedding", "search.index", "search.read"},
+    "build": {"base", "corpus", "markdown", "site", "claims", "search.index", "engines", "templates"},
+    "engines": {"base", "corpus", "build", "search.store", "search.embedding", "search.index", "templates"},
+    "live": {"base", "corpus", "writes", "claims", "site", "search", "search.index", "search.read", "build"},
+    "commands": set(ROOMS) - {"commands"} | {"templates"},
+}
+# The one way back up: the build picks an engine by name at run time (`engines.open_engine`,
+# imported in a function), and the engines run the build's stages on other processes.
+LAZY_ONLY = {("build", "engines")}
+
+
+def room_of(module: str, rooms: dict[str, tuple[str, ...]] = ROOMS) -> str | None:
+    if module == "commonplace.templates" or module.startswith("commonplace.templates."):
+        return "templates"
+    for room, names in rooms.items():
+        for n in names:
+            if module == n or (n.endswith(".") and (module == n[:-1] or module.startswith(n))):
+                return room
+    return None
+
+
+def room_problems(graph: Graph, rooms: dict[str, tuple[str, ...]], may: dict[str, set[str]],
+                  lazy_only: set[tuple[str, str]], package: str) -> list[str]:
+    """Every compiler module in one room, every import between rooms allowed, the rooms
+    in layers (apart from `lazy_only`, whose imports must run in a function)."""
+    problems = [f"{m} is in no room" for m in sorted(graph.modules)
+                if m.startswith(package) and room_of(m, rooms) is None]
+    for e in graph.edges:
+        a, b = room_of(e.source, rooms), room_of(e.target, rooms)
+        if not e.source.startswith(package) or a is None or b is None or a == b:
+            continue
+        if b not in may[a]:
+            problems.append(f"{e.where}: {e.source} ({a}) imports {e.target} ({b}), not in {a}'s list")
+        elif (a, b) in lazy_only and not e.lazy:
+            problems.append(f"{e.where}: {e.source} imports {e.target} at module level; {a} -> {b} must be lazy")
+    order = {r: i for i, r in enumerate(rooms)}
+    for a, targets in may.items():
+        for b in sorted(targets):
+            if b in order and order[b] >= order[a] and (a, b) not in lazy_only:
+                problems.append(f"{a} may import {b}, which is not above it in ROOMS")
+    return sorted(set(problems))
+
+
+def test_the_compiler_is_in_rooms() -> None:
+    """Each compiler module belongs to a room and imports only the rooms its room may."""
+    _fail_if(room_problems(GRAPH, ROOMS, MAY_IMPORT, LAZY_ONLY, C), "room rules broken")
+
+
+def test_server_reaches_the_command_line_only_from_its_own() -> None:
+    """The compiler's commands are composed by `server/cli/` alone; routes and operations
+    use the library rooms."""
+    _fail_if([p for p in GRAPH.imports_of("commonplace.server", f"{C}.commands")
+              if ": commonplace.server.cli" not in p], "the server imports the compiler's commands")
+
+
 # --------------------------------------------------------------------------- the checks themselves
 
 
@@ -348,3 +450,29 @@ def test_imports_by_name_are_edges(tmp_path: Path) -> None:
     cycles = g.cycles()
     assert [c.split(":")[0] for c in cycles] == ["cycle among top.lib.a, top.lib.b",
                                                 "cycle among top.srv.ops.h, top.srv.reg"], cycles
+
+
+def test_the_room_rules_catch_what_they_should(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/low/__init__.py": "",
+        "lib/low/a.py": "from ..high import b\n",  # up a layer: not allowed
+        "lib/high/__init__.py": "",
+        "lib/high/b.py": "from ..low import a\nfrom ..tool import t\n",  # tool at module level: must be lazy
+        "lib/tool/__init__.py": "",
+        "lib/tool/t.py": "def f():\n    from ..high import b\n",
+        "lib/stray.py": "",  # in no room
+        "srv/__init__.py": "",
+    })
+    rooms = {"low": ("top.lib.low.",), "high": ("top.lib.high.",), "tool": ("top.lib.tool.",)}
+    may = {"low": set(), "high": {"low", "tool"}, "tool": {"high"}}
+    problems = room_problems(g, rooms, may, {("high", "tool")}, "top.lib")
+    assert problems == [
+        "lib/high/b.py:2: top.lib.high.b imports top.lib.tool.t at module level; high -> tool must be lazy",
+        "lib/low/a.py:1: top.lib.low.a (low) imports top.lib.high.b (high), not in low's list",
+        "top.lib is in no room",
+        "top.lib.stray is in no room",
+    ], problems
+    # a room allowed to import one listed below it breaks the layers
+    assert "low may import high, which is not above it in ROOMS" in room_problems(
+        g, rooms, {**may, "low": {"high"}}, {("high", "tool")}, "top.lib")
