@@ -1,22 +1,21 @@
 """Search: chunking, embeddings, the Whoosh BM25 index, the HNSW vector index, hybrid queries.
 
-Modules, one responsibility each:
+Rooms, one responsibility each (docs/core/package-map.md):
 
-- `chunk`       documents -> chunks (heading sections sized with the model's tokenizer)
+- `text`, `plaintext`  text -> index terms (BM25, query parsing, snippets); markdown -> what
+                       a reader sees
+- `store/`      where indexes live and how they are read: generations on disk (`disk`),
+                the Whoosh BM25 schema and searcher (`bm25`, `bm25_segments`), the hnswlib
+                vectors (`vectors`), discarding what cannot be read (`recover`)
 - `embedding/`  the embedding model (lazy, batched, bf16 when the CPU supports it), its
                 backends and worker processes, and the embedding cache keyed by model +
                 chunk text hash
-- `text`        text -> index terms, shared by BM25, query parsing and snippets
-- `bm25`        the only module that touches Whoosh: analyzer, schema, writes, queries
-- `vectors`     the hnswlib cosine index (id map = hnswlib labels = chunk ids)
-- `store`       index generations under `.commonplace/index/` (CURRENT pointer, GC, lock)
-                and the chunk/document table of a generation
-- `query`       query-string parsing that never raises, request normalisation
-- `snippet`     snippets with highlighted matches
-- `engine`      the query engine (`SearchEngine`), loaded once and reused
-- `index_stage` the build stage: full build, incremental update; its steps are the
-                `index_*` modules (rows, chunks, vectors, counts, report) and
-                `index_purge` drops deleted text everywhere
+- `index/`      the write side: documents -> chunks (`chunk`), the build stage (`stage`:
+                full build, incremental update) and its steps, BM25 segments written and
+                merged, `purge` dropping deleted text everywhere, `fill` embedding behind a
+                running server
+- `read/`       the read side: the query engine (`engine`, loaded once and reused) and the
+                generation it holds, query parsing, fusion, results, snippets
 - `status`      what `commonplace status` reports
 
 Importing this package is cheap: no Whoosh, numpy or torch until a function needs them.
