@@ -342,7 +342,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "context": {"base", "corpus", "markdown", "search.text", "sessions"},
     "search": {"base", "corpus", "search.store", "search.embedding", "search.index", "search.read"},
     "build": {"base", "corpus", "markdown", "site", "claims", "search.index", "engines", "templates"},
-    "engines": {"base", "corpus", "build", "search.store", "search.embedding", "search.index", "templates"},
+    "engines": {"base", "corpus", "build", "site", "search.store", "search.embedding", "search.index", "templates"},
     "live": {"base", "corpus", "writes", "claims", "site", "search", "search.index", "search.read", "build"},
     "commands": set(ROOMS) - {"commands"} | {"templates"},
 }
