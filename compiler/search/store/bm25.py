@@ -20,6 +20,7 @@ first chunk only, for `title:`/`path:`/`tag:` query syntax. Queries are built he
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -118,6 +119,13 @@ def make_schema() -> fields.Schema:
 
 def weighting() -> scoring.WeightingModel:
     return scoring.BM25F(B=0.75, K1=1.2)
+
+
+# Whoosh pickles the schema into every index's table of contents, naming the module of
+# `CommonplaceTokenizer` and `CountedFrequency`. Indexes written before the compiler was
+# arranged in rooms (2026-11-27) name this module by its old path; opening one must not
+# fail (it would turn an upgrade into a broken search), so the old path stays an alias.
+sys.modules.setdefault("commonplace.compiler.search.bm25", sys.modules[__name__])
 
 
 @dataclass
