@@ -117,3 +117,21 @@ def test_serve_compacts_on_a_schedule(tmp_path: Path) -> None:
         assert r.status == 200 and r.json()["content"].encode() == original
     finally:
         server.stop()
+
+
+def test_apply_on_the_command_line_refuses_a_changed_route(tmp_path: Path) -> None:
+    """A proposal planned for one person is not applied once its subject names another:
+    the command says so, exits non-zero, and the proposal waits, nothing written."""
+    root = write_files(tmp_path / "corpus", dict(CORPUS))
+    r = cp(root, "proposals", "create", "AK", "AK prefers morning standups.", "--kind", "fact", "--no-build")
+    pid = r.stdout.split(":")[0]
+    assert "people/alex.md (person:alex)" in r.stdout
+    # The alias moves from Alex to Sam (an edit on disk, as a person would make it).
+    for rel, old, new in (("people/alex.md", "aliases: [Alex, AK]", "aliases: [Alex]"),
+                          ("people/sam.md", "canonical: true", "canonical: true\naliases: [AK]")):
+        (root / rel).write_text((root / rel).read_text("utf-8").replace(old, new), "utf-8")
+    r = cp(root, "proposals", "apply", pid, "--no-build", ok=False)
+    assert "no longer routes" in r.stderr and "now person:sam at people/sam.md" in r.stderr, r.stderr
+    assert (root / f"inbox/proposed/{pid}.md").is_file()
+    assert "morning standups" not in (root / "people/sam.md").read_text("utf-8")
+    assert "morning standups" not in (root / "people/alex.md").read_text("utf-8")
