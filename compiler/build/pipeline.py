@@ -202,12 +202,9 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
         if state is not None and not state.outputs <= existing_files(out):
             state = None  # someone deleted part of the site: rebuild it whole
         if state is None:
-            state = SiteState(root, out, name, site_url)
-            state.out_fresh = fresh
+            state = _new_state(root, out, name, site_url, fresh)
         upserts, deletes = _changes(state, files)
-        disk, file_warnings = scan_files(root, out)
-        state.set_files(disk)
-        scan_warnings += file_warnings
+        scan_warnings += _take_files(state, root, out)
     progress = make_progress(opts.progress)
     runner = {"runner_factory": engine.runner_factory} if engine is not None else {}
     with _timed(result.stages, "update"):
@@ -215,12 +212,9 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
             stats = state.update(upserts, deletes, progress=progress, **runner)
         except StaleState:
             # A file changed under us; start over from a clean state (rare).
-            state = SiteState(root, out, name, site_url)
-            state.out_fresh = fresh
+            state = _new_state(root, out, name, site_url, fresh)
             files, scan_warnings = scan(root, out)
-            disk, file_warnings = scan_files(root, out)
-            state.set_files(disk)
-            scan_warnings += file_warnings
+            scan_warnings += _take_files(state, root, out)
             stats = state.update(files, [], progress=progress, **runner)
         finally:
             if progress is not None:
@@ -269,6 +263,20 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
     result.stages.update({f"update.{k}": v for k, v in stats.stages.items()})
     result.seconds = time.perf_counter() - t0
     return result, state
+
+
+def _new_state(root: Path, out: Path, name: str, site_url: str, fresh: bool) -> SiteState:
+    """An empty site state: a first or clean build, or a restart after a file moved under us."""
+    state = SiteState(root, out, name, site_url)
+    state.out_fresh = fresh
+    return state
+
+
+def _take_files(state: SiteState, root: Path, out: Path) -> list:
+    """Tell the state which non-document files the corpus has now; their warnings."""
+    disk, warnings = scan_files(root, out)
+    state.set_files(disk)
+    return warnings
 
 
 def _changes(state: SiteState, files: list[SourceFile]) -> tuple[list[SourceFile], list[str]]:
