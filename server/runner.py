@@ -144,8 +144,7 @@ def warm_up(live: LiveContract, embed: bool, say: Callable[[str], None]) -> None
 def _rebuilt(live: LiveContract, embed: bool, exc: BaseException) -> bool:
     """A search index that exists but cannot be read (a truncated Whoosh segment or HNSW
     file) is built afresh, with a warning, rather than failing every search."""
-    from commonplace.compiler.search.index.stage import rebuild_indexes
-    from commonplace.compiler.search.store.recover import unreadable
+    from commonplace.compiler.search import rebuild_indexes, unreadable
 
     if not unreadable(exc):
         return False

@@ -318,9 +318,9 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "search.embedding": (f"{C}.search.embedding.",),
     "search.index": (f"{C}.search.index.",),
     "search.read": (f"{C}.search.read.",),
+    "search": (f"{C}.search", f"{C}.search.status"),  # the facade and `status`
     "sessions": (f"{C}.sessions.",),
     "context": (f"{C}.context.",),
-    "search": (f"{C}.search", f"{C}.search.status"),  # the facade and `status`
     "build": (f"{C}.build.",),
     "engines": (f"{C}.engines.",),
     "live": (f"{C}.live.",),
@@ -338,12 +338,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "search.embedding": {"base", "search.store"},
     "search.index": {"base", "corpus", "markdown", "search.text", "search.store", "search.embedding"},
     "search.read": {"base", "search.text", "search.store", "search.embedding"},
-    "sessions": {"base", "markdown", "writes", "claims", "search.text", "search.read"},
-    "context": {"base", "corpus", "markdown", "search.text", "sessions"},
-    "search": {"base", "corpus", "search.store", "search.embedding", "search.index", "search.read"},
-    "build": {"base", "corpus", "markdown", "site", "claims", "search.index", "engines", "templates"},
+    "search": {"base", "corpus", "search.text", "search.store", "search.embedding", "search.index", "search.read"},
+    "sessions": {"base", "markdown", "writes", "claims", "search"},
+    "context": {"base", "corpus", "markdown", "search", "sessions"},
+    "build": {"base", "corpus", "markdown", "site", "claims", "search", "engines", "templates"},
     "engines": {"base", "corpus", "build", "site", "search.store", "search.embedding", "search.index", "templates"},
-    "live": {"base", "corpus", "writes", "claims", "site", "search", "search.index", "search.read", "build"},
+    "live": {"base", "corpus", "writes", "claims", "site", "search", "build"},
     "commands": set(ROOMS) - {"commands"} | {"templates"},
 }
 # The one way back up: the build picks an engine by name at run time (`engines.open_engine`,
@@ -386,6 +386,56 @@ def room_problems(graph: Graph, rooms: dict[str, tuple[str, ...]], may: dict[str
 def test_the_compiler_is_in_rooms() -> None:
     """Each compiler module belongs to a room and imports only the rooms its room may."""
     _fail_if(room_problems(GRAPH, ROOMS, MAY_IMPORT, LAZY_ONLY, C), "room rules broken")
+
+
+# Search is reached through its facade, `compiler/search/__init__.py`: from outside
+# `compiler/search/`, an import of `commonplace.compiler.search.<anything>` is an error,
+# apart from these (room or server package importing, the search room it reaches, why).
+S = f"{C}.search"
+FACADE_EXCEPTIONS: dict[tuple[str, str], str] = {
+    # The Ray engine is the index stage spread over processes: each node runs the stage's
+    # own steps (chunking, embedding into the cache, writing a generation's tables), the
+    # parts the facade's whole-index functions are made of.
+    ("engines", "search.index"): "runs the index stage's steps on Ray nodes",
+    ("engines", "search.embedding"): "embeds on Ray nodes with the stage's embedder and cache",
+    ("engines", "search.store"): "writes the generation the nodes' chunks go into",
+}
+
+
+def facade_problems(graph: Graph, search: str, rooms: dict[str, tuple[str, ...]],
+                    allowed: dict[tuple[str, str], str]) -> list[str]:
+    """Every import into a module under `search` from a module outside it that is not
+    the package itself (the facade) and not in `allowed`."""
+    problems = []
+    for e in graph.edges:
+        if e.source == search or e.source.startswith(search + ".") or not e.target.startswith(search + "."):
+            continue
+        pair = (room_of(e.source, rooms) or e.source, room_of(e.target, rooms) or e.target)
+        if pair not in allowed:
+            problems.append(f"{e.where}: {e.source} imports {e.target}; import it from {search}")
+    return sorted(set(problems))
+
+
+def test_search_is_reached_through_its_facade() -> None:
+    _fail_if(facade_problems(GRAPH, S, ROOMS, FACADE_EXCEPTIONS), "imports past the search facade")
+    # each exception is still needed (an unused one would let a new import in unseen)
+    used = {(room_of(e.source), room_of(e.target)) for e in GRAPH.edges
+            if e.target.startswith(S + ".") and not e.source.startswith(S)}
+    assert set(FACADE_EXCEPTIONS) <= used, set(FACADE_EXCEPTIONS) - used
+
+
+def test_the_facade_exports_what_it_says() -> None:
+    """Each lazily exported name resolves, and the facade's names are the ones its
+    type-checking imports declare (what a type checker sees is what runs)."""
+    import importlib
+
+    facade = importlib.import_module(S)
+    tree = ast.parse(GRAPH.modules[S].read_text(encoding="utf-8"))
+    declared = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node.test)
+                for stmt in node.body if isinstance(stmt, ast.ImportFrom) for a in stmt.names}
+    assert declared == set(facade.__all__), declared ^ set(facade.__all__)
+    for name in facade.__all__:
+        assert getattr(facade, name) is not None, name
 
 
 def test_server_reaches_the_command_line_only_from_its_own() -> None:
@@ -476,3 +526,22 @@ def test_the_room_rules_catch_what_they_should(tmp_path: Path) -> None:
     # a room allowed to import one listed below it breaks the layers
     assert "low may import high, which is not above it in ROOMS" in room_problems(
         g, rooms, {**may, "low": {"high"}}, {("high", "tool")}, "top.lib")
+
+
+def test_the_facade_rule_catches_what_it_should(tmp_path: Path) -> None:
+    g = _tree(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/search/__init__.py": "def f():\n    from .inner import a\n",  # the facade itself: fine
+        "lib/search/inner/__init__.py": "",
+        "lib/search/inner/a.py": "",
+        "lib/user.py": "from .search import f\nfrom .search.inner import a\n",  # the second: past it
+        "lib/ray.py": "from .search.inner.a import x\n",  # allowed below
+        "srv/__init__.py": "",
+        "srv/op.py": "import top.lib.search.inner.a\n",
+    })
+    rooms = {"search": ("top.lib.search",), "inner": ("top.lib.search.inner.",),
+             "user": ("top.lib.user",), "ray": ("top.lib.ray",)}
+    assert facade_problems(g, "top.lib.search", rooms, {("ray", "inner"): "why"}) == [
+        "lib/user.py:2: top.lib.user imports top.lib.search.inner.a; import it from top.lib.search",
+        "srv/op.py:1: top.srv.op imports top.lib.search.inner.a; import it from top.lib.search",
+    ]

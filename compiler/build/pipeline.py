@@ -232,7 +232,7 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
     site_first = opts.index and opts.embed and engine is None
     if opts.index:
         with _timed(result.stages, "index"):
-            from ..search.index.stage import run_index_stage
+            from ..search import run_index_stage
 
             with engine.index_hooks() if engine is not None else nullcontext():
                 result.extra.update(run_index_stage(root, list(state.docs.values()),
@@ -245,7 +245,7 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
         opts.on_site_ready(time.perf_counter() - t0, int(result.extra.get("embeddings_pending", 0)))
     if site_first and opts.vectors == "now" and result.extra.get("embeddings_pending"):
         with _timed(result.stages, "embed"):
-            from ..search.index.stage import run_embed_stage
+            from ..search import run_embed_stage
 
             result.extra.update(run_embed_stage(root, progress=opts.progress, stages=result.stages))
 

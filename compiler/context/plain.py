@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..search.plaintext import inline_plain
+from ..search import inline_plain
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")

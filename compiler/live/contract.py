@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .corpus import RefreshResult
     from .commit import Committed, Written
     from ..model import Document
-    from ..search.read.query import SearchRequest
+    from ..search import SearchRequest
     from ..writes import WriteRequest
 
 

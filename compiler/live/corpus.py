@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..build import manifest
 from ..site.model import title_rule
@@ -27,7 +26,7 @@ from ..build.state import SiteState, StaleState
 from ..build.workers import InProcess
 
 if TYPE_CHECKING:
-    from ..search.read.query import SearchRequest
+    from ..search import SearchRequest
 
 SAVE_DELAY_SECONDS = 2.0
 SAVE_MAX_DELAY_SECONDS = 30.0  # under steady writes the save still runs this often
@@ -66,45 +65,6 @@ def _in_process(_: int) -> InProcess:
     return InProcess(parse_page, render_page)
 
 
-def _prepare_engine(root: Path) -> None:
-    """Searches in this process switch to the generation an update just published now, the
-    opening done off their lock (`search.engine_carry.prepare_switch`; a process that has
-    searched nothing has no engine: no-op); never fails a refresh."""
-    try:
-        from ..search.read.engine import existing_engine
-        from ..search.read.engine_carry import prepare_switch
-
-        engine = existing_engine(root)
-        if engine is not None:
-            prepare_switch(engine)
-    except Exception:  # noqa: BLE001 - the next search switches by itself
-        pass
-
-
-@contextmanager
-def _engine_hold(root: Path) -> Iterator[None]:
-    """Around an index update and its `_prepare_engine`: this process's searches stay on
-    the generation they have until the prepared one is in place, instead of each new
-    generation being opened under the engine's lock by whichever search sees it first
-    while the writer opens it too (`search.engine_carry.hold`)."""
-    engine = token = None
-    try:
-        from ..search.read.engine import existing_engine
-        from ..search.read.engine_carry import hold
-
-        engine = existing_engine(root)
-        token = hold(engine) if engine is not None else None
-    except Exception:  # noqa: BLE001 - without a hold, searches switch by themselves
-        pass
-    try:
-        yield
-    finally:
-        if token is not None:
-            from ..search.read.engine_carry import release
-
-            release(engine, token)
-
-
 class _EarlyIndex:
     """The search-index half of a refresh, run in a thread while the site half runs.
 
@@ -129,7 +89,7 @@ class _EarlyIndex:
         self.thread.start()
 
     def _run(self) -> None:
-        from ..search.index.stage import update_indexes
+        from ..search import hold_engine, prepare_engine_switch, update_indexes
 
         t0 = time.perf_counter()
         try:
@@ -143,11 +103,11 @@ class _EarlyIndex:
                 else:
                     docs.append(doc)
                     changed.add(f.path)
-            with _engine_hold(self.live.root):
+            with hold_engine(self.live.root):
                 report = update_indexes(self.live.root, docs, sorted(removed), embed=self.live.embed,
                                         defer_merge=True)
                 self.changed, self.removed, self.report = changed, removed, report
-                _prepare_engine(self.live.root)
+                prepare_engine_switch(self.live.root)
         except Exception:  # noqa: BLE001 - the refresh indexes sequentially instead
             self.report = None
         self.seconds = time.perf_counter() - t0
@@ -205,7 +165,7 @@ class LiveCorpus(LiveWrites):
             _ = self.state.link_index  # built now, at start-up, rather than by the first save
             self.state.warm()  # ... as are the site view and its search model
             if self.index and self.embed:
-                from ..search.index.stage import warm_or_rebuild_vectors
+                from ..search import warm_or_rebuild_vectors
 
                 try:  # an unreadable HNSW file is rebuilt here, before searches read it
                     warm_or_rebuild_vectors(self.root, list(self.state.docs.values()),
@@ -216,7 +176,7 @@ class LiveCorpus(LiveWrites):
                     logging.getLogger("commonplace").warning("loading the vector index failed: %s", exc)
             self.ready = True
             if self.index and self.embed and self.vectors == "later":
-                from ..search.index.fill import start_filler
+                from ..search import start_filler
 
                 self.filler = start_filler(self.root)
             # The state lives as long as the process: exempt it from the cyclic GC, whose
@@ -337,14 +297,14 @@ class LiveCorpus(LiveWrites):
     def _index(self, state: SiteState, changed: list[str], removed: list[str], forgotten: bool,
                result: RefreshResult) -> None:
         """Bring the search indexes in line; a failure never loses the write itself."""
-        from ..search.index.stage import IndexNeedsRebuild, build_indexes, purge, update_indexes
+        from ..search import IndexNeedsRebuild, build_indexes, hold_engine, prepare_engine_switch, purge, update_indexes
 
         try:
             try:
-                with _engine_hold(self.root):
+                with hold_engine(self.root):
                     report = update_indexes(self.root, [state.docs[p] for p in changed], removed,
                                             embed=self.embed, defer_merge=True)
-                    _prepare_engine(self.root)
+                    prepare_engine_switch(self.root)
                 self._schedule_merge()
             except IndexNeedsRebuild:
                 report = build_indexes(self.root, list(state.docs.values()), embed=self.embed)
@@ -365,7 +325,7 @@ class LiveCorpus(LiveWrites):
     def search(self, request: "SearchRequest | Mapping[str, Any] | str") -> dict[str, Any]:
         """A search: the engine's `SearchRequest` (what the server sends), or a dict or a query
         string (the Python API's, checked by `query.normalize_request`)."""
-        from ..search.read.engine import open_engine
+        from ..search import open_engine
 
         return open_engine(self.root).search(request)
 
@@ -420,7 +380,7 @@ class LiveCorpus(LiveWrites):
         """After an index update: merge the small BM25 segments updates leave, in the
         background (`search.bm25_merge`: neither this refresh nor the next waits for it)."""
         if self._merger is None:
-            from ..search.index.bm25_merge import BackgroundMerger
+            from ..search import BackgroundMerger
 
             self._merger = BackgroundMerger(self.root, child=MERGE_IN_CHILD)
         self._merger.poke()

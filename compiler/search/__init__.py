@@ -18,22 +18,73 @@ Rooms, one responsibility each (docs/core/package-map.md):
                 generation it holds, query parsing, fusion, results, snippets
 - `status`      what `commonplace status` reports
 
-Importing this package is cheap: no Whoosh, numpy or torch until a function needs them.
-Entry points other parts of commonplace call:
+This module is the facade: code outside `compiler/search/` imports search from here and
+never from a room inside it (`tests/test_import_graph.py`; the Ray engine alone is let in,
+as it runs the index stage's own steps on other processes). Importing it is cheap: each
+name below imports its module on first use (`compiler/lazy.py`), so no Whoosh, numpy or
+torch until a function needs them. Type checkers see the real, typed definitions.
 
-- `build_indexes(root, docs, embed=True)`         full build (diffs against the current index)
-- `update_indexes(root, changed_docs, removed)`    incremental update of some documents
-- `purge(root)`                                    physically drop deleted text everywhere
-- `open_engine(root)` / `SearchEngine.search(req)` queries (one engine per corpus per process)
-- `index_status(root)`                             counts, model, pending, freshness
+- the write side: `build_indexes(root, docs)` (a full build, diffing against the current
+  index), `update_indexes(root, changed, removed)`, `rebuild_indexes` (afresh, after an
+  index was found unreadable), `purge(root)` (drop deleted text everywhere), the build's
+  stages `run_index_stage` / `run_embed_stage`, `warm_or_rebuild_vectors`, `start_filler`
+  (vectors embedded behind a running server), `BackgroundMerger`
+- the read side: `open_engine(root)` / `existing_engine(root)` and `SearchEngine.search`,
+  the engine's request (`SearchRequest`, `Scope`, `make_scope`, `iso_date`, `MODES`,
+  `InvalidRequest`), `IndexNotReady`; around an index update in this process,
+  `hold_engine(root)` and `prepare_engine_switch(root)`; `make_snippet`, `audit_kind`
+- status and recovery: `index_status` / `format_status`, `index_counts`, `index_root`,
+  `unreadable` / `recovered`
+- embedding model refs: `resolve_model`, `default_model_name`, `ModelRef`, `ENCODE_BATCH`
+- text: `term_counts`, `unique_terms` (index terms), `inline_plain` (what a reader sees)
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..lazy import lazy_exports
 
-__all__ = ["build_indexes", "update_indexes", "purge", "open_engine", "index_status"]
-__getattr__ = lazy_exports(__name__, {
-    "build_indexes": "index.stage", "update_indexes": "index.stage", "purge": "index.purge",
-    "open_engine": "read.engine", "index_status": "status",
-})
+if TYPE_CHECKING:
+    from .embedding.base import ENCODE_BATCH, ModelRef, default_model_name, resolve_model
+    from .index.bm25_merge import BackgroundMerger
+    from .index.fill import start_filler
+    from .index.purge import purge
+    from .index.stage import (
+        IndexNeedsRebuild, build_indexes, rebuild_indexes, run_embed_stage, run_index_stage, update_indexes,
+        warm_or_rebuild_vectors,
+    )
+    from .plaintext import inline_plain
+    from .read.audit import EVIDENCE_PREFIX, audit_kind
+    from .read.engine import IndexNotReady, SearchEngine, existing_engine, open_engine
+    from .read.switch import hold_engine, prepare_engine_switch
+    from .read.query import MODES, InvalidRequest, Scope, SearchRequest, iso_date, make_scope
+    from .read.snippet import make_snippet
+    from .status import format_status, index_counts, index_status
+    from .store.disk import index_root
+    from .store.recover import recovered, unreadable
+    from .text import term_counts, unique_terms
+
+_EXPORTS = {
+    # the write side
+    "build_indexes": "index.stage", "update_indexes": "index.stage", "rebuild_indexes": "index.stage",
+    "run_index_stage": "index.stage", "run_embed_stage": "index.stage", "warm_or_rebuild_vectors": "index.stage",
+    "IndexNeedsRebuild": "index.stage", "purge": "index.purge", "start_filler": "index.fill",
+    "BackgroundMerger": "index.bm25_merge",
+    # the read side
+    "open_engine": "read.engine", "existing_engine": "read.engine", "SearchEngine": "read.engine",
+    "IndexNotReady": "read.engine", "hold_engine": "read.switch", "prepare_engine_switch": "read.switch",
+    "SearchRequest": "read.query", "Scope": "read.query", "make_scope": "read.query", "iso_date": "read.query",
+    "MODES": "read.query", "InvalidRequest": "read.query", "make_snippet": "read.snippet",
+    "audit_kind": "read.audit", "EVIDENCE_PREFIX": "read.audit",
+    # status and recovery
+    "index_status": "status", "format_status": "status", "index_counts": "status", "index_root": "store.disk",
+    "unreadable": "store.recover", "recovered": "store.recover",
+    # embedding model refs
+    "resolve_model": "embedding.base", "default_model_name": "embedding.base", "ModelRef": "embedding.base",
+    "ENCODE_BATCH": "embedding.base",
+    # text
+    "term_counts": "text", "unique_terms": "text", "inline_plain": "plaintext",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .embedding.base import backend_setting, cpu_has_bf16, cpu_has_vnni, precision_setting, resolve_model
+from .read.audit import EVIDENCE_PREFIX
 from .store.disk import IndexStore, Meta, cache_path, dir_size, open_table
 
 
@@ -143,3 +144,49 @@ def format_status(info: dict[str, Any]) -> str:
     lines.append(f"Sizes: whoosh {s['whoosh_bytes'] / 1e6:.1f} MB, vectors {s['vectors_bytes'] / 1e6:.1f} MB, "
                  f"table {s['table_bytes'] / 1e6:.1f} MB, embedding cache {s['embedding_cache_bytes'] / 1e6:.1f} MB")
     return "\n".join(lines)
+
+
+_COUNTS: dict[Path, tuple[tuple, dict[str, Any]]] = {}  # root -> (signature of the tables, counts)
+
+
+def _signature(gen: Path) -> tuple:
+    sig: list[Any] = [str(gen)]
+    for name in ("table.sqlite", "delta.sqlite", "delta.sqlite-wal", "table.sqlite-wal"):
+        try:
+            st = os.stat(gen / name)
+            sig += [st.st_mtime_ns, st.st_size]
+        except OSError:
+            sig += [None, None]
+    return tuple(sig)
+
+
+def index_counts(root: Path) -> dict[str, Any]:
+    """Durable and session counts from the live index generation ({} without an index).
+    Counting 70,000 chunks takes ~50 ms: the answer is kept until the tables change."""
+    gen = IndexStore(root).current()
+    if gen is None:
+        return {}
+    sig = _signature(gen)
+    cached = _COUNTS.get(root)
+    if cached is not None and cached[0] == sig:
+        return cached[1]
+    counts = _count(gen)
+    _COUNTS[root] = (sig, counts)
+    return counts
+
+
+def _count(gen: Path) -> dict[str, Any]:
+    db = open_table(gen, readonly=True)
+    try:
+        docs = dict(db.execute("SELECT is_session, count(*) FROM docs GROUP BY is_session").fetchall())
+        chunks = {row[0]: (row[1], row[2] or 0) for row in db.execute(
+            "SELECT d.is_session, count(*), sum(c.has_vector) FROM chunks c JOIN docs d ON d.path = c.path "
+            "GROUP BY d.is_session")}
+        sessions = {r[0]: (r[1], r[2]) for r in db.execute(
+            "SELECT path, mtime_ns, size FROM docs WHERE is_session = 1")}
+        evidence = db.execute("SELECT count(*) FROM docs WHERE is_session = 0 AND substr(path, 1, ?) = ?",
+                              [len(EVIDENCE_PREFIX), EVIDENCE_PREFIX]).fetchone()[0]
+    finally:
+        db.close()
+    return {"files": docs.get(0, 0) - evidence, "chunks": chunks.get(0, (0, 0))[0], "vectors": chunks.get(0, (0, 0))[1],
+            "session_docs": docs.get(1, 0), "sessions": sessions}

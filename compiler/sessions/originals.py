@@ -74,7 +74,7 @@ def compacted_sha(frontmatter: Any) -> str | None:
 
 
 def parse(original: bytes) -> Parsed:
-    from ..search.text import term_counts
+    from ..search import term_counts
 
     units, lengths, postings = [], [], {}
     for t in turns(original.decode("utf-8", "replace")):
@@ -142,7 +142,7 @@ def in_scope(path: str, fm: Mapping[str, Any], scope: Mapping[str, Any] | None) 
 def search(root: Path, query: str, sessions: Iterable[tuple[str, str]], k: int) -> list[Hit]:
     """The `k` best sessions for `query` among `sessions` ((path, blob sha)), by their
     originals' best turn."""
-    from ..search.text import unique_terms
+    from ..search import unique_terms
 
     terms = unique_terms(query)
     if not terms:
@@ -173,8 +173,7 @@ def search(root: Path, query: str, sessions: Iterable[tuple[str, str]], k: int) 
 def row(hit: Hit, title: str, query: str, marks: str = "none") -> dict[str, Any]:
     """A result row for a session found in its original: the turn's lines in the original,
     a snippet of it, and the turn itself as `content`."""
-    from ..search.read.snippet import make_snippet
-    from ..search.text import unique_terms
+    from ..search import make_snippet, unique_terms
 
     snippet = make_snippet(hit.unit.text, set(unique_terms(query)), style=marks)
     return {"path": hit.path, "lines": f"{hit.unit.start}-{hit.unit.end}", "title": title, "snippet": snippet,

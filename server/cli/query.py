@@ -47,8 +47,7 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
             data = ask_server(url, body)
             if data is not None:
                 return data, "server"
-    from commonplace.compiler.search.read.engine import IndexNotReady, open_engine
-    from commonplace.compiler.search.read.query import InvalidRequest
+    from commonplace.compiler.search import IndexNotReady, InvalidRequest, open_engine
 
     try:
         return open_engine(root).search(body), "local"
@@ -145,7 +144,7 @@ def search(query: tuple[str, ...], mode: str, k: int, corpus_kind: str, types: t
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status(corpus_opt: Path | None, as_json: bool) -> None:
     """Documents, chunks, vectors, embedding model and precision, pending embeddings, freshness."""
-    from commonplace.compiler.search.status import format_status, index_status
+    from commonplace.compiler.search import format_status, index_status
 
     root = pick_corpus(None, corpus_opt).resolve()
     info = index_status(root, out=Path("site").resolve())

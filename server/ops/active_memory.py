@@ -179,7 +179,7 @@ def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: An
     that share only common words, measured on the dialogue corpus). They rank after the
     search's top ten, by the rarer words of the question they hold (`rerank`). Without
     vectors there is no deeper look."""
-    from commonplace.compiler.search.read.engine import open_engine
+    from commonplace.compiler.search import open_engine
 
     if DEEP <= 0:
         return []

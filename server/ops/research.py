@@ -139,7 +139,7 @@ def _save(ctx: OpContext, artifact: dict[str, Any], day: str) -> dict[str, Any]:
 def is_report(r: dict[str, Any]) -> bool:
     """A saved research report (or briefing, proposal, wiki note) among search results:
     what research wrote is not evidence for new research."""
-    from commonplace.compiler.search.read.audit import audit_kind
+    from commonplace.compiler.search import audit_kind
 
     path = str(r.get("path", ""))
     return audit_kind(path, r.get("frontmatter") or {}) == "report" or path.startswith(_SAVED)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from commonplace.compiler.live.contract import LiveContract
-from commonplace.compiler.search.read import query as engine_query
+from commonplace.compiler import search as engine_query
 
 from ..errors import ApiError
 from ..models import SearchRequest
@@ -144,7 +144,7 @@ def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
 
 def run_engine(live: LiveContract, req: engine_query.SearchRequest) -> dict[str, Any]:
     """The live corpus's search (it holds the engine and the model), its errors as API errors."""
-    from commonplace.compiler.search.read.engine import IndexNotReady
+    from commonplace.compiler.search import IndexNotReady
 
     try:
         return live.search(req)  # a typed request: the engine checks nothing in it

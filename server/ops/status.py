@@ -24,70 +24,21 @@ status never says ready before /healthz does (issue 20).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from ...compiler.corpus.scan import session_files
-from ...compiler.search.read.audit import EVIDENCE_PREFIX
+from ...compiler.search import EVIDENCE_PREFIX
 from ..models import StatusRequest
 from . import OpContext
 
 API_VERSION = "v1"
 
 
-_COUNTS: dict[Path, tuple[tuple, dict[str, Any]]] = {}  # root -> (signature of the tables, counts)
-
-
-def _signature(gen: Path) -> tuple:
-    sig: list[Any] = [str(gen)]
-    for name in ("table.sqlite", "delta.sqlite", "delta.sqlite-wal", "table.sqlite-wal"):
-        try:
-            st = os.stat(gen / name)
-            sig += [st.st_mtime_ns, st.st_size]
-        except OSError:
-            sig += [None, None]
-    return tuple(sig)
-
-
-def index_counts(root: Path) -> dict[str, Any]:
-    """Durable and session counts from the live index generation ({} without an index).
-    Counting 70,000 chunks takes ~50 ms: the answer is kept until the tables change."""
-    from commonplace.compiler.search.store.disk import IndexStore, open_table
-
-    gen = IndexStore(root).current()
-    if gen is None:
-        return {}
-    sig = _signature(gen)
-    cached = _COUNTS.get(root)
-    if cached is not None and cached[0] == sig:
-        return cached[1]
-    counts = _count(gen, open_table)
-    _COUNTS[root] = (sig, counts)
-    return counts
-
-
-def _count(gen: Path, open_table: Any) -> dict[str, Any]:
-    db = open_table(gen, readonly=True)
-    try:
-        docs = dict(db.execute("SELECT is_session, count(*) FROM docs GROUP BY is_session").fetchall())
-        chunks = {row[0]: (row[1], row[2] or 0) for row in db.execute(
-            "SELECT d.is_session, count(*), sum(c.has_vector) FROM chunks c JOIN docs d ON d.path = c.path "
-            "GROUP BY d.is_session")}
-        sessions = {r[0]: (r[1], r[2]) for r in db.execute(
-            "SELECT path, mtime_ns, size FROM docs WHERE is_session = 1")}
-        evidence = db.execute("SELECT count(*) FROM docs WHERE is_session = 0 AND substr(path, 1, ?) = ?",
-                              [len(EVIDENCE_PREFIX), EVIDENCE_PREFIX]).fetchone()[0]
-    finally:
-        db.close()
-    return {"files": docs.get(0, 0) - evidence, "chunks": chunks.get(0, (0, 0))[0], "vectors": chunks.get(0, (0, 0))[1],
-            "session_docs": docs.get(1, 0), "sessions": sessions}
-
-
 def _model_dimensions(model: str | None) -> int | None:
     """Dimensions of the configured local model from its files, without loading it."""
     try:
-        from commonplace.compiler.search.embedding.base import resolve_model
+        from commonplace.compiler.search import resolve_model
 
         ref = resolve_model(model) if model else resolve_model(None)
         if not ref.is_local:
@@ -131,6 +82,8 @@ def dory_fields(ctx: OpContext, docs: dict[str, Any], info: dict[str, Any]) -> d
     live, root = ctx.live, ctx.root
     embed = bool(live.embed)
     try:
+        from commonplace.compiler.search import index_counts
+
         counts = index_counts(root)
     except Exception:  # noqa: BLE001 - a broken index: counts are zero, health says so
         counts = {}
@@ -218,18 +171,18 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
     if isinstance(lb, dict):  # warnings name corpus files only; keep the answer small
         lb.pop("warnings", None)
     answer.update(dory_fields(ctx, docs, info if isinstance(info, dict) else {}))
-    from commonplace.compiler.search.store.recover import recovered
+    from commonplace.compiler.search import recovered
 
     answer["recovered"] = recovered()  # derived state discarded and rebuilt by this process
     if debug:
-        from commonplace.compiler.search.store.disk import index_root
+        from commonplace.compiler.search import index_root
 
         try:
             index_rel = index_root(root).relative_to(root).as_posix()
         except ValueError:
             index_rel = "index"
         try:
-            from commonplace.compiler.search.embedding.base import ENCODE_BATCH
+            from commonplace.compiler.search import ENCODE_BATCH
         except ImportError:
             ENCODE_BATCH = 0  # noqa: N806
         answer.update(corpus_root="<corpus>", index_root=f"<corpus>/{index_rel}", embedding_batch_size=ENCODE_BATCH,

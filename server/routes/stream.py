@@ -41,7 +41,7 @@ def reindex(live: LiveContract, force: bool) -> dict[str, Any]:
     out = result.as_dict() if hasattr(result, "as_dict") else {}
     out["forced"] = bool(force)
     if force and live.index:
-        from commonplace.compiler.search.index.stage import build_indexes
+        from commonplace.compiler.search import build_indexes
 
         with live.write_lock:
             report = build_indexes(live.root, list(live.docs.values()), embed=live.embed)

@@ -8,7 +8,7 @@ import errno
 from pathlib import Path
 
 from commonplace.compiler.live.corpus import LiveCorpus
-from commonplace.compiler.search.index import stage as index_stage
+from commonplace.compiler import search as index_stage  # the facade the live corpus calls
 
 
 def test_a_write_that_missed_the_index_is_indexed_by_the_next_refresh(tmp_path: Path, monkeypatch) -> None:

@@ -32,6 +32,19 @@ def _truncate(p: Path, keep: float = 0.5) -> None:
     p.write_bytes(data[: int(len(data) * keep)])
 
 
+def _gone_module(toc: Path) -> None:
+    """The pickled schema in a Whoosh table of contents names our tokenizer's module by
+    path; here a module that does not exist (same length, so the pickle's length prefix
+    holds): the file opens, and unpickling the schema fails with ModuleNotFoundError."""
+    data = toc.read_bytes()
+    assert BM25_MODULE in data, "the TOC names the schema's module"
+    toc.write_bytes(data.replace(BM25_MODULE, GONE_MODULE))
+
+
+BM25_MODULE = b"commonplace.compiler.search.store.bm25"
+GONE_MODULE = b"commonplace.compiler.search.store.gone"
+
+
 CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "meta-garbage": lambda c: (_gen(c) / "meta.json").write_text("{not json"),
     "meta-empty": lambda c: (_gen(c) / "meta.json").write_text(""),
@@ -41,6 +54,7 @@ CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "delta-garbage": lambda c: (_gen(c) / "delta.sqlite").write_bytes(b"garbage" * 200),
     "whoosh-segment-truncated": lambda c: _truncate(sorted((_gen(c) / "whoosh").glob("*.trm"))[0]),
     "whoosh-toc-truncated": lambda c: _truncate(sorted((_gen(c) / "whoosh").glob("*.toc"))[0]),
+    "whoosh-toc-gone-module": lambda c: _gone_module(sorted((_gen(c) / "whoosh").glob("*.toc"))[0]),
 }
 EMBED_CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "vectors-truncated": lambda c: _truncate(_gen(c) / "vectors.hnsw"),
@@ -108,7 +122,7 @@ def _start_embed(c: Path, site: Path) -> Server:
 
 
 # The fast suite runs one corruption of each kind; `-m slow` runs them all.
-FAST = {"meta-garbage", "delta-garbage", "whoosh-segment-truncated", "vectors-truncated"}
+FAST = {"meta-garbage", "delta-garbage", "whoosh-segment-truncated", "whoosh-toc-gone-module", "vectors-truncated"}
 
 
 def _cases(names: list[str]) -> list:
