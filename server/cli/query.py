@@ -47,7 +47,7 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
             data = ask_server(url, body)
             if data is not None:
                 return data, "server"
-    from commonplace.compiler.search import IndexNotReady, InvalidRequest, open_engine
+    from commonplace.compiler.search import IndexNotReady, InvalidRequest, open_engine, unreadable
 
     try:
         return open_engine(root).search(body), "local"
@@ -55,6 +55,13 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
         raise Problem(str(exc)) from None
     except InvalidRequest as exc:
         raise click.UsageError(str(exc)) from None
+    except Exception as exc:
+        # Only a server or a build rebuilds derived state: say so rather than a traceback.
+        if not unreadable(exc):
+            raise
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        raise Problem(f"the search index could not be read ({type(exc).__name__}{': ' + detail if detail else ''}); "
+                      "`commonplace build` (or `commonplace serve`) rebuilds it") from None
 
 
 _MARK = re.compile(r"\[\[(.*?)\]\]")

@@ -61,7 +61,10 @@ def _read_toc(whoosh: Path) -> Any:
     from whoosh.filedb.filestore import FileStorage
     from whoosh.index import TOC
 
-    return TOC.read(FileStorage(str(whoosh)), INDEX_NAME)
+    from ..store.recover import loading_schema
+
+    with loading_schema(whoosh):
+        return TOC.read(FileStorage(str(whoosh)), INDEX_NAME)
 
 
 def plan(store: IndexStore, fanout: int = MERGE_FANOUT) -> MergePlan | None:

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from whoosh import index
 
 from . import bm25_postings
-from ..store.bm25 import ChunkDoc, make_schema
+from ..store.bm25 import ChunkDoc, make_schema, open_index
 
 
 MERGE_TIERS = (400, 4000, 40000)  # segments below a tier's size count as that tier's
@@ -30,7 +30,7 @@ def _tiers_to_merge(segments: list[Any], fanout: int) -> list[Any]:
 
 def needs_merge(directory: Path) -> bool:
     """Whether `tiered_merge` would merge anything in this index (reads the TOC only)."""
-    ix = index.open_dir(str(directory))
+    ix = open_index(directory)
     try:
         return bool(_tiers_to_merge(list(ix._segments()), MERGE_FANOUT))
     finally:
@@ -98,7 +98,7 @@ class BM25Writer:
         if create or not index.exists_in(str(directory)):
             self.ix = index.create_in(str(directory), make_schema())
         else:
-            self.ix = index.open_dir(str(directory))
+            self.ix = open_index(directory)
         # Big segments as plain files, not one compound file: opening a reader on a
         # compound segment copies each of its parts into memory (Whoosh's BufferFile wraps
         # the mmap in a BytesIO), about 40 ms per reader for the main segment of a

@@ -167,7 +167,11 @@ class ChunkDoc:
 
 
 def open_index(directory: Path) -> Any:
-    return index.open_dir(str(directory))
+    """The Whoosh index in `directory`; `UnreadableSchema` when its schema cannot be loaded."""
+    from .recover import loading_schema
+
+    with loading_schema(Path(directory)):
+        return index.open_dir(str(directory))
 
 
 @dataclass
