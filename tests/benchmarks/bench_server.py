@@ -31,7 +31,8 @@ Queries are drawn (seeded) from the corpus itself: a title, a heading or a few w
 document, so most have answers. Every answer is checked (status 200, JSON shape); after
 the mixed run every appended line is looked up on disk: it must be there exactly once.
 
-Prints a table (or JSON with --json) on stdout; progress goes to stderr.
+Prints a table (or JSON with --json) on stdout, with the serve process's CPU time after it
+was ready (user + system, its children too) per request served; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -217,6 +218,25 @@ def server_memory(pid: int) -> dict[str, float]:
     return {"peak_rss": round(_status_kb(pid, "VmHWM") / 1024, 1), "tree_rss": round(tree / 1024, 1)}
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by the serve process and its children
+    (running ones read live, finished ones as the process has waited for them). The
+    machine may be shared: CPU per request says what wall time hides under load."""
+    total, todo = 0.0, [pid]
+    tick = os.sysconf("SC_CLK_TCK")
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15 if p == pid else 13]) / tick  # utime stime (cutime cstime)
+            with open(f"/proc/{p}/task/{p}/children", encoding="ascii") as f:
+                todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def generation_number(corpus: Path) -> int:
     """The live index generation's number (each refresh that indexes, and each background
     merge, makes one)."""
@@ -301,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     phases: list[Phase] = []
     appended: dict[int, list[str]] = {}
     generations = 0
+    cpu0 = server_cpu(proc.pid)
     try:
         status, st = Client(host, port).call("GET", "/v1/status")
         def search(mode: str) -> Any:
@@ -360,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
                                     seed=2))
             generations = generation_number(corpus) - g0
     finally:
+        cpu = server_cpu(proc.pid) - cpu0
         memory = server_memory(proc.pid)
         proc.send_signal(signal.SIGTERM)
         try:
@@ -389,7 +411,10 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows, "writes_checked": sum(len(v) for v in appended.values()), "writes_lost": lost,
         "writes_duplicated": dup, "error_samples": [e for ph in phases for e in ph.error_samples],
         "cpus": os.cpu_count(), "server_memory_mb": memory, "index_generations_in_mixed": generations,
+        "server_cpu_seconds": round(cpu, 2), "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
     }
+    served = sum(r["requests"] for r in (ph.row() for ph in phases))
+    report["server_cpu_ms_per_request"] = round(1000 * cpu / served, 3) if served else None
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -406,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
               f"index generations made in the mixed phase: {generations} (refreshes and merges)")
         print(f"server memory: peak RSS {memory['peak_rss']} MB (the serve process), "
               f"{memory['tree_rss']} MB with its children at the end")
+        print(f"server CPU after ready: {report['server_cpu_seconds']} s, "
+              f"{report['server_cpu_ms_per_request']} ms per request; load at the end {report['load']}")
         for e in report["error_samples"]:
             print(f"error: {e}")
     over = args.rss_budget_mb is not None and memory["peak_rss"] > args.rss_budget_mb
