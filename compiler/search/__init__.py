@@ -34,7 +34,7 @@ torch until a function needs them. Type checkers see the real, typed definitions
   `InvalidRequest`), `IndexNotReady`; around an index update in this process,
   `hold_engine(root)` and `prepare_engine_switch(root)`; `make_snippet`, `audit_kind`
 - status and recovery: `index_status` / `format_status`, `index_counts`, `index_root`,
-  `unreadable` / `recovered`
+  `unreadable` / `recovered`, `UnreadableSchema` (an index another version wrote)
 - embedding model refs: `resolve_model`, `default_model_name`, `ModelRef`, `ENCODE_BATCH`
 - text: `term_counts`, `unique_terms` (index terms), `inline_plain` (what a reader sees)
 """
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from .read.snippet import make_snippet
     from .status import format_status, index_counts, index_status
     from .store.disk import index_root
-    from .store.recover import recovered, unreadable
+    from .store.recover import UnreadableSchema, recovered, unreadable
     from .text import term_counts, unique_terms
 
 _EXPORTS = {
@@ -79,7 +79,7 @@ _EXPORTS = {
     "audit_kind": "read.audit", "EVIDENCE_PREFIX": "read.audit",
     # status and recovery
     "index_status": "status", "format_status": "status", "index_counts": "status", "index_root": "store.disk",
-    "unreadable": "store.recover", "recovered": "store.recover",
+    "unreadable": "store.recover", "recovered": "store.recover", "UnreadableSchema": "store.recover",
     # embedding model refs
     "resolve_model": "embedding.base", "default_model_name": "embedding.base", "ModelRef": "embedding.base",
     "ENCODE_BATCH": "embedding.base",

@@ -47,7 +47,7 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
             data = ask_server(url, body)
             if data is not None:
                 return data, "server"
-    from commonplace.compiler.search import IndexNotReady, InvalidRequest, open_engine, unreadable
+    from commonplace.compiler.search import IndexNotReady, InvalidRequest, UnreadableSchema, open_engine, unreadable
 
     try:
         return open_engine(root).search(body), "local"
@@ -60,8 +60,11 @@ def run_search(root: Path, body: dict[str, Any], use_server: bool = True) -> tup
         if not unreadable(exc):
             raise
         detail = str(exc).splitlines()[0] if str(exc) else ""
+        # A build checks the schema only (it reads no segment of an index it need not change).
+        schema = isinstance(exc, UnreadableSchema)
+        who = "`commonplace build` or `commonplace serve`" if schema else "`commonplace serve`"
         raise Problem(f"the search index could not be read ({type(exc).__name__}{': ' + detail if detail else ''}); "
-                      "`commonplace build` (or `commonplace serve`) rebuilds it") from None
+                      f"{who} rebuilds it") from None
 
 
 _MARK = re.compile(r"\[\[(.*?)\]\]")

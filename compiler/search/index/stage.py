@@ -204,6 +204,12 @@ def _apply(root: Path, docs: list[Document], removed_in: list[str], *, full: boo
         if base is not None:
             assert meta is not None
             pending_chunks = meta.chunks - meta.vectors  # chunks without a vector
+            if full and (base / "whoosh").is_dir():
+                # A build with nothing to change opens no Whoosh file: check here that the
+                # schema loads (an index another version wrote), so it is rebuilt (`recover`).
+                from ..store.bm25 import open_index
+
+                open_index(base / "whoosh").close()
             if full or removed_in:  # an update that removes nothing need not open the table (8 ms)
                 db0 = open_table(base, readonly=True)
                 if full:
