@@ -19,6 +19,9 @@ _IDS = re.compile(r"`?\b[ce]_[0-9a-f]{12,}\b`?")
 _MARKUP = re.compile(r"[\[\]*_`<>\\~=!&]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+")
+_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
+_TOKEN = re.compile(r"\S+")
+_NONWORD = re.compile(r"\W+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 
@@ -31,7 +34,7 @@ def plain_line(text: str) -> str:
     if _MARKUP.search(s):  # most prose lines have no markup: skip the markup rules
         s = inline_plain(s, ticks=True).replace("**", "")
     s = _SPACE.sub(" ", s).strip()
-    s = re.sub(r"\s+([,.;:!?])", r"\1", s)
+    s = _BEFORE_PUNCT.sub(r"\1", s)
     return cut_repeat(s)
 
 
@@ -47,14 +50,18 @@ def _words(text: str) -> tuple[str, ...]:  # the same lines are compared many ti
 def cut_repeat(line: str) -> str:
     """`line` without a second copy of itself: a line whose words start over from the
     beginning is cut where they do; repeated sentences are kept once."""
-    toks = list(re.finditer(r"\S+", line))
-    norm = [re.sub(r"\W+", "", t.group(0)).casefold() for t in toks]
-    n = len(norm)
-    for p in range(3, n // 2 + 1):
-        k = min(p, n - p)
-        if k >= 3 and norm[p:p + k] == norm[:k]:
-            line = line[: toks[p].start()].rstrip(" -—,;")
-            break
+    toks = list(_TOKEN.finditer(line))
+    n = len(toks)
+    if n >= 6:  # a copy of at least three words after at least three
+        norm = [_NONWORD.sub("", t.group(0)).casefold() for t in toks]
+        first = norm[0]
+        for p in range(3, n // 2 + 1):
+            if norm[p] != first:  # cheap test first: most lines never start over
+                continue
+            k = min(p, n - p)
+            if norm[p:p + k] == norm[:k]:
+                line = line[: toks[p].start()].rstrip(" -—,;")
+                break
     parts = _SENTENCE.split(line)
     if len(parts) > 1:
         seen: set[str] = set()

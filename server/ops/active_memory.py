@@ -31,6 +31,7 @@ characters: a longer message adds nothing a search can use, and costs time.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass
@@ -152,7 +153,9 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
 
 def _search(ctx: OpContext, query: str, k: int, corpus: str) -> list[dict[str, Any]]:
     sreq = SearchRequest(query=query, k=k, mode="hybrid", corpus=corpus, include_content=False, debug=True)
-    return shape(run_engine(ctx.live, engine_request(sreq)), sreq)["results"]
+    # The snippet only points into the page `gather` reads: no wikilink titles needed.
+    ereq = dataclasses.replace(engine_request(sreq), snippet_titles=False)
+    return shape(run_engine(ctx.live, ereq), sreq)["results"]
 
 
 def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> list[dict[str, Any]]:

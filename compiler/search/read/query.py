@@ -139,6 +139,10 @@ class SearchRequest:
     debug: bool = False
     snippet_marks: str = "markdown"
     as_of: str | None = None
+    # Internal (not on the wire): snippets show a wikilink's target instead of its page's
+    # title. Active memory reads the page itself and uses the snippet only to know where
+    # the match was; resolving titles is a scan of the document table per new link target.
+    snippet_titles: bool = True
 
 
 def _bool(v: Any, name: str) -> bool:

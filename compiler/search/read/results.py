@@ -41,7 +41,7 @@ class TitleResolver:
 
 
 def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, terms: list[str],
-                  prefixes: list[str], titles: Callable[[str], str | None],
+                  prefixes: list[str], titles: Callable[[str], str | None] | None,
                   idf: Callable[[str], float]) -> list[dict]:
     """The response's `results` for engine hits (path, cid, score, norm, needle, ranks)."""
     if not hits:
@@ -56,6 +56,8 @@ def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, 
     out = []
     term_set = set(terms)
     weights = {t: idf(t) for t in term_set} if term_set else None  # the rarest words pick the window
+    if not req.snippet_titles:
+        titles = None
     for h in hits:
         c, d = chunks.get(h.cid), docs.get(h.path)
         if c is None or d is None:
