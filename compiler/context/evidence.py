@@ -135,29 +135,41 @@ def _clip(text: str, limit: int = LINE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_source: int = PER_SOURCE,
-         units: list[Unit] | None = None) -> list[Unit]:
-    """The units of `page` that answer best, in page order."""
+def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]", session: bool,
+         per_source: int = PER_SOURCE, units: list[Unit] | None = None) -> list[Unit]:
+    """The units of `page` that answer best, in page order. `snippet` is the search's
+    snippet of the page, or a function that makes it: it is made only when it can change
+    the choice (two or more units share words with the question, or none does)."""
     units = _split_units(page, session) if units is None else units
     if not units:
         return []
-    snip = {stem(w) for w in words(snippet)}
+    made: list[set[str]] = []
+
+    def snip() -> set[str]:
+        if not made:
+            made.append({stem(w) for w in words(snippet() if callable(snippet) else snippet)})
+        return made[0]
+
     scored = []
     for i, u in enumerate(units):
         have = unit_stems(u)
         s = sum(wt for t, wt in terms.items() if t in have)
-        if snip and s > 0:
-            if have and len(have & snip) / len(have) > 0.6:
-                s += 0.5  # the search engine's own snippet points here
         if u.kind == "claim" and s > 0:
             s += 0.25
-        scored.append((s, i, u))
-    best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_source]
+        scored.append([s, i, u])
+    matching = [x for x in scored if x[0] > 0]
+    if len(matching) > 1 and snip():
+        for x in matching:
+            have = unit_stems(x[2])
+            if have and len(have & snip()) / len(have) > 0.6:
+                x[0] += 0.5  # the search engine's own snippet points here
+    best = sorted(matching, key=lambda x: (-x[0], x[1]))[:per_source]
     if not best:
         # No word of the question (a match by meaning): the unit the engine's snippet
         # comes from, else the page's opening, never the snippet itself, which may be a
         # Timeline or Evidence list.
-        near = max(((len(unit_stems(u) & snip) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
+        snip_ = snip()
+        near = max(((len(unit_stems(u) & snip_) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
                    key=lambda x: (x[0], x[1]))
         claims = [u for u in units if u.kind == "claim"]
         if near[0] > 0.3:
@@ -178,8 +190,10 @@ def pick(page: Page, terms: dict[str, float], snippet: str, session: bool, per_s
 
 
 def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_audit: bool = False,
-           session: bool = False, per_source: int = PER_SOURCE) -> list[Evidence]:
-    """One `Evidence` per usable result, in the results' order."""
+           session: bool = False, per_source: int = PER_SOURCE,
+           snippet_of: Callable[[dict[str, Any]], str] | None = None) -> list[Evidence]:
+    """One `Evidence` per usable result, in the results' order. A result without a
+    snippet gets one from `snippet_of` when one is needed (`pick`)."""
     terms = query_terms(query)
     out: list[Evidence] = []
     seen: set[str] = set()
@@ -195,8 +209,16 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         if not include_audit and is_audit(path, page.meta):
             continue
         raw_snippet = str(r.get("snippet") or "")
+        if not raw_snippet and snippet_of is not None:
+            def lazy(r: dict[str, Any] = r) -> str:
+                return snippet_of(r).replace("**", "")
+            hint: "str | Callable[[], str]" = lazy
+        else:
+            hint = raw_snippet.replace("**", "")
         every = _split_units(page, session) if text else []
-        units = pick(page, terms, raw_snippet.replace("**", ""), session, per_source, every) if every else []
+        units = pick(page, terms, hint, session, per_source, every) if every else []
+        if not units and loaded is None and not raw_snippet and snippet_of is not None:
+            raw_snippet = snippet_of(r)
         snippet = plain_line(raw_snippet) if not units and loaded is None else ""
         if not units and snippet:
             if session:

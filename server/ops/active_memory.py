@@ -37,13 +37,15 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import render
+from commonplace.compiler.search.read.snippet import make_snippet
+from commonplace.compiler.search.text import unique_terms
 from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, is_audit, load_page, query_terms, rerank,
 )
@@ -152,10 +154,22 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
 
 
 def _search(ctx: OpContext, query: str, k: int, corpus: str) -> list[dict[str, Any]]:
-    sreq = SearchRequest(query=query, k=k, mode="hybrid", corpus=corpus, include_content=False, debug=True)
-    # The snippet only points into the page `gather` reads: no wikilink titles needed.
-    ereq = dataclasses.replace(engine_request(sreq), snippet_titles=False)
+    """The search's results with their chunk's text (`content`) and no snippet: `gather`
+    reads the pages and makes a snippet (`_snippet_of`) only where it needs one."""
+    sreq = SearchRequest(query=query, k=k, mode="hybrid", corpus=corpus, include_content=True, debug=True)
+    ereq = dataclasses.replace(engine_request(sreq), snippets=False)
     return shape(run_engine(ctx.live, ereq), sreq)["results"]
+
+
+def _snippet_of(query: str) -> Callable[[dict[str, Any]], str]:
+    """A result's snippet made from its chunk's text, as the search makes it (without the
+    rarity weights and wikilink titles: it only points to where in the page the match is)."""
+    terms = set(unique_terms(query))
+
+    def make(r: dict[str, Any]) -> str:
+        return make_snippet(str(r.get("content") or ""), terms, style="none")
+
+    return make
 
 
 def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> list[dict[str, Any]]:
@@ -225,7 +239,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     sessions: list[Evidence] = []
     if query and policy.durable:
         results = _ranked(_search(ctx, query, DURABLE_K, "durable"), policy, False)
-        found = _usable(gather(results, query, read)[:MAX_SOURCES])
+        snippet_of = _snippet_of(query)
+        found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
         head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
         if found and time.perf_counter() < deadline:  # nothing usable: no deeper look (the wake answers)
             deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
@@ -236,7 +251,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     # asks about recent work (Dory's rule).
     if query and policy.sessions and time.perf_counter() < deadline:
         results = _ranked(_search(ctx, query, SESSION_K, "sessions"), policy, True)
-        found = _usable(gather(results, query, read, session=True))
+        found = _usable(gather(results, query, read, session=True, snippet_of=_snippet_of(query)))
         left = attach_updates(durable, found, terms)
         sessions = left if recent else []
 

@@ -41,7 +41,7 @@ class TitleResolver:
 
 
 def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, terms: list[str],
-                  prefixes: list[str], titles: Callable[[str], str | None] | None,
+                  prefixes: list[str], titles: Callable[[str], str | None],
                   idf: Callable[[str], float]) -> list[dict]:
     """The response's `results` for engine hits (path, cid, score, norm, needle, ranks)."""
     if not hits:
@@ -55,16 +55,14 @@ def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, 
         f"SELECT * FROM docs WHERE path IN ({','.join('?' * len(paths))})", paths)}
     out = []
     term_set = set(terms)
-    weights = {t: idf(t) for t in term_set} if term_set else None  # the rarest words pick the window
-    if not req.snippet_titles:
-        titles = None
+    weights = {t: idf(t) for t in term_set} if term_set and req.snippets else None  # the rarest words pick the window
     for h in hits:
         c, d = chunks.get(h.cid), docs.get(h.path)
         if c is None or d is None:
             continue
         snippet = make_snippet(c["text"], term_set, prefixes, needle=h.needle, style=req.snippet_marks,
-                               titles=titles, weights=weights)
-        if not snippet:  # the chunk is all bookkeeping (an entity page's Timeline): another one speaks
+                               titles=titles, weights=weights) if req.snippets else ""
+        if not snippet and req.snippets:  # the chunk is all bookkeeping (a Timeline): another one speaks
             snippet = next((s for s in (make_snippet(t, term_set, prefixes, needle=h.needle,
                                                      style=req.snippet_marks, titles=titles, weights=weights)
                                         for t in _other_chunks(db, h.path, h.cid)) if s), "")
