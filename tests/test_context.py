@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from commonplace.compiler.context.active import render
-from commonplace.compiler.context.evidence import Evidence, attach_updates, disk_reader, gather, query_terms
+from commonplace.compiler.context.evidence import (
+    Evidence, attach_updates, disk_reader, gather, hop_names, names, query_terms,
+)
 from commonplace.compiler.context.facts import page_units, session_summary
 from commonplace.compiler.context.pack import Packer
 from commonplace.compiler.context.plain import plain_line
@@ -138,3 +140,45 @@ def test_the_same_text_from_two_sources_is_one_line_with_both() -> None:
                                       ("We adopted a puppy!", "We adopted a puppy! (2023-05-06, b.md)", "b.md")])
     assert pack.text() == "## Active memory\n- We adopted a puppy. (2023-01-02, a.md; 2023-05-06, b.md)"
     assert pack.sources == ["a.md", "b.md"]
+
+
+NOTE = """---
+title: Billing notes
+---
+# Billing notes
+
+The invoice export runs on Mondays, after the weekly ledger close.
+
+Alex moved the invoice export to the new queue in March.
+
+Refunds are reviewed by Dana.
+"""
+
+
+def test_a_snippet_is_made_only_when_it_can_change_the_choice(tmp_path: Path) -> None:
+    """A result without a snippet gets one from `snippet_of` only for a page where two or
+    more sentences share words with the question (or none does); then it still picks the
+    sentence the snippet points at."""
+    (tmp_path / "a.md").write_text("---\ntitle: a\n---\nThe invoice export runs on Mondays.\n")
+    (tmp_path / "b.md").write_text(NOTE)
+    asked: list[str] = []
+
+    def snippet_of(r: dict) -> str:
+        asked.append(r["path"])
+        return "Alex moved the invoice export to the new queue in March."
+
+    results = [{"path": "a.md", "score_normalized": 0.9}, {"path": "b.md", "score_normalized": 0.8}]
+    got = gather(results, "Where does the invoice export run?", disk_reader(tmp_path), per_source=1,
+                 snippet_of=snippet_of)
+    assert asked == ["b.md"]  # a.md has one matching sentence: no snippet needed
+    assert got[0].text == "The invoice export runs on Mondays."
+    assert got[1].text == "Alex moved the invoice export to the new queue in March."  # where the snippet points
+
+
+def test_names_and_the_names_a_second_hop_looks_up() -> None:
+    assert names("Considering what Elif enjoys in Lisbon. Then NASA and Omar.") == ["Elif", "Lisbon", "NASA", "Omar"]
+    best = Evidence("t.md", "", units=[page_units("t.md", "Omar: I booked flights to visit Ana in the spring, "
+                                                          "I miss Ana so much.").units[0]])
+    # the question's own names and the sentence's opening word are not looked up again
+    assert hop_names([best], "Which city will Omar be flying to in the spring?") == ["Ana"]
+    assert hop_names([best], "Which city will Omar fly to to see Ana?") == []

@@ -279,6 +279,30 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
     return [e for *_, e in keyed]
 
 
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]+)?|[A-Z]{2,})\b")
+
+
+def names(text: str) -> list[str]:
+    """Capitalised words that do not open a sentence (people, places, projects), once each."""
+    out: list[str] = []
+    for m in _NAME.finditer(text):
+        if m.group(1) not in out and m.group(1).casefold() not in STOP:
+            out.append(m.group(1))
+    return out
+
+
+def hop_names(best: list[Evidence], query: str, limit: int = 3) -> list[str]:
+    """Names (capitalised words, not opening a sentence) in the best evidence that the
+    question does not hold: a second search for them finds what the first hop points to
+    ("I booked flights to visit Ana" -> the turn that says where Ana lives)."""
+    asked = {stem(w) for w in words(query)}
+    out: list[str] = []
+    for e in best:
+        for u in e.units:
+            out += [w for w in names(u.text) if stem(w) not in asked and w not in out]
+    return out[:limit]
+
+
 def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dict[str, float]) -> list[Evidence]:
     """Session evidence newer than a durable fact and about the same thing goes beside it
     (both dated); returns the session evidence left over."""

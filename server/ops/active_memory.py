@@ -47,7 +47,7 @@ from commonplace.compiler.context.active import render
 from commonplace.compiler.search.read.snippet import make_snippet
 from commonplace.compiler.search.text import unique_terms
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, is_audit, load_page, query_terms, rerank,
+    Evidence, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names, query_terms, rerank,
 )
 
 DURABLE_K = 20  # results from the search (with snippets); deeper candidates come from `_deeper`
@@ -55,6 +55,11 @@ MAX_SOURCES = 50
 HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
 DEEP = 100  # documents from the engine's vector list for the deeper look
 SESSION_K = 4
+HOP_FROM = 1
+HOP_K = 3
+HOP_HEAD = True
+_QWORDS = {"what", "which", "when", "where", "who", "whom", "why", "how", "is", "are", "did", "does", "do", "the",
+           "after", "considering", "for", "on", "around", "since", "in", "i", "a", "an"}
 MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
 TOP_WEAK = 0.1  # the same, for the search's top ten
@@ -218,6 +223,22 @@ def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: An
     return out
 
 
+def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence], results: list[dict[str, Any]],
+                policy: Policy, read: Any) -> list[Evidence]:
+    """A second search for the names the best evidence holds and the question does not
+    (`hop_names`), with the question's own names: a question whose answer takes two
+    sources ("which city will Omar fly to, and which relative lives there?") finds the
+    first ("I booked flights to visit Ana") by its words and the second ("My sister Ana is
+    moving to Hanoi") only through it. Without vectors no other look finds the second,
+    which shares no word with the question but the name. Its new sources go after the
+    search's top ten, ranked with the rest (`rerank`)."""
+    asked = names(query)
+    have = {e.path for e in found} | {str(r["path"]) for r in results}
+    more = [r for r in _ranked(_search(ctx, " ".join(hop + asked), HOP_K, "durable"), policy, False)
+            if r["path"] not in have]
+    return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
+
+
 def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well (the
     top ten need less: the block is never worse than pasting them)."""
@@ -245,6 +266,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if found and time.perf_counter() < deadline:  # nothing usable: no deeper look (the wake answers)
             deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
             found += [e for e in deeper if e.score > 0 or e.matched > 0]
+        hop = hop_names(found[:HOP_FROM], query) if found and time.perf_counter() < deadline else []
+        if hop:
+            found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head)
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
