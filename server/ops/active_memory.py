@@ -6,10 +6,12 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    which wake profile, whether durable and session evidence may be used, and which paths
    it leaves out (coding leaves out core/user, soul, identity and people/; writing keeps
    people, whose preferences a draft needs; privacy uses nothing but the privacy wake).
-2. Durable evidence: one hybrid search with the prompt (thirty candidates), in the
-   engine's order nudged by Dory's path weights; tombstones, sessions, superseded, raw
-   and audit material (per-write evidence files, inbox, quarantine, saved research,
-   generated wiki pages) are not evidence.
+2. Durable evidence: one hybrid search with the prompt (twenty results, without
+   snippets: `gather` makes one only where it can change the choice), in the engine's
+   order nudged by Dory's path weights; tombstones, sessions, superseded, raw and audit
+   material (per-write evidence files, inbox, quarantine, saved research, generated wiki
+   pages) are not evidence. A second hop (`_second_hop`) searches the names the best
+   source holds and the prompt does not; with vectors, the deeper look (`_deeper`).
 3. Session evidence, while time is left: a session search for every prompt. A session
    line newer than a durable line on the same subject goes under it, both dated; other
    session lines appear only when the prompt asks about recent work (today, yesterday,

@@ -38,7 +38,9 @@ for tuning and not reported unless --tuning): evidence = share of gold paths pre
 the block; answer = share of questions (with an answer) whose answer words are all in
 the block; forbidden = questions whose block holds replaced or forgotten text (must be 0);
 bookkeeping = share of block lines that are ids, marker comments, frontmatter fences or
-keys, or audit lines; tokens = mean block tokens (the wake estimate); p50 ms.
+keys, or audit lines; tokens = mean block tokens (the wake estimate); p50 ms (wall) and cpu
+p50 ms (the process's CPU time per call, `time.process_time`: on a shared machine the wall
+time grows with the load, the CPU time much less); the load average is printed per corpus.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import re
 import shutil
 import statistics
@@ -225,18 +228,21 @@ def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool, http: bo
         picked = [q for i, q in enumerate(corpus["questions"]) if (i % 2 == 0) == tuning]
         rows: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
         times: dict[str, list[float]] = {s: [] for s in systems}
+        cpu: dict[str, list[float]] = {s: [] for s in systems}
         for s in systems:  # warm: the first call of each route loads its module
             ask(s, client, picked[0], budget, corpus["projects"])
         for q in picked:  # systems in turn per question: background work weighs on all alike
             for s in systems:
                 if not http:
                     forget_queries()
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 block = ask(s, client, q, budget, corpus["projects"])
                 times[s].append((time.perf_counter() - t0) * 1000)
+                cpu[s].append((time.process_time() - c0) * 1000)
                 rows[s].append(score(block, q))
-        out: dict[str, Any] = {s: summarize(rows[s], times[s]) for s in systems}
-        out["_n"] = {"questions": len(picked), "files": sum(1 for _ in corpus["root"].rglob("*.md"))}
+        out: dict[str, Any] = {s: summarize(rows[s], times[s], cpu[s]) for s in systems}
+        out["_n"] = {"load": os.getloadavg()[0]}
+        out["_n"].update(questions=len(picked), files=sum(1 for _ in corpus["root"].rglob("*.md")))
         return out
     finally:
         if http:
@@ -268,26 +274,28 @@ def settle(client: Any, embed: bool, timeout: float = 900) -> None:
     raise SystemExit("the index did not settle")
 
 
-def summarize(rows: list[dict[str, Any]], times: list[float]) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]], times: list[float], cpu: list[float] | None = None) -> dict[str, Any]:
     def mean(key: str) -> float:
         vals = [r[key] for r in rows if r[key] is not None]
         return sum(vals) / len(vals) if vals else float("nan")
 
     return {"evidence": 100 * mean("evidence"), "answer": 100 * mean("answer"),
             "forbidden": sum(r["forbidden"] for r in rows), "bookkeeping": 100 * mean("bookkeeping"),
-            "tokens": mean("tokens"), "p50": statistics.median(times) if times else 0.0}
+            "tokens": mean("tokens"), "p50": statistics.median(times) if times else 0.0,
+            "cpu50": statistics.median(cpu) if cpu else float("nan")}
 
 
 def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str,
           systems: tuple[str, ...] = ("active", "wake", "paste")) -> str:
     n = res["_n"]
-    lines = [f"{name}: {n['files']} files, {n['questions']} {split} questions, budget {budget} tokens",
+    lines = [f"{name}: {n['files']} files, {n['questions']} {split} questions, budget {budget} tokens, "
+             f"load average {n['load']:.1f} after the calls",
              f"{'system':<8} {'evidence %':>10} {'answer %':>9} {'forbidden':>9} {'bookkeep %':>10} "
-             f"{'tokens':>7} {'p50 ms':>7}"]
+             f"{'tokens':>7} {'p50 ms':>7} {'cpu p50 ms':>10}"]
     for system in systems:
         r = res[system]
         lines.append(f"{system:<8} {r['evidence']:>10.1f} {r['answer']:>9.1f} {r['forbidden']:>9d} "
-                     f"{r['bookkeeping']:>10.1f} {r['tokens']:>7.0f} {r['p50']:>7.1f}")
+                     f"{r['bookkeeping']:>10.1f} {r['tokens']:>7.0f} {r['p50']:>7.1f} {r['cpu50']:>10.1f}")
     a, p = res["active"], res["paste"]
     lines.append(f"active - paste: evidence {a['evidence'] - p['evidence']:+.1f} points, "
                  f"answer {a['answer'] - p['answer']:+.1f} points")

@@ -95,3 +95,19 @@ def test_engine_snippets_use_titles_of_linked_pages(indexed) -> None:
     res = engine.search({"query": "search quality merge", "mode": "bm25", "snippet_marks": "none"})
     snippet = next(r["snippet"] for r in res["results"] if r["path"] == "notes/why.md")
     assert "as Reciprocal rank fusion explains" in snippet and "rank-fusion" not in snippet
+
+
+def test_a_request_without_snippets_keeps_the_chunk_text(indexed) -> None:
+    """Active memory asks for no snippets (it reads the pages): the answer's results are
+    the same, with an empty snippet and the chunk's text as `content`."""
+    from commonplace.compiler.search.read.query import SearchRequest
+
+    _root, engine = indexed({
+        "concepts/rank-fusion.md": doc("Reciprocal rank fusion", "How two ranked lists become one.\n"),
+        "notes/why.md": doc("Why", "We merge the lists as [[rank-fusion]] explains, for search quality.\n"),
+    })
+    full = engine.search(SearchRequest("search quality merge", mode="bm25", include_content=True))
+    bare = engine.search(SearchRequest("search quality merge", mode="bm25", include_content=True, snippets=False))
+    assert [r["path"] for r in bare["results"]] == [r["path"] for r in full["results"]]
+    why = next(r for r in bare["results"] if r["path"] == "notes/why.md")
+    assert why["snippet"] == "" and "[[rank-fusion]] explains" in why["content"]
