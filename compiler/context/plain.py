@@ -53,9 +53,10 @@ def cut_repeat(line: str) -> str:
     toks = list(_TOKEN.finditer(line))
     n = len(toks)
     first = _NONWORD.sub("", toks[0].group(0)).casefold() if n >= 6 else ""
-    # A copy needs at least three words after at least three, and a second occurrence of
-    # the first word in the line's letters (one pass, before a pass per word).
-    if n >= 6 and (not first or _NONWORD.sub("", line.casefold()).count(first) >= 2):
+    opening = "".join(_NONWORD.sub("", t.group(0)) for t in toks[:3]).casefold() if n >= 6 else ""
+    # A copy needs at least three words after at least three, so the first three words'
+    # letters occur twice in the line's letters (one pass, before a pass per word).
+    if n >= 6 and (not opening or _NONWORD.sub("", line.casefold()).count(opening) >= 2):
         norm = [_NONWORD.sub("", t.group(0)).casefold() for t in toks]
         for p in range(3, n // 2 + 1):
             if norm[p] != first:  # cheap test first: most lines never start over
