@@ -139,7 +139,8 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
          per_source: int = PER_SOURCE, units: list[Unit] | None = None) -> list[Unit]:
     """The units of `page` that answer best, in page order. `snippet` is the search's
     snippet of the page, or a function that makes it: it is made only when it can change
-    the choice (two or more units share words with the question, or none does)."""
+    the choice (more units share words with the question than are kept, or their scores
+    are far apart, or none does)."""
     units = _split_units(page, session) if units is None else units
     if not units:
         return []
@@ -158,7 +159,11 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
             s += 0.25
         scored.append([s, i, u])
     matching = [x for x in scored if x[0] > 0]
-    if len(matching) > 1 and snip():
+    # The snippet's bonus (below) can change the choice only when more units match than
+    # are kept, or when a boosted top would leave a matching unit under the 0.6 line.
+    settled = len(matching) <= per_source and \
+        min((x[0] for x in matching), default=0.0) >= (max((x[0] for x in matching), default=0.0) + 0.5) * 0.6
+    if len(matching) > 1 and not settled and snip():
         for x in matching:
             have = unit_stems(x[2])
             if have and len(have & snip()) / len(have) > 0.6:
