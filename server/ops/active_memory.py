@@ -46,8 +46,7 @@ from . import OpContext
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import render
-from commonplace.compiler.search.read.snippet import make_snippet
-from commonplace.compiler.search.text import unique_terms
+from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names, query_terms, rerank,
 )
