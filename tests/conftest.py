@@ -65,3 +65,44 @@ def cli() -> Callable[..., object]:
         return runner.invoke(main, [str(a) for a in args], catch_exceptions=False, **kw)
 
     return _run
+
+
+# -- under pytest-xdist (`python -m pytest -q -n 2`) ----------------------------------------
+# A test file is one unit of work: its module-scoped builds, servers and models are made once,
+# on one worker, and what a file holds to itself (the Ray loopback cluster's fixed ports, the
+# int8 model cache) never meets itself on another worker. Except the files in SPREAD, whose
+# tests share nothing: each test function is a unit, its parameters stay together (two
+# real-model doc pages at once, each embedding all of docs/, ran past the examples' 180 s
+# timeout on a loaded 2-core machine). The files that take longest start first, so that no
+# worker is left running a long file alone at the end (measured with --durations, heaviest
+# first; a file not listed follows in collection order). Without -n nothing here applies.
+HEAVY_FIRST = [
+    "tests/test_doc_examples.py", "tests/search/test_embed_openvino.py", "tests/test_ray_engine.py",
+    "tests/hostile/test_hostile_crash.py", "tests/search/test_search_confidence.py", "tests/search/test_search_e2e.py",
+    "tests/mcp/test_mcp_stdio.py", "tests/hostile/test_hostile_state.py", "tests/mcp/test_mcp_http.py",
+    "tests/test_crash.py", "tests/test_first_run.py", "tests/hostile/test_hostile_live.py",
+    "tests/hostile/test_hostile_load.py", "tests/mcp/test_mcp_docs.py",
+]
+SPREAD = {"tests/test_doc_examples.py"}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201
+    if config.getvalue("dist") != "load":  # asked for another --dist: give it
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _Files(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return nodeid.split("[", 1)[0] if file in SPREAD else file
+
+    config.option.loadscopereorder = False  # our order (below), not the number of tests
+    return _Files(config, log)
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
