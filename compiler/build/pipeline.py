@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-from . import dates, manifest
+from . import dates, manifest, parse_cache
 from ..corpus.links import LinkGraph, Resolver, resolve_all
 from ..model import Document, Warning_, content_hash
 from ..site.output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
@@ -225,6 +225,8 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
         # (the update already did so when it rebuilt the site whole).
         if not stats.swept:
             result.files_removed = remove_unlisted(out, state.outputs)
+    with _timed(result.stages, "parse cache"):
+        parse_cache.prune(root, len(stats.changed))  # keeps it under its bound
 
     # Stage: index (search indexes for the documents that changed). The local engine
     # writes BM25 first (vectors from the cache and the old index only), so the site and

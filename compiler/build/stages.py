@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 
@@ -20,6 +21,7 @@ from ..markdown.parse import SkipFile, parse
 from ..site.render import draft_document, plain_text, render_document, sections_excerpt, text_sections
 from ..corpus.scan import SourceFile
 from ..site.model import SiteContext, as_home_page, title_rule
+from . import parse_cache
 from .workers import Rendered
 
 
@@ -27,10 +29,19 @@ def parse_file(f: SourceFile, titles: str | None = None) -> tuple[Document | Non
     """Read and parse one file; a file that cannot be a document becomes a warning.
     `titles`: the corpus's `site.titles` rule, when the caller has it (a Ray task gets it
     from the driver, its files being bytes); otherwise read beside the file."""
+    return _read_and(parse, f, titles)
+
+
+def _read_and(fn: Callable[[str, bytes, str], tuple[Document, list[Warning_]]], f: SourceFile,
+              titles: str | None, cached: bool = False) -> tuple[Document | None, list[Warning_]]:
     try:
+        on_disk = isinstance(f.abspath, Path)
         if titles is None:
-            titles = title_rule(corpus_root(f)) if isinstance(f.abspath, Path) else "heading"
-        return parse(f.path, f.abspath.read_bytes(), titles)
+            titles = title_rule(corpus_root(f)) if on_disk else "heading"
+        data = f.abspath.read_bytes()
+        if cached and on_disk:
+            return parse_cache.cached_parse(fn, f.path, data, titles, corpus_root(f))
+        return fn(f.path, data, titles)
     except SkipFile as exc:
         return None, [Warning_(f.path, str(exc), code="skipped")]
     except OSError as exc:
@@ -48,13 +59,23 @@ def corpus_root(f: SourceFile) -> str:
     return str(root)
 
 
+def _parse_draft(path: str, data: bytes, titles: str) -> tuple[Document, list[Warning_]]:
+    doc, warnings = parse(path, data, titles)
+    draft_document(doc)
+    return doc, warnings
+
+
 def parse_page(f: SourceFile, titles: str | None = None) -> tuple[Document | None, list[Warning_]]:
     """`parse_file`, then the body rendered as far as it can be before links resolve
-    (`render.draft_document`): what a build's first round does per document."""
-    doc, warnings = parse_file(f, titles)
-    if doc is not None:
-        draft_document(doc)
-    return doc, warnings
+    (`render.draft_document`): what a build's first round does per document. A file on
+    disk goes through the parse cache (`parse_cache`): bytes parsed before, under the
+    same code and `site.titles`, are loaded instead of parsed again."""
+    return _read_and(_parse_draft, f, titles, cached=True)
+
+
+# `workers.Pool` calls this before forking: every worker needs the parsing code's
+# fingerprint for the cache's keys, so it is computed once here.
+parse_page.prefork = parse_cache.code_fingerprint  # type: ignore[attr-defined]
 
 
 @dataclass
