@@ -8,10 +8,10 @@ change, an upgrade of the templates, or `--clean` loads what an earlier build pa
 One file per entry under `<state>/cache/parse/<2 hex>/<rest>`, named by
 `blake2b(code fingerprint, titles rule, path, content hash)`. A file holds a magic word,
 its own key and a digest of its pickled payload; anything that does not match (a torn
-write, another version's entry, a file copied to another name, garbage) is a miss and
-the document is parsed again, never trusted. Entries are written to a temporary name and
-renamed, so concurrent builds and servers writing the same key leave one whole file;
-readers never lock. The folder is bounded (`COMMONPLACE_PARSE_CACHE_MB`, default 256):
+or half-written file, another version's entry, a file copied to another name, garbage)
+is a miss and the document is parsed again, never trusted. So concurrent builds and
+servers need no lock: writers of one key write the same bytes, and a reader that meets a
+file being written parses instead. The folder is bounded (`COMMONPLACE_PARSE_CACHE_MB`, default 256):
 `prune` drops the least recently used entries (a hit touches its file).
 `COMMONPLACE_PARSE_CACHE=0` turns the cache off.
 """
@@ -66,7 +66,10 @@ def code_fingerprint() -> bytes:
             files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
             for f in files:
                 h.update(f"\0{f.relative_to(top).as_posix()}\0".encode())
-                h.update(f.read_bytes())
+                try:
+                    h.update(f.read_bytes())
+                except OSError:  # no readable source (a frozen install): a key no other build shares
+                    h.update(os.urandom(16))
         _FINGERPRINT = h.digest()
     return _FINGERPRINT
 
@@ -83,6 +86,7 @@ class ParseCache:
     def __init__(self, where: Path):
         self.where = where
         self.hits = self.misses = self.writes = 0
+        self._dirs: set[Path] = set()
         self._fp = code_fingerprint()
 
     def key(self, path: str, digest: str, titles: str) -> bytes:
@@ -122,17 +126,24 @@ class ParseCache:
         except Exception:  # noqa: BLE001 - an entry we cannot write is only a miss next time
             return
         f = self._file(key)
-        tmp = f.parent / f".tmp-{os.getpid()}-{os.urandom(4).hex()}"
+        blob = MAGIC + key + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
         try:
-            f.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(MAGIC + key + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload)
-            os.replace(tmp, f)  # whole or absent, whoever else writes the same key
+            if f.parent not in self._dirs:
+                f.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(f.parent)
+            # Written in place, not renamed into place (half the file-system work, measured):
+            # a reader that meets a half-written file finds its digest wrong and parses; two
+            # writers of one key write the same bytes.
+            fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(blob)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
             self.writes += 1
         except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            pass
 
 
 def _decode(blob: bytes, key: bytes, path: str, text: str) -> tuple[Document, list[Warning_]] | None:
@@ -191,8 +202,8 @@ def cached_parse(parse_page: Any, path: str, data: bytes, titles: str, root: str
 
 
 def prune(root: Path, parsed: int, limit_mb: float | None = None) -> int:
-    """Keep the cache under its bound: drop the least recently used entries (and
-    temporary files older than an hour) until it holds 80% of the bound. Runs after a
+    """Keep the cache under its bound: drop the least recently used entries until it
+    holds 80% of the bound. Runs after a
     build that parsed at least 200 documents, else at most once a day. Returns the
     number of files removed."""
     where = folder(root)
@@ -222,10 +233,6 @@ def prune(root: Path, parsed: int, limit_mb: float | None = None) -> int:
             try:
                 st = e.stat(follow_symlinks=False)
             except OSError:
-                continue
-            if e.name.startswith(".tmp-"):
-                if now - st.st_mtime > 3600 and _remove(e.path):
-                    removed += 1
                 continue
             entries.append((st.st_mtime, st.st_size, e.path))
             total += st.st_size

@@ -2,6 +2,8 @@
 
     python -m tests.benchmarks.bench_build [--n 10000] [--compare-n 2000] [--no-mkdocs] [--no-hugo]
                                            [--hugo-disk] [--workdir DIR] [--seed 0] [--repeat 1] [--json]
+    python -m tests.benchmarks.bench_build --parse-cache ...   (rebuilds with the parse cache on and off:
+                                                                see bench_parse_cache)
 
 Generates two corpora with `corpus_gen` (in a temporary directory unless --workdir is
 given, in which case everything is kept there), then times, as subprocesses and in wall
@@ -632,6 +634,12 @@ def _against(args: argparse.Namespace, cp: "Commonplace", corpus: Path, base: Pa
 
 
 def main(argv: list[str] | None = None) -> int:
+    if "--parse-cache" in (sys.argv[1:] if argv is None else argv):  # rebuilds with the parse cache on and off
+        try:
+            from .bench_parse_cache import main as parse_cache_main
+        except ImportError:
+            from bench_parse_cache import main as parse_cache_main  # type: ignore[no-redef]
+        return parse_cache_main(argv)
     ap = argparse.ArgumentParser(prog="bench_build", description="Benchmark `commonplace build` (and mkdocs).")
     ap.add_argument("--n", type=int, default=10_000, help="full corpus size (default 10000; 0 skips)")
     ap.add_argument("--compare-n", type=int, default=2_000,
