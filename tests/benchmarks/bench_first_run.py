@@ -1,6 +1,7 @@
 """First-run benchmark: how long a person waits for a usable wiki.
 
-    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--real] [--rounds 1]
+    python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--real] [--corpus DIR --query W]
+                                               [--rounds 1]
                                                [--model default] [--model static] [--site-only]
                                                [--workdir DIR] [--json]
 
@@ -223,6 +224,9 @@ def run(args: argparse.Namespace) -> list[Row]:
                                                  (MARKDOWN, args.markdown_repo, "archive")):
             clone = fetch(repo or url, base / "real" / name, log)
             corpora.append((f"{name} ({Path(repo or url).name}/{folder})", clone / folder, query))
+    for path in args.corpus or []:  # a folder already here (a clone extracted by hand, say)
+        corpus = Path(path).resolve()
+        corpora.append((corpus.name, corpus, args.query))
     import commonplace.compiler.search.read.engine  # noqa: F401 - imported before the clock runs
 
     models = args.model or [None]
@@ -294,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--real", action="store_true", help="also the public vault and markdown repository (cloned)")
     p.add_argument("--vault-repo", help="git URL or path standing in for the vault's repository")
     p.add_argument("--markdown-repo", help="git URL or path standing in for the markdown repository")
+    p.add_argument("--corpus", action="append", help="a corpus folder to measure as it is (repeatable)")
+    p.add_argument("--query", default="the", help="the BM25 query that must answer on --corpus folders")
     p.add_argument("--model", action="append", help="embedding model of the full build (repeatable)")
     p.add_argument("--rounds", type=int, default=1, help="builds of each kind, alternating (medians reported)")
     p.add_argument("--site-only", action="store_true", help="stop the build with embeddings once BM25 answers")
@@ -301,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     if args.n is None:
-        args.n = [] if args.docs or args.real else [2000]
+        args.n = [] if args.docs or args.real or args.corpus else [2000]
     rows = run(args)
     print(json.dumps([asdict(r) for r in rows], indent=2) if args.json else table(rows))
     return 0
