@@ -251,6 +251,25 @@ def prune(root: Path, parsed: int, limit_mb: float | None = None) -> int:
     return removed
 
 
+def clear(root: str | Path) -> None:
+    """Drop every entry: after a forget or an erase. An entry holds a document's rendered
+    body, so the text a purge removes from the files and indexes would live on here (keyed
+    by the old content's hash) until pruned. The folder is renamed away first, so a build
+    reading at the same moment only misses."""
+    import shutil
+    import uuid
+
+    where = folder(Path(root))
+    if not where.exists():
+        return
+    gone = where.with_name(f".parse-purged-{uuid.uuid4().hex}")
+    try:
+        os.rename(where, gone)
+    except OSError:
+        gone = where
+    shutil.rmtree(gone, ignore_errors=True)
+
+
 def _remove(p: str) -> bool:
     try:
         os.unlink(p)

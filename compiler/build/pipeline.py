@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
-from . import dates, manifest, parse_cache
+from . import dates, manifest, parse_cache, purging as purge_mark
 from ..corpus.links import LinkGraph, Resolver, resolve_all
 from ..model import Document, Warning_, content_hash
 from ..site.output import check_out_dir, existing_files, is_fresh, mark_output, remove_unlisted
@@ -45,6 +45,10 @@ class BuildOptions:
     # Called once the site and the BM25 index are complete, before any embedding:
     # (seconds since the build started, chunks still waiting for a vector).
     on_site_ready: Callable[[float, int], None] | None = None
+    # Deleted text must leave derived state (an erase or a file purge ran before this
+    # build): older index generations, the embedding and parse caches. A forget in the
+    # claim log asks for the same by itself.
+    purge: bool = False
 
 
 @dataclass
@@ -225,8 +229,12 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
         # (the update already did so when it rebuilt the site whole).
         if not stats.swept:
             result.files_removed = remove_unlisted(out, state.outputs)
+    purging = opts.purge or bool(result.extra.get("claims_forgotten")) or purge_mark.pending(root)
     with _timed(result.stages, "parse cache"):
-        parse_cache.prune(root, len(stats.changed))  # keeps it under its bound
+        if purging:
+            parse_cache.clear(root)
+        else:
+            parse_cache.prune(root, len(stats.changed))  # keeps it under its bound
 
     # Stage: index (search indexes for the documents that changed). The local engine
     # writes BM25 first (vectors from the cache and the old index only), so the site and
@@ -240,8 +248,10 @@ def _build(opts: BuildOptions, engine: Any = None) -> tuple[BuildResult, SiteSta
                 result.extra.update(run_index_stage(root, list(state.docs.values()),
                                                     embed=opts.embed and not site_first,
                                                     progress=opts.progress, stages=result.stages,
-                                                    purge=bool(result.extra.get("claims_forgotten"))))
+                                                    purge=purging))
         claims.commit()
+        if purging:
+            purge_mark.done(root)
     result.extra["site_ready_seconds"] = round(time.perf_counter() - t0, 3)
     if opts.on_site_ready is not None:
         opts.on_site_ready(time.perf_counter() - t0, int(result.extra.get("embeddings_pending", 0)))

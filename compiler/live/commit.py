@@ -236,6 +236,9 @@ class LiveWrites:
             self._save_locked()  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001
             log.exception("saving the manifest after a purge failed")
+        from ..build import parse_cache
+
+        parse_cache.clear(self.root)  # type: ignore[attr-defined]
         if not self.index:  # type: ignore[attr-defined]
             return
         from ..search import purge as purge_index

@@ -32,6 +32,7 @@ class _Offline:
 
     def __init__(self) -> None:
         self.changed: set[str] = set()
+        self.purged = False
 
     def refresh(self, paths: list[str]) -> Any:
         self.changed.update(paths)
@@ -42,10 +43,11 @@ class _Offline:
         from commonplace.compiler.live.commit import Committed
 
         self.refresh(list(paths))
+        self.purged = self.purged or purge
         return Committed(list(paths), indexed=False)
 
     def purge(self) -> None:
-        pass  # the build that follows purges derived state
+        self.purged = True  # the build that follows purges derived state
 
 
 def run_op(root: Path, out: Path, name: str, args: dict[str, Any], *, local: bool = False, build: bool = True,
@@ -79,6 +81,11 @@ def run_op(root: Path, out: Path, name: str, args: dict[str, Any], *, local: boo
         data = route.call(ctx, validate(route.model, body=args))
     except ApiError as exc:
         raise Problem(exc.message) from None
+    if offline.purged:  # owed until a build purges the indexes, even if this one is interrupted
+        from commonplace.compiler.build import parse_cache, purging
+
+        parse_cache.clear(root)
+        purging.request(root)
     if offline.changed and build:
         from commonplace.compiler.build.pipeline import BuildOptions
         from commonplace.compiler.build.pipeline import build as run_build
