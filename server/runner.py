@@ -171,6 +171,20 @@ def set_switch_interval() -> None:
                   file=sys.stderr)
 
 
+def leave(code: int) -> None:
+    """Exit now, without waiting for daemon threads or running the interpreter's
+    finalization; the streams and logs are flushed first."""
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch: bool, embed: bool,
         say: Callable[[str], None], warn: Callable[[str], None]) -> int:
     """Serve until SIGTERM or Ctrl-C; returns the exit code."""
@@ -243,12 +257,13 @@ def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch:
             live.close()
         except Exception:  # noqa: BLE001
             pass
-        if state.gate.is_set():
-            # Once ready, the opening thread only preloads the MCP SDK (about a second).
-            # Let it finish rather than be cut off inside an import when the interpreter
-            # shuts down: a stop right after ready once ended in "FATAL: exception not
-            # rethrown" (SIGABRT) under a loaded CI run.
-            opener.join(timeout=15)
+        if opener.is_alive():
+            # Still opening, or (once ready) preloading the MCP SDK: an import that took 8 s
+            # at load 7 and that cannot be interrupted. Everything is saved by now, so the
+            # process leaves without the interpreter's teardown, which a thread inside an
+            # import once turned into "FATAL: exception not rethrown" (SIGABRT).
+            say("commonplace: stopped")
+            leave((code or 1) if state.open_error else code)
         say("commonplace: stopped")
     if state.open_error:  # waitress's loop swallows on_term's SystemExit: the code is set here
         code = code or 1
