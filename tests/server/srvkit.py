@@ -85,3 +85,10 @@ def _can_search(live: Any) -> bool:
         return True
     except Exception:  # noqa: BLE001 - no index yet: use the stand-in
         return False
+
+
+def post_ok(srv: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST `body` to a live `dorylive.Server` with its `token`; the answer must be 200."""
+    r = srv.request("POST", path, body, token=srv.token)
+    assert r.status == 200, r.text
+    return r.json()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from dorylive import Server
-from srvkit import write_files
+from srvkit import post_ok, write_files
 
 
 def turn(speaker: str, text: str, date: str) -> str:
@@ -51,16 +51,10 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
     server.stop()
 
 
-def post(srv: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    r = srv.request("POST", path, body, token=srv.token)
-    assert r.status == 200, r.text
-    return r.json()
-
-
 def test_the_second_note_comes_through_the_name_the_first_holds(srv: Any) -> None:
-    search = post(srv, "/v1/search", {"query": QUESTION, "k": 10, "mode": "hybrid"})
+    search = post_ok(srv, "/v1/search", {"query": QUESTION, "k": 10, "mode": "hybrid"})
     assert "talk/t02.md" not in [r["path"] for r in search["results"]]  # the words alone do not find it
-    d = post(srv, "/v1/active-memory", {"prompt": QUESTION, "agent": "a", "budget_tokens": 600})
+    d = post_ok(srv, "/v1/active-memory", {"prompt": QUESTION, "agent": "a", "budget_tokens": 600})
     block = d["block"]
     assert "Omar: I booked flights to visit Ana in the spring" in block
     assert "My sister Ana is moving to Hanoi next month. (2023-07-14, talk/t02.md)" in block, block
@@ -70,5 +64,5 @@ def test_the_second_note_comes_through_the_name_the_first_holds(srv: Any) -> Non
 
 def test_no_name_to_look_up_adds_nothing(srv: Any) -> None:
     """A question whose best note names nobody new makes no second search's sources appear."""
-    d = post(srv, "/v1/active-memory", {"prompt": "Where would Elif love to eat someday?", "agent": "a"})
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "Where would Elif love to eat someday?", "agent": "a"})
     assert "Kyoto" in d["block"] and "talk/t02.md" not in d["sources"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from dorylive import Server
-from srvkit import write_files
+from srvkit import post_ok, write_files
 
 from commonplace.compiler.context.tokens import estimate_tokens
 
@@ -92,14 +92,8 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
     server.stop()
 
 
-def post(srv: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    r = srv.request("POST", path, body, token=srv.token)
-    assert r.status == 200, r.text
-    return r.json()
-
-
 def test_wake_packs_facts_not_files(srv: Any) -> None:
-    d = post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "debug": True, "budget_tokens": 900})
+    d = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "debug": True, "budget_tokens": 900})
     block = d["block"]
     clean(block)
     assert "Timeline" not in block and "## Evidence" not in block and "title:" not in block
@@ -117,19 +111,19 @@ def test_wake_packs_facts_not_files(srv: Any) -> None:
 
 
 def test_wake_is_stable_across_restarts(srv: Any) -> None:
-    again = post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})
+    again = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})
     assert again["block"] == srv.wake_before_restart["block"]
-    assert post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})["block"] == again["block"]
+    assert post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})["block"] == again["block"]
 
 
 def test_wake_cwd_names_the_project(srv: Any) -> None:
-    d = post(srv, "/v1/wake", {"agent": "a", "cwd": "/home/sam/src/ledgerline", "debug": True})
+    d = post_ok(srv, "/v1/wake", {"agent": "a", "cwd": "/home/sam/src/ledgerline", "debug": True})
     assert "projects/ledgerline/state.md" in d["sources"] and not d.get("warnings")
 
 
 @pytest.mark.parametrize("budget", [60, 150, 300, 600])
 def test_wake_sections_within_budget(srv: Any, budget: int) -> None:
-    d = post(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": budget, "debug": True})
+    d = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": budget, "debug": True})
     assert estimate_tokens(d["block"]) <= budget
     clean(d["block"])
     if budget >= 300:  # each section is bounded: the recent sessions still have room
@@ -137,7 +131,7 @@ def test_wake_sections_within_budget(srv: Any, budget: int) -> None:
 
 
 def test_active_memory_answers_with_the_fact(srv: Any) -> None:
-    d = post(srv, "/v1/active-memory", {"prompt": "I am ordering lunch for the billing team, anything I should "
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "I am ordering lunch for the billing team, anything I should "
                                                   "know about Mira?", "agent": "a", "budget_tokens": 600})
     block = d["block"]
     clean(block)
@@ -150,16 +144,16 @@ def test_active_memory_answers_with_the_fact(srv: Any) -> None:
 
 
 def test_active_memory_shows_only_the_current_claim(srv: Any) -> None:
-    block = post(srv, "/v1/active-memory", {"prompt": "Which office does Mira work from these days?",
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "Which office does Mira work from these days?",
                                             "agent": "a"})["block"]
     assert "Porto" in block and "Lisbon" not in block
-    forgotten = post(srv, "/v1/active-memory", {"prompt": "Did Mira mention an interview at a rival firm?",
+    forgotten = post_ok(srv, "/v1/active-memory", {"prompt": "Did Mira mention an interview at a rival firm?",
                                                 "agent": "a"})["block"]
     assert "rival firm" not in forgotten
 
 
 def test_active_memory_puts_a_newer_session_beside_the_fact(srv: Any) -> None:
-    d = post(srv, "/v1/active-memory", {"prompt": "What time does the Ledgerline reconciliation job run now?",
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "What time does the Ledgerline reconciliation job run now?",
                                         "agent": "a", "debug": True})
     block = d["block"]
     clean(block)
@@ -170,24 +164,24 @@ def test_active_memory_puts_a_newer_session_beside_the_fact(srv: Any) -> None:
 
 
 def test_active_memory_writing_keeps_people_privacy_keeps_its_boundary(srv: Any) -> None:
-    d = post(srv, "/v1/active-memory", {"prompt": "Draft my Friday update to Mira about the Ledgerline cutover",
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "Draft my Friday update to Mira about the Ledgerline cutover",
                                         "agent": "a", "debug": True})
     assert d["profile"] == "writing" and "async updates" in d["block"], d["block"]
-    p = post(srv, "/v1/active-memory", {"prompt": "what is private about Mira?", "agent": "a", "debug": True})
+    p = post_ok(srv, "/v1/active-memory", {"prompt": "what is private about Mira?", "agent": "a", "debug": True})
     assert p["profile"] == "privacy" and "Keep health details private." in p["block"]
     assert "peanuts" not in p["block"] and "## Durable evidence" not in p["block"]
 
 
 @pytest.mark.parametrize("budget", [100, 250, 600, 1200])
 def test_active_memory_within_budget(srv: Any, budget: int) -> None:
-    d = post(srv, "/v1/active-memory", {"prompt": "Mira Ledgerline billing team lunch office updates",
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "Mira Ledgerline billing team lunch office updates",
                                         "agent": "a", "budget_tokens": budget})
     assert estimate_tokens(d["block"]) <= budget
     clean(d["block"])
 
 
 def test_research_evidence_is_facts(srv: Any) -> None:
-    d = post(srv, "/v1/research", {"question": "What is Mira allergic to?", "save": False})
+    d = post_ok(srv, "/v1/research", {"question": "What is Mira allergic to?", "save": False})
     body = d["research"]["artifact"]["body"]
     clean(body)
     assert "Mira is allergic to peanuts." in body
@@ -211,7 +205,7 @@ def test_a_replaced_fact_leaves_the_page_and_stays_in_history(srv: Any) -> None:
     assert html.status == 200 and "Porto office" in html.text and "Lisbon" not in html.text
     for path, body in (("/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": 1200}),
                        ("/v1/active-memory", {"prompt": "Where does Mira work from?", "agent": "a"})):
-        block = post(srv, path, body)["block"]
+        block = post_ok(srv, path, body)["block"]
         assert "Porto" in block and "Lisbon" not in block, block
     out = subprocess.run([sys.executable, "-c", "from commonplace.server.cli import main; main()", "claim", "list",
                           "Mira Okafor", "--history", "--json", "--corpus", str(srv.corpus)],
