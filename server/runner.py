@@ -227,6 +227,11 @@ def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch:
         say(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")
             + ("; watching for changes" if watch else ""))
         sys.stdout.flush()
+        if embed and live.vectors == "later":  # ready without the model: load it now, not in the first query
+            try:
+                live.search({"query": "warm up", "k": 1, "mode": "hybrid"})
+            except Exception:  # noqa: BLE001 - the first hybrid query loads it instead
+                pass
         if os.environ.get("COMMONPLACE_MCP_PRELOAD", "1") == "0":
             return  # the first /mcp request loads it (the test suite's servers, most never asked)
         try:  # load the MCP SDK now rather than in the first /mcp request (about a second)

@@ -182,3 +182,12 @@ def test_names_and_the_names_a_second_hop_looks_up() -> None:
     # the question's own names and the sentence's opening word are not looked up again
     assert hop_names([best], "Which city will Omar be flying to in the spring?") == ["Ana"]
     assert hop_names([best], "Which city will Omar fly to to see Ana?") == []
+
+
+def test_a_line_of_links_only_is_a_pointer_not_a_fact() -> None:
+    page = page_units("projects/atlas/state.md", (
+        "---\ntitle: Atlas\ntype: project\n---\n# Atlas\n\n## Current State\n\nThe cutover is on 14 December.\n\n"
+        "## Key Decisions\n\n- [[decisions/atlas.md|Atlas migration]]\n- [[A]], [[B]]\n- [notes](notes.md)\n"
+        "- See [[decisions/atlas.md|the rollback decision]] before the cutover.\n"))
+    texts = [u.text for u in page.units]
+    assert texts == ["The cutover is on 14 December.", "See the rollback decision before the cutover."]

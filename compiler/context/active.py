@@ -38,7 +38,8 @@ def _line(e: Evidence) -> tuple[str, str, str]:
     shown = fact_line(e.text, e.date, e.path)
     key = e.text
     for u in e.updates:
-        shown += f"\n  - newer: {fact_line(u.text, u.date, u.path)}"
+        when = "newer" if not e.date or u.date > e.date else "same day, in a session"
+        shown += f"\n  - {when}: {fact_line(u.text, u.date, u.path)}"
         key += " " + u.text
     return key, shown, e.path
 

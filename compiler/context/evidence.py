@@ -309,14 +309,16 @@ def hop_names(best: list[Evidence], query: str, limit: int = 3) -> list[str]:
 
 
 def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dict[str, float]) -> list[Evidence]:
-    """Session evidence newer than a durable fact and about the same thing goes beside it
-    (both dated); returns the session evidence left over."""
+    """Session evidence about the same thing as a durable fact, and not older than it,
+    goes beside it (both dated); returns the session evidence left over. A session of the
+    same day counts: a page's date is often its file's, which any later write to the page
+    moves, so an agent's day of calls puts the page and the session on one date."""
     left: list[Evidence] = []
     for s in sessions:
         best, best_score = None, 0.0
         sw = {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2}
         for d in durable:
-            if d.date and s.date and s.date <= d.date:
+            if d.date and s.date and s.date < d.date:
                 continue
             dw = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
             shared = sw & dw

@@ -32,6 +32,9 @@ _RECORDED = re.compile(r"\brecorded (\d{4}-\d{2}-\d{2})")
 _SINCE = re.compile(r"\bsince (\d{4}-\d{2}-\d{2})")
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+# A line that is only links ("- [[decisions/x.md|X]]", "See [[A]], [[B]]." aside): a pointer,
+# not a fact; the page it points to is read on its own.
+_LINKS_ONLY = re.compile(r"^(?:\s*(?:\[\[[^\]\n]+\]\]|\[[^\]\n]*\]\([^)\n]*\))[\s,;·|.]*)+$")
 _SKIP_SECTIONS = {"timeline", "evidence", "details"}
 ROLE = re.compile(r"^\s*(?:\*\*)?(user|assistant|system|developer|tool|human|ai)(?:\*\*)?\s*[:>—-]\s*", re.I)
 
@@ -148,7 +151,10 @@ def page_units(path: str, text: str) -> Page:
             continue
         if line.startswith("Raw input:") or heading.casefold() == "timeline":
             continue
-        text_line = plain_line(_LIST.sub("", line.lstrip("> "), count=1))
+        item = _LIST.sub("", line.lstrip("> "), count=1)
+        if _LINKS_ONLY.match(item):
+            continue
+        text_line = plain_line(item)
         if text_line:
             page.units.append(Unit(text_line, "prose", page.date, heading))
     if not page.title:

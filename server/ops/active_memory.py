@@ -273,8 +273,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         durable = rerank(found, head=head)
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
-    # asks about recent work (Dory's rule).
-    if query and policy.sessions and time.perf_counter() < deadline:
+    # asks about recent work (Dory's rule). Not cut by the time budget: a first call that
+    # loads the query model spends it all, and then answered with the stale fact.
+    if query and policy.sessions:
         results = _ranked(_search(ctx, query, SESSION_K, "sessions"), policy, True)
         found = _usable(gather(results, query, read, session=True, snippet_of=_snippet_of(query)))
         left = attach_updates(durable, found, terms)
