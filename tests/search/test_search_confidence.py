@@ -222,3 +222,30 @@ def test_nonsense_on_the_docs_corpus_with_the_real_model(tmp_path) -> None:
     good = engine.search({"query": "why rank fusion", "k": 20})
     assert good["count"] >= 5 and not any("nothing matched" in w for w in good["warnings"])
     assert good["results"][0]["score_normalized"] >= 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_new_corpus_of_a_few_notes_does_not_answer_what_it_does_not_hold(tmp_path) -> None:
+    """With fewer notes than the background rank, the least related note is no background:
+    a question none of them answers used to stand out above it and look answered."""
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search import embedding
+    from commonplace.compiler.search.index.stage import build_indexes
+
+    embedding.set_embedder_factory(None)
+    root = tmp_path / "few"
+    for rel, text in {"people/dana.md": doc("Dana", "Dana is vegetarian and manages the SRE team.\n"),
+                      "projects/atlas.md": doc("Atlas", "The Atlas migration moves billing to Kubernetes; "
+                                               "the cutover is planned for 14 December.\n"),
+                      "core/identity.md": doc("Identity", "I am the assistant of Ruth, who runs platform "
+                                              "engineering.\n"), **OTHERS}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    build_indexes(root, load_corpus(root).docs)
+    engine = SearchEngine(root)
+    res = engine.search({"query": "What is the office wifi password?", "k": 5})
+    assert res["count"] == 0, paths(res)
+    assert any("nothing matched the query well" in w for w in res["warnings"]), res["warnings"]
+    good = engine.search({"query": "when is the move to kubernetes", "k": 5})
+    assert paths(good)[0] == "projects/atlas.md" and not any("nothing matched" in w for w in good["warnings"])

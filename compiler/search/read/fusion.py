@@ -128,10 +128,13 @@ def fuse_keys(bm25: Sequence[tuple[str, float | None]], vector: Sequence[tuple[s
 
 
 def background(cosines: Sequence[float]) -> float | None:
-    """The cosine of the list's BACKGROUND_RANK-th document (or its last), None if empty."""
-    if not cosines:
+    """The cosine of the list's BACKGROUND_RANK-th document; None when the list is shorter.
+    With fewer documents than that (a new corpus, a handful of sessions) the last one is no
+    background: any hit stands out above the least related note, and a question nothing
+    answers ("the office wifi password" in nine notes) looked answered."""
+    if len(cosines) < BACKGROUND_RANK:
         return None
-    return cosines[min(BACKGROUND_RANK, len(cosines)) - 1]
+    return cosines[BACKGROUND_RANK - 1]
 
 
 def cosine_evidence(cosine: float | None, back: float | None = None) -> float:
