@@ -24,6 +24,8 @@ EXPAND = 3  # sources whose other facts fill the budget left
 EXPAND_UNITS = 8
 CLAIMS_FROM = 2  # sources whose other claims go before weaker sources
 EXPAND_CLAIMS = 4
+FULL = 6  # sources shown whole; past them a line is cut to SHORT characters, so more sources fit
+SHORT = 90
 
 
 @dataclass
@@ -34,8 +36,10 @@ class Block:
     lines: int = 0
 
 
-def _line(e: Evidence) -> tuple[str, str, str]:
-    shown = fact_line(e.text, e.date, e.path)
+def _line(e: Evidence, clip: int = 0) -> tuple[str, str, str]:
+    text = e.text if not clip or len(e.text) <= clip else (e.brief or e.text)
+    text = text if not clip or len(text) <= clip else text[: clip - 1].rsplit(" ", 1)[0] + "…"
+    shown = fact_line(text, "" if e.dated else e.date, e.path)
     key = e.text
     for u in e.updates:
         when = "newer" if not e.date or u.date > e.date else "same day, in a session"
@@ -51,7 +55,7 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     # do not always match the fact that answers it ("food restrictions", "allergic").
     claims = [(u.text, fact_line(u.text, u.date, e.path), e.path)
               for e in durable[:CLAIMS_FROM] for u in e.rest if u.kind == "claim"][:CLAIMS_FROM * EXPAND_CLAIMS]
-    rest = claims + [_line(e) for e in durable[lead:]]
+    rest = claims + [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
     n = pack.section("## Active memory", first)
     if n < len(first):
         rest = first[n:] + rest

@@ -56,6 +56,8 @@ class Evidence:
     updates: list["Evidence"] = field(default_factory=list)
     rest: list[Unit] = field(default_factory=list)  # the source's other units, claims first
     matched: float = 0.0  # how much of the question its text holds (`overlap`)
+    dated: bool = False  # its text already says its date (a chat line's `who — when` header)
+    brief: str = ""  # a short form: who (a chat line's speaker) and the unit that matches best
     terms: dict[str, float] = field(default_factory=dict, repr=False)  # the question's (`query_terms`)
 
 
@@ -186,12 +188,26 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
         return units[:2] if len(units) > 1 and len(units) <= 4 and len(units[0].text) <= 40 else units[:1]
     top = best[0][0]
     keep = [x for x in best if x[0] >= top * 0.6]
+    if note(page, units):
+        # A short note (a chat turn: who and when, then a message) is shown whole: the
+        # sentence that answers is often not the one that shares the question's words.
+        return units
     if len(units) <= 4 and len(units[0].text) <= 40:
         if all(i != 0 for _, i, _ in keep):
             keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
         elif len(units) > 1 and all(i == 0 for _, i, _ in keep):
             keep.append((0.0, 1, units[1]))  # and it alone (the name matched) says nothing: what follows it
     return [u for _, _, u in sorted(keep, key=lambda x: x[1])]
+
+
+NOTE_CHARS = 320
+
+
+def note(page: Page, units: list[Unit]) -> bool:
+    """A short note: a short first line (who, when) and at most three more lines, all of
+    it within NOTE_CHARS."""
+    return 1 < len(page.units) <= 4 and len(page.units[0].text) <= 40 and \
+        sum(len(u.text) for u in units) <= NOTE_CHARS
 
 
 def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_audit: bool = False,
@@ -232,16 +248,55 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         if not units:
             continue
         date = page.date or mdate
-        shown = _clip(" ".join(u.text for u in units), LINE_CHARS + (100 if len(units) > 1 else 0))
+        shown, dated = joined(units, every, date)
+        brief = briefly(units, every, terms)
+        shown = _clip(shown, LINE_CHARS + (100 if len(units) > 1 else 0))
         unit_date = max((u.date for u in units if u.date), default="") or date
         rest = [u for u in every if all(u is not x for x in units)]
         rest.sort(key=lambda u: u.kind != "claim")  # stable: claims first, then page order
         out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
-                            rest=rest, matched=overlap(terms, shown), terms=terms))
+                            rest=rest, matched=overlap(terms, shown), terms=terms, dated=dated, brief=brief))
     return out
 
 
-def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3, head: int = 0) -> list[Evidence]:
+_HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
+
+
+def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
+    """The kept units as one line. A short note's header line (`Maya — 1:56 pm on 8 May,
+    2023`, a chat export's speaker and time) leads the text as `Maya — <when>: ...`; when
+    it names the page's own day (its year and day of the month), the line's date is not
+    repeated after it (`dated`)."""
+    if len(units) > 1 and every and units[0] is every[0]:
+        m = _HEADER.match(units[0].text)
+        if m:
+            rest = " ".join(u.text for u in units[1:])
+            y, _, d = (date.split("-") + ["", ""])[:3] if date else ("", "", "")
+            said = set(words(m.group("when")))
+            dated = bool(y) and y in said and d.lstrip("0") in said
+            return f"{units[0].text}: {rest}", dated
+    return " ".join(u.text for u in units), False
+
+
+_TIME = re.compile(r"^\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?\s*(?:on\s+)?", re.I)
+
+
+def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float]) -> str:
+    """The unit that holds most of the question's words, after a chat line's speaker and
+    day (`Maya, 8 May, 2023: ...`, the time of day left out), for a line with little room."""
+    who = ""
+    body = units
+    if len(units) > 1 and every and units[0] is every[0]:
+        m = _HEADER.match(units[0].text)
+        if m:
+            who, body = m.group("who").strip() + ", " + _TIME.sub("", m.group("when")), units[1:]
+    pieces = [s for u in body for s in sentences(u.text)] or [u.text for u in body]
+    best = max(pieces, key=lambda t: overlap(terms, t)) if pieces else ""
+    return f"{who}: {best}" if who else best
+
+
+def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3, head: int = 0,
+           names_of: list[str] | None = None) -> list[Evidence]:
     """The search engine's order blended with how much of the question each line holds:
     a line naming the person asked about goes before one that only shares common words.
     Position, not score, stands for the engine (its scores are normalised per query).
@@ -274,14 +329,37 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
     copies: dict[str, int] = {}
     for e in items:
         copies[body(e)] = copies.get(body(e), 0) + 1
+    named = _naming(items, names_of)
     keyed = []
     for i, e in enumerate(items):
         s = (1 - weight) * (1 - i / n) + weight * matched[i] / top
         if copies[body(e)] > 1:
             s -= boilerplate
-        keyed.append((i < head, s, -i, e))
-    keyed.sort(key=lambda x: (x[0], x[1], x[2]), reverse=True)
+        keyed.append((named[i], i < head, s, -i, e) if NAME_FIRST else (i < head, named[i], s, -i, e))
+    keyed.sort(key=lambda x: x[:4], reverse=True)
     return [e for *_, e in keyed]
+
+
+NAME_FIRST = True
+
+
+def _naming(items: list[Evidence], asked: list[str]) -> list[bool]:
+    """Which items name someone the question names (anywhere in the source: a chat
+    line's speaker is in its header). A name is a filter, not a word to match: when the
+    question names people and some candidates name them, the others go after them
+    (another person's line that shares the question's other words is not about them)."""
+    if not asked:
+        return [True] * len(items)
+    want = {stem(a) for a in asked}
+    out = [bool(want & source_stems(e)) for e in items]
+    return out if any(out) else [True] * len(items)
+
+
+def source_stems(e: Evidence) -> set[str]:
+    got: set[str] = set()
+    for u in (*e.units, *e.rest):
+        got |= unit_stems(u)
+    return got
 
 
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]+)?|[A-Z]{2,})\b")

@@ -51,7 +51,7 @@ from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names, query_terms, rerank,
 )
 
-DURABLE_K = 20  # results from the search (with snippets); deeper candidates come from `_deeper`
+DURABLE_K = 30  # results from the search (with snippets); deeper candidates come from `_deeper`
 MAX_SOURCES = 50
 HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
 DEEP = 100  # documents from the engine's vector list for the deeper look
@@ -65,6 +65,7 @@ MAX_QUERY = 2000
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
 TOP_WEAK = 0.1  # the same, for the search's top ten
 EXCERPT_READ = 64 * 1024
+NOTHING = "Nothing in memory matched this prompt"
 
 _PRIVACY = ("privacy", "private", "sensitive", "boundary", "boundaries", "redact", "public-safe", "do not share")
 _PERSONAL = ("who am i", "about me", "my profile", "personal", "preference", "preferences",
@@ -159,12 +160,17 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
     return not is_audit(path, fm)
 
 
-def _search(ctx: OpContext, query: str, k: int, corpus: str) -> list[dict[str, Any]]:
+def _search(ctx: OpContext, query: str, k: int, corpus: str,
+            warnings: list[str] | None = None) -> list[dict[str, Any]]:
     """The search's results with their chunk's text (`content`) and no snippet: `gather`
-    reads the pages and makes a snippet (`_snippet_of`) only where it needs one."""
+    reads the pages and makes a snippet (`_snippet_of`) only where it needs one. The
+    search's warnings are added to `warnings`."""
     sreq = SearchRequest(query=query, k=k, mode="hybrid", corpus=corpus, include_content=True, debug=True)
     ereq = dataclasses.replace(engine_request(sreq), snippets=False)
-    return shape(run_engine(ctx.live, ereq), sreq)["results"]
+    answer = shape(run_engine(ctx.live, ereq), sreq)
+    if warnings is not None:
+        warnings += [w for w in answer.get("warnings") or [] if w not in warnings]
+    return answer["results"]
 
 
 def _snippet_of(query: str) -> Callable[[dict[str, Any]], str]:
@@ -259,8 +265,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     read = disk_reader(root, EXCERPT_READ)
     durable: list[Evidence] = []
     sessions: list[Evidence] = []
+    said: list[str] = []  # the durable search's warnings
     if query and policy.durable:
-        results = _ranked(_search(ctx, query, DURABLE_K, "durable"), policy, False)
+        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said), policy, False)
         snippet_of = _snippet_of(query)
         found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
         head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
@@ -270,7 +277,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         hop = hop_names(found[:HOP_FROM], query) if found and time.perf_counter() < deadline else []
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
-        durable = rerank(found, head=head)
+        durable = rerank(found, head=head, names_of=names(query))
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that
@@ -281,6 +288,10 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         left = attach_updates(durable, found, terms)
         sessions = left if recent else []
 
+    # Nothing matched: say so (in the block and in `warnings`), rather than hand over the
+    # general context as if it answered the prompt.
+    searched = bool(query) and (policy.durable or policy.sessions)
+    nothing = searched and not durable and not sessions
     wake_block, wake_sources = "", []
     if req.include_wake and not durable and not sessions:  # Dory shows the wake only when nothing was found
         from commonplace.compiler.context.wake import wake
@@ -293,6 +304,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     if wake_block:
         block, sources = wake_block, list(wake_sources)
         summary = next((ln.strip() for ln in wake_block.split("\n") if ln.strip()), "")[:280]
+        if nothing:
+            block = f"{NOTHING}; the general context (wake) follows.\n\n{block}"
+            summary = NOTHING
     else:
         built = render(durable, sessions, req.budget_tokens)
         block, sources, summary = built.text, built.sources, built.summary
@@ -300,6 +314,10 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         "medium" if durable or sessions else None
     answer: dict[str, Any] = {"kind": "memory" if block else "none", "block": block, "summary": summary,
                               "sources": sources}
+    if nothing:
+        why = next((w.split(": ", 1)[1] for w in said if w.startswith(("nothing matched", "no matches"))), "")
+        answer["warnings"] = [f"nothing matched the prompt: {why or 'no memory shares its words or meaning'}"
+                              + ("; the block is the general context (wake)" if wake_block else "")]
     if req.debug:
         answer.update(took_ms=max(1, round((time.perf_counter() - t0) * 1000)), profile=profile,
                       confidence=confidence)

@@ -2,7 +2,7 @@
 generated corpora (issue 28).
 
     python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
-        [--only dialogue|week] [--http] [--scale N]
+        [--only dialogue|week] [--http] [--scale N] [--locomo DIR [--both]]
 
 Corpora (built fresh under a temporary folder, or --workdir):
 
@@ -14,6 +14,12 @@ Corpora (built fresh under a temporary folder, or --workdir):
 - `week`: an agent's week (`quality/agent_week.py`): people, projects and decisions written
   through `/v1/memory-write`, replaced and forgotten facts, sessions whose updates change a
   durable fact, filler notes sharing the questions' words. One corpus per seed.
+
+- `locomo` (`--locomo DIR`, only it): a public long-conversation benchmark's conversation
+  files (`quality/locomo.py`: all conversations in one corpus, a file per turn in the
+  transcript format, questions but the adversarial ones); per-category rows follow the
+  table. With `--workdir` the corpus and its build are kept and reused between runs (only
+  changed files are rewritten; the embedding cache makes a rebuild cheap).
 
 Systems, each answering every question within the same token budget:
 
@@ -61,7 +67,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from tests.benchmarks.quality import agent_week, dialogue  # noqa: E402
+from tests.benchmarks.quality import agent_week, dialogue, locomo  # noqa: E402
 
 BOOKKEEPING = [
     re.compile(r"\b[ce]_[0-9a-f]{12,}\b"),  # claim and event ids
@@ -168,6 +174,11 @@ def dialogue_corpus(work: Path, conversations: int, style: str = "plain") -> dic
     return {"name": f"dialogue-{style}", "root": root, "questions": questions, "calls": [], "projects": []}
 
 
+def locomo_corpus(work: Path, src: Path) -> dict[str, Any]:
+    root = work / "locomo"
+    return {"name": "locomo", "root": root, "questions": locomo.load(src, root), "calls": [], "projects": []}
+
+
 def week_corpus(work: Path, seed: int) -> dict[str, Any]:
     root = work / f"week-{seed}"
     p = agent_week.plan(seed)
@@ -216,7 +227,9 @@ def score(block: str, q: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool, http: bool = False,
-        systems: tuple[str, ...] = ("active", "wake", "paste")) -> dict[str, dict[str, Any]]:
+        systems: tuple[str, ...] = ("active", "wake", "paste"), both: bool = False) -> Any:
+    """The systems' scores on one half of the questions (`tuning`), or on both halves
+    (`both`: a list `[held-out, tuning]`) from one opening of the corpus."""
     site = corpus["root"].parent / (corpus["root"].name + "-site")
     live, client = (open_http if http else open_app)(corpus["root"], site, embed)
     try:
@@ -225,31 +238,42 @@ def run(corpus: dict[str, Any], budget: int, embed: bool, tuning: bool, http: bo
             if r.status_code != 200:
                 raise SystemExit(f"{corpus['name']}: {path} {body} -> {r.status_code} {r.get_json()}")
         settle(client, embed)
-        picked = [q for i, q in enumerate(corpus["questions"]) if (i % 2 == 0) == tuning]
-        rows: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
-        times: dict[str, list[float]] = {s: [] for s in systems}
-        cpu: dict[str, list[float]] = {s: [] for s in systems}
-        for s in systems:  # warm: the first call of each route loads its module
-            ask(s, client, picked[0], budget, corpus["projects"])
-        for q in picked:  # systems in turn per question: background work weighs on all alike
-            for s in systems:
-                if not http:
-                    forget_queries()
-                c0, t0 = time.process_time(), time.perf_counter()
-                block = ask(s, client, q, budget, corpus["projects"])
-                times[s].append((time.perf_counter() - t0) * 1000)
-                cpu[s].append((time.process_time() - c0) * 1000)
-                rows[s].append(score(block, q))
-        out: dict[str, Any] = {s: summarize(rows[s], times[s], cpu[s]) for s in systems}
-        out["_n"] = {"load": os.getloadavg()[0]}
-        out["_n"].update(questions=len(picked), files=sum(1 for _ in corpus["root"].rglob("*.md")))
-        return out
+        if both:
+            return [ask_all(corpus, client, budget, http, systems, t) for t in (False, True)]
+        return ask_all(corpus, client, budget, http, systems, tuning)
     finally:
         if http:
             live.terminate()
             live.wait(timeout=60)
         else:
             live.close()
+
+
+def ask_all(corpus: dict[str, Any], client: Any, budget: int, http: bool, systems: tuple[str, ...],
+            tuning: bool) -> dict[str, Any]:
+    picked = [q for i, q in enumerate(corpus["questions"]) if (i % 2 == 0) == tuning]
+    rows: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
+    times: dict[str, list[float]] = {s: [] for s in systems}
+    cpu: dict[str, list[float]] = {s: [] for s in systems}
+    for s in systems:  # warm: the first call of each route loads its module
+        ask(s, client, picked[0], budget, corpus["projects"])
+    for q in picked:  # systems in turn per question: background work weighs on all alike
+        for s in systems:
+            if not http:
+                forget_queries()
+            c0, t0 = time.process_time(), time.perf_counter()
+            block = ask(s, client, q, budget, corpus["projects"])
+            times[s].append((time.perf_counter() - t0) * 1000)
+            cpu[s].append((time.process_time() - c0) * 1000)
+            rows[s].append({**score(block, q), "category": q.get("category")})
+    out: dict[str, Any] = {s: summarize(rows[s], times[s], cpu[s]) for s in systems}
+    out["_n"] = {"load": os.getloadavg()[0]}
+    out["_n"].update(questions=len(picked), files=sum(1 for _ in corpus["root"].rglob("*.md")))
+    cats = sorted({str(r["category"]) for r in rows[systems[0]] if r["category"]})
+    out["_cat"] = {c: {s: summarize([r for r in rows[s] if str(r["category"]) == c], [0.0])
+                       for s in systems} | {"n": sum(1 for r in rows[systems[0]] if str(r["category"]) == c)}
+                   for c in cats}
+    return out
 
 
 def forget_queries() -> None:
@@ -262,7 +286,7 @@ def forget_queries() -> None:
         getattr(e, "_qvec", {}).clear()
 
 
-def settle(client: Any, embed: bool, timeout: float = 900) -> None:
+def settle(client: Any, embed: bool, timeout: float = 2400) -> None:
     """Wait until the index is whole (every chunk embedded, with --embed), so no system is
     timed against the background embedding."""
     t0 = time.time()
@@ -299,6 +323,11 @@ def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str,
     a, p = res["active"], res["paste"]
     lines.append(f"active - paste: evidence {a['evidence'] - p['evidence']:+.1f} points, "
                  f"answer {a['answer'] - p['answer']:+.1f} points")
+    for cat, by in res.get("_cat", {}).items():  # per question category (locomo)
+        a, p = by["active"], by["paste"]
+        lines.append(f"  {cat:<12} n={by['n']:<4} active {a['evidence']:5.1f} / {a['answer']:5.1f}   "
+                     f"paste {p['evidence']:5.1f} / {p['answer']:5.1f}   "
+                     f"diff {a['evidence'] - p['evidence']:+5.1f} / {a['answer'] - p['answer']:+5.1f}")
     return "\n".join(lines)
 
 
@@ -315,25 +344,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=int, default=0, metavar="N",
                     help="only a corpus of N documents (the dialogue inside synthetic notes): latency at size")
     ap.add_argument("--only", choices=("dialogue", "week"), default=None, help="only these corpora")
+    ap.add_argument("--locomo", type=Path, default=None, metavar="DIR",
+                    help="only the long-conversation benchmark whose conversation .json files are in DIR")
+    ap.add_argument("--both", action="store_true", help="report the held-out and the tuning half")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    if args.scale:
+    if not args.locomo:  # a kept --locomo corpus is reused: only changed turns are rewritten
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    if args.locomo:
+        corpora = [locomo_corpus(work, args.locomo)]
+    elif args.scale:
         corpora = [scale_corpus(work, args.scale, args.conversations)]
     else:
         corpora = [] if args.only == "week" else [dialogue_corpus(work, args.conversations, style)
                                                   for style in ("plain", "transcript")]
         corpora += [] if args.only == "dialogue" else [week_corpus(work, s) for s in range(1, args.seeds + 1)]
-    systems = ("active", "paste") if args.scale else ("active", "wake", "paste")
+    systems = ("active", "paste") if args.scale or args.locomo else ("active", "wake", "paste")
     split = "tuning" if args.tuning else "held-out"
     how = "commonplace serve over HTTP (real sockets)" if args.http else "in-process server routes (Flask test client)"
     print(f"bench_context: {how}, {'hybrid with vectors' if args.embed else 'no vectors (hybrid = BM25)'}")
     try:
         for c in corpora:
-            res = run(c, args.budget, args.embed, args.tuning, args.http, systems)
-            print(table(c["name"], res, args.budget, split, systems), flush=True)
-            print()
+            res = run(c, args.budget, args.embed, args.tuning, args.http, systems, args.both)
+            for half, r in zip(("held-out", "tuning"), res) if args.both else [(split, res)]:
+                print(table(c["name"], r, args.budget, half, systems), flush=True)
+                print()
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -213,3 +213,23 @@ def test_a_replaced_fact_leaves_the_page_and_stays_in_history(srv: Any) -> None:
     assert out.returncode == 0, out.stderr
     statements = [v["statement"] for c in json.loads(out.stdout)["claims"] for v in c["versions"]]
     assert "Mira works from the Lisbon office." in statements and "Mira works from the Porto office." in statements
+
+
+def test_active_memory_says_when_nothing_matched(srv: Any) -> None:
+    """A prompt nothing in memory answers gets the general context with a line and a
+    warning that say nothing matched, as hybrid search warns for the same words; a prompt
+    that matches gets neither."""
+    prompt = "What did we decide about the cache eviction policy?"
+    d = post(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "budget_tokens": 600})
+    assert d["block"].startswith("Nothing in memory matched this prompt"), d["block"]
+    assert "This memory belongs to the billing team's assistant." in d["block"]  # the wake follows
+    assert len(d["warnings"]) == 1 and d["warnings"][0].startswith("nothing matched the prompt"), d
+    assert d["summary"].startswith("Nothing in memory matched")
+    clean(d["block"])
+    s = post(srv, "/v1/search", {"query": prompt, "k": 5, "mode": "hybrid"})
+    assert any(w.startswith(("nothing matched", "no matches")) for w in s.get("warnings", [])) \
+        or not s["results"], s
+    found = post(srv, "/v1/active-memory", {"prompt": "What is Mira allergic to?", "agent": "a"})
+    assert "warnings" not in found and "Nothing in memory matched" not in found["block"]
+    quiet = post(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "include_wake": False})
+    assert quiet["kind"] == "none" and quiet["block"] == "" and quiet["warnings"][0].startswith("nothing matched")
