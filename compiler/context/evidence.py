@@ -192,7 +192,7 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
         # A short note (a chat turn: who and when, then a message) is shown whole: the
         # sentence that answers is often not the one that shares the question's words.
         return units
-    if len(units) <= 4 and len(units[0].text) <= 40:
+    if len(page.units) <= 4 and len(units[0].text) <= 40 and page.units and units[0].text == page.units[0].text:
         if all(i != 0 for _, i, _ in keep):
             keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
         elif len(units) > 1 and all(i == 0 for _, i, _ in keep):
