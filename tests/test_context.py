@@ -8,7 +8,7 @@ from pathlib import Path
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, hop_names, names, query_terms,
+    Evidence, attach_updates, disk_reader, gather, hop_names, names, query_terms, rerank,
 )
 from commonplace.compiler.context.facts import page_units, session_summary
 from commonplace.compiler.context.pack import Packer
@@ -191,3 +191,30 @@ def test_a_line_of_links_only_is_a_pointer_not_a_fact() -> None:
         "- See [[decisions/atlas.md|the rollback decision]] before the cutover.\n"))
     texts = [u.text for u in page.units]
     assert texts == ["The cutover is on 14 December.", "See the rollback decision before the cutover."]
+
+
+def test_a_chat_turn_is_one_line_its_header_leading(tmp_path: Path) -> None:
+    """A chat export's turn (who and when, then the message) is shown whole, the header once
+    and leading, without the date again when the header says it; its short form keeps the
+    speaker, the day and the sentence that matches."""
+    (tmp_path / "t.md").write_text("---\ntitle: \"Maya — 1:56 pm on 8 May, 2023\"\ndate: 2023-05-08\n---\n"
+                                   "**Maya** — 1:56 pm on 8 May, 2023\n\nI went hiking yesterday. "
+                                   "We saw a heron by the lake.\n", "utf-8")
+    e = gather([{"path": "t.md"}], "Where did Maya spot the heron?", disk_reader(tmp_path))[0]
+    assert e.text == "Maya — 1:56 pm on 8 May, 2023: I went hiking yesterday. We saw a heron by the lake."
+    assert e.dated and e.brief == "Maya, 8 May, 2023: We saw a heron by the lake."
+    line = render([e], [], 200).text
+    assert line.endswith("by the lake. (t.md)") and "2023-05-08" not in line
+
+
+def test_names_in_the_question_filter_the_candidates() -> None:
+    """Someone else's line that shares the question's other words goes after the lines
+    that name the person asked about."""
+    def ev(path: str, text: str) -> Evidence:
+        u = page_units(path, text).units
+        return Evidence(path, text, units=u, terms=query_terms("What food did Maya bring to the party?"))
+
+    other = ev("b.md", "Jon brought food to the party.")
+    hers = ev("a.md", "Maya made lemon bars.")
+    assert [e.path for e in rerank([other, hers], names_of=["Maya"])] == ["a.md", "b.md"]
+    assert [e.path for e in rerank([other, hers], names_of=["Zed"])][0] == "b.md"  # nobody named: no filter
