@@ -220,16 +220,16 @@ def test_active_memory_says_when_nothing_matched(srv: Any) -> None:
     warning that say nothing matched, as hybrid search warns for the same words; a prompt
     that matches gets neither."""
     prompt = "What did we decide about the cache eviction policy?"
-    d = post(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "budget_tokens": 600})
+    d = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "budget_tokens": 600})
     assert d["block"].startswith("Nothing in memory matched this prompt"), d["block"]
     assert "This memory belongs to the billing team's assistant." in d["block"]  # the wake follows
     assert len(d["warnings"]) == 1 and d["warnings"][0].startswith("nothing matched the prompt"), d
     assert d["summary"].startswith("Nothing in memory matched")
     clean(d["block"])
-    s = post(srv, "/v1/search", {"query": prompt, "k": 5, "mode": "hybrid"})
+    s = post_ok(srv, "/v1/search", {"query": prompt, "k": 5, "mode": "hybrid"})
     assert any(w.startswith(("nothing matched", "no matches")) for w in s.get("warnings", [])) \
         or not s["results"], s
-    found = post(srv, "/v1/active-memory", {"prompt": "What is Mira allergic to?", "agent": "a"})
+    found = post_ok(srv, "/v1/active-memory", {"prompt": "What is Mira allergic to?", "agent": "a"})
     assert "warnings" not in found and "Nothing in memory matched" not in found["block"]
-    quiet = post(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "include_wake": False})
+    quiet = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "include_wake": False})
     assert quiet["kind"] == "none" and quiet["block"] == "" and quiet["warnings"][0].startswith("nothing matched")
