@@ -197,14 +197,14 @@ def test_a_chat_turn_is_one_line_its_header_leading(tmp_path: Path) -> None:
     """A chat export's turn (who and when, then the message) is shown whole, the header once
     and leading, without the date again when the header says it; its short form keeps the
     speaker, the day and the sentence that matches."""
-    (tmp_path / "t.md").write_text("---\ntitle: \"Maya — 1:56 pm on 8 May, 2023\"\ndate: 2023-05-08\n---\n"
-                                   "**Maya** — 1:56 pm on 8 May, 2023\n\nI went hiking yesterday. "
+    (tmp_path / "t.md").write_text("---\ntitle: \"Maya — 4:10 pm on 2 March, 2024\"\ndate: 2024-03-02\n---\n"
+                                   "**Maya** — 4:10 pm on 2 March, 2024\n\nI went hiking yesterday. "
                                    "We saw a heron by the lake.\n", "utf-8")
     e = gather([{"path": "t.md"}], "Where did Maya spot the heron?", disk_reader(tmp_path))[0]
-    assert e.text == "Maya — 1:56 pm on 8 May, 2023: I went hiking yesterday. We saw a heron by the lake."
-    assert e.dated and e.brief == "Maya, 8 May, 2023: We saw a heron by the lake."
+    assert e.text == "Maya — 4:10 pm on 2 March, 2024: I went hiking yesterday. We saw a heron by the lake."
+    assert e.dated and e.brief == "Maya, 2 March, 2024: We saw a heron by the lake."
     line = render([e], [], 200).text
-    assert line.endswith("by the lake. (t.md)") and "2023-05-08" not in line
+    assert line.endswith("by the lake. (t.md)") and "2024-03-02" not in line
 
 
 def test_names_in_the_question_filter_the_candidates() -> None:

@@ -263,8 +263,8 @@ _HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
 
 
 def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
-    """The kept units as one line. A short note's header line (`Maya — 1:56 pm on 8 May,
-    2023`, a chat export's speaker and time) leads the text as `Maya — <when>: ...`; when
+    """The kept units as one line. A short note's header line (`Maya — 4:10 pm on 2 March,
+    2024`, a chat export's speaker and time) leads the text as `Maya — <when>: ...`; when
     it names the page's own day (its year and day of the month), the line's date is not
     repeated after it (`dated`)."""
     if len(units) > 1 and every and units[0] is every[0]:
@@ -283,7 +283,7 @@ _TIME = re.compile(r"^\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?\s*(?:on\s+)?", re.I)
 
 def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float]) -> str:
     """The unit that holds most of the question's words, after a chat line's speaker and
-    day (`Maya, 8 May, 2023: ...`, the time of day left out), for a line with little room."""
+    day (`Maya, 2 March, 2024: ...`, the time of day left out), for a line with little room."""
     who = ""
     body = units
     if len(units) > 1 and every and units[0] is every[0]:

@@ -14,7 +14,7 @@ CONV = {
     "speaker_a": "Ada", "speaker_b": "Ben",
     "conversation": {
         "speaker_a": "Ada", "speaker_b": "Ben",
-        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1_date_time": "4:10 pm on 2 March, 2024",
         "session_1": [
             {"speaker": "Ada", "dia_id": "D1:1", "text": "I planted tomatoes   yesterday."},
             {"speaker": "Ben", "dia_id": "D1:2", "text": "Nice!", "blip_caption": "a photo of a garden"},
@@ -22,7 +22,7 @@ CONV = {
         "session_2_date_time": "10:00 am on 1 June, 2023",  # a date with no turns
     },
     "qa": [
-        {"question": "When did Ada plant tomatoes?", "answer": "7 May 2023", "evidence": ["D1:1"], "category": 2},
+        {"question": "When did Ada plant tomatoes?", "answer": "1 March 2024", "evidence": ["D1:1"], "category": 2},
         {"question": "What did Ben share?", "answer": 7, "evidence": ["D1:2; D1:9"], "category": 4},
         {"question": "What is Ada's cat called?", "adversarial_answer": "Tom", "evidence": [], "category": 5},
     ],
@@ -36,13 +36,13 @@ def test_turn_files_and_questions(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     qs = load(src, root)
     one = (root / "conv-c1/session-01/D1-1.md").read_text("utf-8")
-    assert one == ('---\ntitle: "Ada — 1:56 pm on 8 May, 2023"\ndate: 2023-05-08\n---\n'
-                   "**Ada** — 1:56 pm on 8 May, 2023\n\nI planted tomatoes yesterday.\n")
+    assert one == ('---\ntitle: "Ada — 4:10 pm on 2 March, 2024"\ndate: 2024-03-02\n---\n'
+                   "**Ada** — 4:10 pm on 2 March, 2024\n\nI planted tomatoes yesterday.\n")
     assert "Nice! [shares a photo of a garden]" in (root / "conv-c1/session-01/D1-2.md").read_text("utf-8")
     assert sorted(p.name for p in root.rglob("*.md")) == ["D1-1.md", "D1-2.md"]
     # the adversarial question is left out; evidence ids that name no turn are dropped
     assert [(q["relevant"], q["answer"], q["category"]) for q in qs] == [
-        (["conv-c1/session-01/D1-1.md"], "7 May 2023", "temporal"),
+        (["conv-c1/session-01/D1-1.md"], "1 March 2024", "temporal"),
         (["conv-c1/session-01/D1-2.md"], "7", "single-hop")]
     stamp = (root / "conv-c1/session-01/D1-1.md").stat().st_mtime_ns
     load(src, root)  # a kept corpus: unchanged files are not rewritten

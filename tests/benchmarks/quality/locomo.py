@@ -12,7 +12,7 @@ Each turn becomes `<conv>/session-NN/<dia_id>.md`, written as a chat export writ
 message (the format issue 28 was measured on): frontmatter `title: "<speaker> — <time>"`
 and `date:` (the session's day), then `**<speaker>** — <time>`, then the text, with the
 photo the turn shares as `[shares <caption>]`. `<time>` is the session's own
-`session_N_date_time` ("1:56 pm on 8 May, 2023"). All conversations go into ONE corpus.
+`session_N_date_time` ("4:10 pm on 2 March, 2024"). All conversations go into ONE corpus.
 
 Questions: every `qa` item except category 5 (adversarial: the answer is not in the
 conversation), as `{text, relevant (paths of its evidence dia_ids), answer, category}`.
@@ -32,7 +32,7 @@ _DIA = re.compile(r"D(\d+):(\d+)")
 
 
 def session_day(stamp: str) -> str:
-    """"1:56 pm on 8 May, 2023" -> "2023-05-08" ("" when it does not parse)."""
+    """"4:10 pm on 2 March, 2024" -> "2024-03-02" ("" when it does not parse)."""
     m = re.search(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", stamp or "")
     if not m:
         return ""
