@@ -308,7 +308,8 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
     candidates repeat word for word is a template (a greeting, a footer), placed after
     text that is said once. The first `head` items stay ahead of the rest (reordered
     among themselves): what the search put at its top is never pushed out by a deeper
-    candidate."""
+    candidate. Before both, `names_of` (the question's names) filters (`_naming`): the
+    items naming none of them go after those that do."""
     if len(items) < 2:
         return items
     n = len(items)
@@ -335,12 +336,9 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
         s = (1 - weight) * (1 - i / n) + weight * matched[i] / top
         if copies[body(e)] > 1:
             s -= boilerplate
-        keyed.append((named[i], i < head, s, -i, e) if NAME_FIRST else (i < head, named[i], s, -i, e))
+        keyed.append((named[i], i < head, s, -i, e))
     keyed.sort(key=lambda x: x[:4], reverse=True)
     return [e for *_, e in keyed]
-
-
-NAME_FIRST = True
 
 
 def _naming(items: list[Evidence], asked: list[str]) -> list[bool]:
