@@ -2,7 +2,7 @@
 
     python -m tests.benchmarks.bench_first_run [--n 2000] [--n 10000] [--docs] [--real] [--corpus DIR --query W]
                                                [--rounds 1]
-                                               [--model default] [--model static] [--site-only]
+                                               [--model default] [--model static] [--site-only] [--quartz DIR]
                                                [--workdir DIR] [--json]
 
 For each corpus (synthetic `corpus_gen` corpora of the given sizes, a copy of this
@@ -10,7 +10,10 @@ repository's `docs/` with --docs, and with --real the public Obsidian vault and 
 plain-markdown repository of `bench_real`, cloned into the workdir on first use, never
 kept in this repository), in one run, cold (no output folder, no
 `CORPUS/.commonplace`: no index, no embedding cache; the model's own conversion cache in
-`~/.cache/commonplace/` is warmed once before timing, by a build of a three-note corpus):
+`~/.cache/commonplace/` is warmed once before timing, by a build of a three-note corpus;
+before each timed build the kernel's page cache is written back and dropped when run as
+root, and the corpus read back in, `bench_build.settle`, so the build that runs second
+does not pay for the first one's files):
 
 1. `commonplace build CORPUS --out OUT --no-embed`: wall seconds and peak memory;
 2. `commonplace build CORPUS --out OUT` (embeddings on), timed by this harness from the
@@ -20,9 +23,18 @@ kept in this repository), in one run, cold (no output folder, no
    vectors == chunks); peak memory (the largest sum of PSS over the build's process tree,
    `bench_build.run_measured`'s sampling).
 
+Both builds' CPU seconds are reported too (user + system of the process tree: the whole
+`--no-embed` build, and the build with embeddings up to its `Site ready` line), with their
+ratio: on a machine others share, wall time moves with their work, CPU time far less.
+
 With several `--model`s (`default`: all-MiniLM-L6-v2; `static`: the static tier
 distilled from it), step 2 runs once per model after the same `--no-embed` build, one row
 each; the models' own caches in `~/.cache/commonplace/` are warmed first, outside the timing.
+
+`--quartz DIR` also builds each corpus with Quartz 4 (`npx quartz build` in DIR, a
+checkout outside this repository with its `npm ci` done; content/ is replaced by a copy
+of the corpus), once to warm it, then once per round in the same alternation, and
+reports its wall and CPU time beside commonplace's site ready.
 
 `--site-only` stops the second build (SIGTERM) once BM25 answered, so "all vectors" is not
 measured: the site-ready ratio of a big corpus in minutes, not the embedding's hour.
@@ -37,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -49,12 +62,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 try:
-    from .bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside
+    from .bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside, settle
     from .bench_real import MARKDOWN, VAULT, fetch
     from .corpus_gen import generate
 except ImportError:  # run as a plain script
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside  # type: ignore
+    from bench_build import TRASH, _children, _load, _pss_kb, empty_trash, find_commonplace, set_aside, settle  # type: ignore
     from bench_real import MARKDOWN, VAULT, fetch  # type: ignore[no-redef]
     from corpus_gen import generate  # type: ignore[no-redef]
 
@@ -79,6 +92,15 @@ class Row:
     vectors: int = 0
     peak_mb: float = 0.0
     ratio: float = 0.0  # site ready / --no-embed build
+    # CPU seconds (user + system) of the build's process tree: the whole --no-embed build,
+    # and the build with embeddings up to its `Site ready` line. Other work on a shared
+    # machine moves these far less than wall time.
+    no_embed_cpu: float = 0.0
+    site_ready_cpu: float = 0.0
+    cpu_ratio: float = 0.0
+    quartz_seconds: float = 0.0  # `npx quartz build` of the same corpus (--quartz), wall
+    quartz_cpu: float = 0.0
+    quartz_vs_site_ready: float = 0.0  # Quartz's build / commonplace's site ready (> 1: commonplace first)
     load_before: str = ""
     load_after: str = ""
 
@@ -102,12 +124,26 @@ class Sampler:
         return round(self.peak / 1024, 1)
 
 
+def tree_cpu(pid: int) -> float:
+    """User + system CPU seconds of `pid`, its live descendants and the children they reaped."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0
+    for p in _children({pid}):
+        try:
+            fields = open(f"/proc/{p}/stat", "rb").read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
 def cold(corpus: Path, out: Path, trash: Path) -> None:
     set_aside(out, trash)
     set_aside(corpus / ".commonplace", trash)
 
 
-def no_embed_build(exe: str, corpus: Path, out: Path) -> tuple[float, float]:
+def no_embed_build(exe: str, corpus: Path, out: Path) -> tuple[float, float, float]:
+    """Wall seconds, peak MB and CPU seconds (the build and the workers it reaped)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen([exe, "build", str(corpus), "--out", str(out), "--no-embed"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
@@ -115,9 +151,11 @@ def no_embed_build(exe: str, corpus: Path, out: Path) -> tuple[float, float]:
     _, err = proc.communicate()
     secs = time.perf_counter() - t0
     peak = sampler.stop()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"--no-embed build failed: {err.decode()[-2000:]}")
-    return secs, peak
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return secs, peak, cpu
 
 
 def bm25_hits(corpus: Path, query: str) -> int:
@@ -149,6 +187,7 @@ def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_onl
     assert proc.stdout is not None
     first = proc.stdout.readline()
     row.site_ready_seconds = round(time.perf_counter() - t0, 2)
+    row.site_ready_cpu = round(tree_cpu(proc.pid), 2)
     if not first.startswith("Site ready in "):
         proc.wait()
         raise RuntimeError(f"expected the site ready line, got {first!r}; stderr: {''.join(err)[-2000:]}")
@@ -183,6 +222,42 @@ def read_counts(corpus: Path, row: Row) -> None:
     gen = (corpus / ".commonplace" / "index" / "CURRENT").read_text().strip()
     meta = json.loads((corpus / ".commonplace" / "index" / gen / "meta.json").read_text())
     row.chunks, row.vectors, row.documents = meta["chunks"], meta["vectors"], meta["documents"]
+
+
+QUARTZ_ASIDE = "content.before-bench"  # a Quartz checkout's own content/, kept once
+
+
+def quartz_missing(qdir: Path) -> str | None:
+    """Why Quartz cannot be run from `qdir`, or None."""
+    if shutil.which("node") is None or shutil.which("npx") is None:
+        return "node/npx is not installed"
+    if not (qdir / "quartz" / "bootstrap-cli.mjs").is_file():
+        return f"{qdir} is not a Quartz 4 checkout (no quartz/bootstrap-cli.mjs)"
+    if not (qdir / "node_modules").is_dir():
+        return f"{qdir} has no node_modules (run `npm ci` there)"
+    return None
+
+
+def quartz_content(qdir: Path, corpus: Path) -> None:
+    """Put a copy of `corpus` in the Quartz checkout's content/ (its own content set aside once)."""
+    content, aside = qdir / "content", qdir / QUARTZ_ASIDE
+    if content.exists() and not aside.exists():
+        content.rename(aside)
+    shutil.rmtree(content, ignore_errors=True)
+    shutil.copytree(corpus, content, ignore=shutil.ignore_patterns(".commonplace"))
+
+
+def quartz_build(qdir: Path) -> tuple[float, float]:
+    """`npx quartz build` in `qdir`: wall and CPU seconds (node and what it reaped)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(["npx", "quartz", "build"], cwd=qdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, text=True)
+    secs = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0 or "Done processing" not in proc.stdout:
+        raise RuntimeError(f"quartz build failed ({proc.returncode}): {proc.stdout[-2000:]}")
+    return secs, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def warm_model(exe: str, base: Path, model: str | None = None) -> None:
@@ -233,29 +308,54 @@ def run(args: argparse.Namespace) -> list[Row]:
     for model in models:
         log(f"warming the model's conversion cache ({model or 'configured model'}) ...")
         warm_model(exe, base, model)
+    qdir = Path(args.quartz).resolve() if args.quartz else None
+    if qdir is not None and (why := quartz_missing(qdir)):
+        log(f"skipping Quartz: {why}")
+        qdir = None
     rows = []
     try:
         for label, corpus, query in corpora:
+            if qdir is not None:
+                quartz_content(qdir, corpus)
+                log(f"[{label}] warming Quartz (its first build bundles itself) ...")
+                quartz_build(qdir)
             load_before = _load()
             runs: dict[str | None, list[Row]] = {m: [] for m in models}
             out = base / f"site-{corpus.name}"
             for i in range(args.rounds):
                 plain = Row(label)
                 done: dict[str | None, Row] = {}
-                for step in (["plain", *models] if i % 2 == 0 else [*models, "plain"]):
+                steps = ["plain", *models] + (["quartz"] if qdir is not None else [])
+                for step in (steps if i % 2 == 0 else steps[::-1]):
+                    if step == "quartz":
+                        assert qdir is not None
+                        settle(qdir / "content")
+                        log(f"[{label}] round {i + 1}: npx quartz build ...")
+                        plain.quartz_seconds, plain.quartz_cpu = (round(x, 2) for x in quartz_build(qdir))
+                        continue
                     cold(corpus, out, trash)
+                    # The earlier build's files, set aside, would otherwise still be in the
+                    # page cache (and partly unwritten) while this one runs: that slowed
+                    # whichever build went second (`bench_build.settle`).
+                    dropped = settle(corpus)
                     if step == "plain":
-                        log(f"[{label}] round {i + 1}: --no-embed build ...")
-                        plain.no_embed_seconds, plain.no_embed_peak_mb = (round(x, 2) for x in
-                                                                          no_embed_build(exe, corpus, out))
+                        log(f"[{label}] round {i + 1}: --no-embed build (page cache "
+                            f"{'dropped' if dropped else 'kept: not root'}) ...")
+                        plain.no_embed_seconds, plain.no_embed_peak_mb, plain.no_embed_cpu = (
+                            round(x, 2) for x in no_embed_build(exe, corpus, out))
                     else:
                         log(f"[{label}] round {i + 1}: build with embeddings ({step or 'configured model'}) ...")
                         row = done[step] = Row(f"{label}, {step}" if step else label)
                         full_build(exe, corpus, out, query, row, site_only=args.site_only, model=step)
                 for model, row in done.items():
                     row.no_embed_seconds, row.no_embed_peak_mb = plain.no_embed_seconds, plain.no_embed_peak_mb
-                    log(f"[{row.corpus}]   --no-embed {row.no_embed_seconds} s; site ready "
-                        f"{row.site_ready_seconds} s, all vectors {row.all_vectors_seconds or '-'} s")
+                    row.no_embed_cpu = plain.no_embed_cpu
+                    row.quartz_seconds, row.quartz_cpu = plain.quartz_seconds, plain.quartz_cpu
+                    if row.quartz_seconds:
+                        log(f"[{row.corpus}]   quartz {row.quartz_seconds} s ({row.quartz_cpu} CPU s)")
+                    log(f"[{row.corpus}]   --no-embed {row.no_embed_seconds} s ({row.no_embed_cpu} CPU s); site ready "
+                        f"{row.site_ready_seconds} s ({row.site_ready_cpu} CPU s), all vectors "
+                        f"{row.all_vectors_seconds or '-'} s")
                     runs[model].append(row)
             rows.extend(median_row(r, load_before, _load()) for r in runs.values())
     finally:
@@ -269,22 +369,32 @@ def median_row(runs: list[Row], load_before: str, load_after: str) -> Row:
     """Each figure's median over the rounds (counts from the last round)."""
     row = runs[-1]
     for name in ("no_embed_seconds", "no_embed_peak_mb", "site_ready_seconds", "site_ready_reported",
-                 "bm25_searchable_seconds", "all_vectors_seconds", "peak_mb"):
+                 "bm25_searchable_seconds", "all_vectors_seconds", "peak_mb", "no_embed_cpu", "site_ready_cpu", "quartz_seconds", "quartz_cpu"):
         setattr(row, name, round(statistics.median(getattr(r, name) for r in runs), 2))
     row.ratio = round(row.site_ready_seconds / row.no_embed_seconds, 2)
+    row.cpu_ratio = round(row.site_ready_cpu / row.no_embed_cpu, 2) if row.no_embed_cpu else 0.0
+    if row.quartz_seconds and row.site_ready_seconds:
+        row.quartz_vs_site_ready = round(row.quartz_seconds / row.site_ready_seconds, 2)
     row.load_before, row.load_after = load_before, load_after
     return row
 
 
 def table(rows: list[Row]) -> str:
-    head = ("corpus", "docs", "chunks", "--no-embed s", "site ready s", "ratio", "bm25 searchable s",
+    head = ("corpus", "docs", "chunks", "--no-embed s", "site ready s", "ratio", "CPU s: --no-embed / site ready",
+            "CPU ratio", "bm25 searchable s",
             "all vectors s", "peak MB (no-embed / full)", "load before -> after")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         lines.append("| " + " | ".join(str(c) for c in (
             r.corpus, r.documents or "-", r.chunks or "-", r.no_embed_seconds, f"{r.site_ready_seconds} ({r.site_ready_reported})",
-            f"{r.ratio}x", r.bm25_searchable_seconds, r.all_vectors_seconds or "not waited", f"{r.no_embed_peak_mb} / {r.peak_mb}",
+            f"{r.ratio}x", f"{r.no_embed_cpu} / {r.site_ready_cpu}", f"{r.cpu_ratio}x", r.bm25_searchable_seconds, r.all_vectors_seconds or "not waited", f"{r.no_embed_peak_mb} / {r.peak_mb}",
             f"{r.load_before} -> {r.load_after}")) + " |")
+    quartz = [r for r in rows if r.quartz_seconds]
+    if quartz:
+        lines += ["", "| corpus | Quartz build s | Quartz CPU s | commonplace site ready s | Quartz / site ready |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {r.corpus} | {r.quartz_seconds} | {r.quartz_cpu} | {r.site_ready_seconds} | "
+                  f"{r.quartz_vs_site_ready}x |" for r in quartz]
     lines.append("")
     lines.append("site ready: harness clock from process start (the build's own figure in brackets); "
                  f"target: ratio <= 1.25. {os.cpu_count()} CPUs.")
@@ -303,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", action="append", help="embedding model of the full build (repeatable)")
     p.add_argument("--rounds", type=int, default=1, help="builds of each kind, alternating (medians reported)")
     p.add_argument("--site-only", action="store_true", help="stop the build with embeddings once BM25 answers")
+    p.add_argument("--quartz", metavar="DIR", help="also `npx quartz build` each corpus in this Quartz 4 checkout "
+                   "(after `npm ci`; its content/ is replaced by a copy of the corpus, the original kept as "
+                   f"{QUARTZ_ASIDE}/), alternating with the builds; skipped with a message without node or the checkout")
     p.add_argument("--workdir", help="keep corpora and sites here")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
