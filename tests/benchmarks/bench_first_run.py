@@ -98,6 +98,7 @@ class Row:
     no_embed_cpu: float = 0.0
     site_ready_cpu: float = 0.0
     cpu_ratio: float = 0.0
+    all_vectors_cpu: float = 0.0  # the build with embeddings, whole (when waited for)
     quartz_seconds: float = 0.0  # `npx quartz build` of the same corpus (--quartz), wall
     quartz_cpu: float = 0.0
     quartz_vs_site_ready: float = 0.0  # Quartz's build / commonplace's site ready (> 1: commonplace first)
@@ -177,6 +178,7 @@ def model_env(model: str | None) -> dict[str, str]:
 
 def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_only: bool = False,
                model: str | None = None) -> None:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen([exe, "build", str(corpus), "--out", str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=model_env(model))
@@ -209,6 +211,8 @@ def full_build(exe: str, corpus: Path, out: Path, query: str, row: Row, site_onl
     proc.stdout.read()
     proc.wait()
     row.all_vectors_seconds = round(time.perf_counter() - t0, 2)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    row.all_vectors_cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2)
     row.peak_mb = sampler.stop()
     reader.join()
     if proc.returncode != 0:
@@ -355,7 +359,7 @@ def run(args: argparse.Namespace) -> list[Row]:
                         log(f"[{row.corpus}]   quartz {row.quartz_seconds} s ({row.quartz_cpu} CPU s)")
                     log(f"[{row.corpus}]   --no-embed {row.no_embed_seconds} s ({row.no_embed_cpu} CPU s); site ready "
                         f"{row.site_ready_seconds} s ({row.site_ready_cpu} CPU s), all vectors "
-                        f"{row.all_vectors_seconds or '-'} s")
+                        f"{row.all_vectors_seconds or '-'} s ({row.all_vectors_cpu or '-'} CPU s)")
                     runs[model].append(row)
             rows.extend(median_row(r, load_before, _load()) for r in runs.values())
     finally:
@@ -369,7 +373,8 @@ def median_row(runs: list[Row], load_before: str, load_after: str) -> Row:
     """Each figure's median over the rounds (counts from the last round)."""
     row = runs[-1]
     for name in ("no_embed_seconds", "no_embed_peak_mb", "site_ready_seconds", "site_ready_reported",
-                 "bm25_searchable_seconds", "all_vectors_seconds", "peak_mb", "no_embed_cpu", "site_ready_cpu", "quartz_seconds", "quartz_cpu"):
+                 "bm25_searchable_seconds", "all_vectors_seconds", "peak_mb", "no_embed_cpu", "site_ready_cpu", "all_vectors_cpu",
+                 "quartz_seconds", "quartz_cpu"):
         setattr(row, name, round(statistics.median(getattr(r, name) for r in runs), 2))
     row.ratio = round(row.site_ready_seconds / row.no_embed_seconds, 2)
     row.cpu_ratio = round(row.site_ready_cpu / row.no_embed_cpu, 2) if row.no_embed_cpu else 0.0
@@ -382,12 +387,14 @@ def median_row(runs: list[Row], load_before: str, load_after: str) -> Row:
 def table(rows: list[Row]) -> str:
     head = ("corpus", "docs", "chunks", "--no-embed s", "site ready s", "ratio", "CPU s: --no-embed / site ready",
             "CPU ratio", "bm25 searchable s",
-            "all vectors s", "peak MB (no-embed / full)", "load before -> after")
+            "all vectors s (CPU s)", "peak MB (no-embed / full)", "load before -> after")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         lines.append("| " + " | ".join(str(c) for c in (
             r.corpus, r.documents or "-", r.chunks or "-", r.no_embed_seconds, f"{r.site_ready_seconds} ({r.site_ready_reported})",
-            f"{r.ratio}x", f"{r.no_embed_cpu} / {r.site_ready_cpu}", f"{r.cpu_ratio}x", r.bm25_searchable_seconds, r.all_vectors_seconds or "not waited", f"{r.no_embed_peak_mb} / {r.peak_mb}",
+            f"{r.ratio}x", f"{r.no_embed_cpu} / {r.site_ready_cpu}", f"{r.cpu_ratio}x", r.bm25_searchable_seconds,
+            f"{r.all_vectors_seconds} ({r.all_vectors_cpu})" if r.all_vectors_seconds else "not waited",
+            f"{r.no_embed_peak_mb} / {r.peak_mb}",
             f"{r.load_before} -> {r.load_after}")) + " |")
     quartz = [r for r in rows if r.quartz_seconds]
     if quartz:
