@@ -171,6 +171,15 @@ def set_switch_interval() -> None:
                   file=sys.stderr)
 
 
+STOP_WAIT = 5.0  # seconds a stopping server waits for its vector filler and BM25 merger
+
+
+def _busy() -> bool:
+    """Whether a background thread of ours (filler, merger, ...) still runs."""
+    return any(t.is_alive() and t.name.startswith("commonplace-") and t is not threading.current_thread()
+               for t in threading.enumerate())
+
+
 def leave(code: int) -> None:
     """Exit now, without waiting for daemon threads or running the interpreter's
     finalization; the streams and logs are flushed first."""
@@ -259,14 +268,15 @@ def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch:
         except Exception:  # noqa: BLE001
             pass
         try:
-            live.close()
+            live.close(wait=STOP_WAIT)
         except Exception:  # noqa: BLE001
             pass
-        if opener.is_alive():
+        if opener.is_alive() or _busy():
             # Still opening, or (once ready) preloading the MCP SDK: an import that took 8 s
-            # at load 7 and that cannot be interrupted. Everything is saved by now, so the
-            # process leaves without the interpreter's teardown, which a thread inside an
-            # import once turned into "FATAL: exception not rethrown" (SIGABRT).
+            # at load 7 and that cannot be interrupted; or embedding or merging behind the
+            # server past STOP_WAIT (a model load, a publish). Everything is saved by now,
+            # so the process leaves without the interpreter's teardown, which a thread
+            # inside an import once turned into "FATAL: exception not rethrown" (SIGABRT).
             say("commonplace: stopped")
             leave((code or 1) if state.open_error else code)
         say("commonplace: stopped")

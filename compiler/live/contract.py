@@ -59,7 +59,7 @@ class LiveContract(Protocol):
 
     def preload(self) -> None: ...  # the search index (and the model) loaded before the first request
 
-    def close(self) -> None: ...
+    def close(self, wait: float | None = None) -> None: ...  # wait: seconds for background threads (None: theirs)
 
     def refresh(self, paths: Iterable[str], rescan: bool = False) -> "RefreshResult": ...
 

@@ -199,9 +199,12 @@ class LiveCorpus(LiveWrites):
 
             logging.getLogger("commonplace").info("search warm-up failed: %s", exc)
 
-    def close(self) -> None:
+    def close(self, wait: float | None = None) -> None:
+        """Stop the background work and save. `wait` bounds how long each background thread
+        (vector filler, BM25 merger) is waited for; a stopping server passes a few seconds:
+        what they have not finished is redone from the embedding cache or the next merge."""
         if self.filler is not None:
-            self.filler.stop()
+            self.filler.stop(30.0 if wait is None else wait)
             self.filler = None
         if self._watcher is not None:
             self._watcher.stop()
@@ -212,7 +215,7 @@ class LiveCorpus(LiveWrites):
                 self._save_timer = None
             self._save()
         if self._merger is not None:  # outside the lock: its publish step takes the index lock only
-            self._merger.stop()
+            self._merger.stop(60.0 if wait is None else wait)
             self._merger = None
 
     def __enter__(self) -> "LiveCorpus":
