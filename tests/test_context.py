@@ -201,10 +201,22 @@ def test_a_chat_turn_is_one_line_its_header_leading(tmp_path: Path) -> None:
                                    "**Maya** — 4:10 pm on 2 March, 2024\n\nI went hiking yesterday. "
                                    "We saw a heron by the lake.\n", "utf-8")
     e = gather([{"path": "t.md"}], "Where did Maya spot the heron?", disk_reader(tmp_path))[0]
-    assert e.text == "Maya — 4:10 pm on 2 March, 2024: I went hiking yesterday. We saw a heron by the lake."
+    assert e.text == "Maya — 4:10 pm on 2 March, 2024: I went hiking yesterday (1 March, 2024). We saw a heron by the lake."
     assert e.dated and e.brief == "Maya, 2 March, 2024: We saw a heron by the lake."
     line = render([e], [], 200).text
     assert line.endswith("by the lake. (t.md)") and "2024-03-02" not in line
+
+
+def test_a_chat_turn_found_by_meaning_is_shown_with_its_message(tmp_path: Path) -> None:
+    """A turn that shares no word with the question (a vector match) is its header and its
+    message, not the header alone (`John — 2:47 pm on 12 June, 2023` says nothing)."""
+    (tmp_path / "t.md").write_text("---\ntitle: \"John — 2:47 pm on 12 June, 2023\"\ndate: 2023-06-12\n---\n"
+                                   "**John** — 2:47 pm on 12 June, 2023\n\nThat waterfall and bridge look amazing!\n",
+                                   "utf-8")
+    e = gather([{"path": "t.md", "snippet": "John — 2:47 pm on 12 June, 2023 That waterfall"}],
+               "What area was hit by a flood?", disk_reader(tmp_path))[0]
+    assert e.text == "John — 2:47 pm on 12 June, 2023: That waterfall and bridge look amazing!"
+    assert e.brief == "John, 12 June, 2023: That waterfall and bridge look amazing!"
 
 
 def test_names_in_the_question_filter_the_candidates() -> None:

@@ -179,6 +179,8 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
         near = max(((len(unit_stems(u) & snip_) / (len(unit_stems(u)) or 1), -i, u) for i, u in enumerate(units)),
                    key=lambda x: (x[0], x[1]))
         claims = [u for u in units if u.kind == "claim"]
+        if note(page, units):
+            return units  # a chat turn: its header alone (who, when) says nothing
         if near[0] > 0.3:
             return [near[2]]
         if claims:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..markdown import frontmatter as fm
 from .plain import plain_line
+from .when import parse_day, resolve, style_of
 
 _MARKER = re.compile(r"^\s{0,3}<!-- commonplace:([a-z0-9_-]+):(start|end)\b.*-->\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -94,15 +95,34 @@ def _claim(line: str, heading: str) -> Unit | None:
     meta = parts[1] if len(parts) > 1 else ""
     since, rec = _SINCE.search(meta), _RECORDED.search(meta)
     date = (since or rec).group(1) if (since or rec) else ""
+    if rec:  # "moved yesterday", recorded on the 27th: the 26th (`when`)
+        statement = resolve(statement, parse_day(rec.group(1)))
     if heading.casefold() == "upcoming":
         statement = f"Upcoming: {statement}"
     return Unit(statement, "claim", date, heading)
 
 
+def said_on(path: str, meta: dict[str, Any]):
+    """The day a page's lines were written, when one day is: its `date` (or `created`,
+    `at`) unless a later `updated` says lines were added since, else a date in its file
+    name (a daily note, a session). A page dated only by its last edit has none."""
+    said = next((parse_day(meta[k]) for k in ("date", "created", "at") if meta.get(k)), None)
+    if said is not None:
+        edited = parse_day(meta.get("updated"))
+        return said if edited is None or edited == said else None
+    if meta.get("updated"):
+        return None
+    m = re.search(r"\d{4}-\d{2}-\d{2}", path.rsplit("/", 1)[-1])
+    return parse_day(m.group(0)) if m else None
+
+
 def page_units(path: str, text: str) -> Page:
-    """`text` (the file as on disk) as a `Page` of units."""
+    """`text` (the file as on disk) as a `Page` of units; relative times in its prose get
+    their day when the page was written on one (`said_on`, `when.resolve`)."""
     meta, body = split_meta(text)
     page = Page(path, meta, str(meta.get("title") or ""), page_date(meta))
+    said = said_on(path, meta)
+    style = style_of(page.title or body[:200]) if said else "iso"
     managed: list[str] = []
     fence: str | None = None
     code: list[str] = []
@@ -155,6 +175,8 @@ def page_units(path: str, text: str) -> Page:
         if _LINKS_ONLY.match(item):
             continue
         text_line = plain_line(item)
+        if said is not None and text_line:
+            text_line = resolve(text_line, said, style)
         if text_line:
             page.units.append(Unit(text_line, "prose", page.date, heading))
     if not page.title:

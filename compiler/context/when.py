@@ -1,0 +1,111 @@
+"""Relative times given their day: `yesterday` in a line said on 6 October 2022 becomes
+`yesterday (5 October, 2022)`.
+
+A note, a chat turn or a claim says "last week" against the day it was written; an agent
+reading it months later cannot tell which week that was, and a question about "June 2023"
+shares no word with it. The phrase is kept (it is what was said) and its day follows it,
+in the style the page writes its own dates in (`dmy`: "5 October, 2022"; else ISO).
+
+Only what the day determines is resolved: yesterday, tomorrow, last night, the day before
+yesterday, last/next <weekday>, last/next week, weekend, month, year, and "N days, weeks,
+months or years ago" with a number. Vague spans ("a few days ago", "recently") are left as
+they are, as is a phrase the writer already dated, or one inside a longer phrase with
+another meaning ("the last week of August", "last year's").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+
+_NUM = r"(?P<n>\d{1,3}|" + "|".join(NUMBERS) + r")"
+_PHRASE = re.compile(
+    r"(?<![\w'-])(?<!the )(?:"
+    r"(?P<dby>the day before yesterday)|(?P<yday>yesterday)|(?P<tmrw>tomorrow)|(?P<lnight>last night)"
+    r"|(?P<wdir>last|this past|next) (?P<wday>" + "|".join(DAYS) + r")"
+    r"|(?P<dir>last|next) (?P<span>week|weekend|month|year)"
+    r"|" + _NUM + r" (?P<unit>day|week|month|year)s? ago"
+    r")(?![\w'-])(?! of\b)", re.I)
+# The writer dated it already: "yesterday (2023-06-20)", "last week, on 12 June"
+_DATED = re.compile(r"\s*[(,]?\s*(?:on\s+)?(?:\d{1,4}[-/ ]|(?:" + "|".join(MONTHS) + r")\b)", re.I)
+_DMY = re.compile(r"\b\d{1,2} (?:" + "|".join(MONTHS) + r"),? \d{4}\b")
+
+
+def style_of(text: str) -> str:
+    """`dmy` when `text` (a page's title or first line) writes a date as "6 October, 2022"."""
+    return "dmy" if _DMY.search(text or "") else "iso"
+
+
+def _day(d: dt.date, style: str) -> str:
+    return f"{d.day} {MONTHS[d.month - 1]}, {d.year}" if style == "dmy" else d.isoformat()
+
+
+def _month(year: int, month: int) -> str:
+    year += (month - 1) // 12
+    return f"{MONTHS[(month - 1) % 12]} {year}"
+
+
+def _when(m: re.Match[str], day: dt.date, style: str) -> str:
+    g = m.groupdict()
+    if g["dby"]:
+        return _day(day - dt.timedelta(days=2), style)
+    if g["yday"] or g["lnight"]:
+        return _day(day - dt.timedelta(days=1), style)
+    if g["tmrw"]:
+        return _day(day + dt.timedelta(days=1), style)
+    if g["wday"]:
+        want = DAYS.index(g["wday"].casefold())
+        if g["wdir"].casefold() == "next":
+            return _day(day + dt.timedelta(days=(want - day.weekday() - 1) % 7 + 1), style)
+        return _day(day - dt.timedelta(days=(day.weekday() - want - 1) % 7 + 1), style)
+    if g["span"]:
+        span, later = g["span"].casefold(), g["dir"].casefold() == "next"
+        if span in ("week", "weekend"):
+            return f"the {span} {'after' if later else 'before'} {_day(day, style)}"
+        if span == "month":
+            return _month(day.year, day.month + (1 if later else -1))
+        return str(day.year + (1 if later else -1))
+    n = NUMBERS.get(g["n"].casefold()) if not g["n"].isdigit() else int(g["n"])
+    unit = g["unit"].casefold()
+    if unit == "day":
+        return _day(day - dt.timedelta(days=n), style)
+    if unit == "week":
+        return f"about {_day(day - dt.timedelta(weeks=n), style)}"
+    if unit == "month":
+        return _month(day.year, day.month - n)
+    return str(day.year - n)
+
+
+def resolve(text: str, day: dt.date | None, style: str = "iso") -> str:
+    """`text` with each relative time followed by its day, counted from `day`."""
+    if day is None or not text:
+        return text
+    out: list[str] = []
+    last = 0
+    for m in _PHRASE.finditer(text):
+        if _DATED.match(text, m.end()):
+            continue
+        out.append(text[last:m.end()])
+        out.append(f" ({_when(m, day, style)})")
+        last = m.end()
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def parse_day(value: object) -> dt.date | None:
+    """A `YYYY-MM-DD` at the start of `value` (a frontmatter date or a claim's), else None."""
+    m = re.match(r"(\d{4})-(\d{2})-(\d{2})", str(value or "").strip())
+    if not m:
+        return None
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None

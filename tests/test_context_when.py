@@ -1,0 +1,80 @@
+"""Relative times in what an agent reads are given their day: "yesterday" in a turn said on
+6 October 2022 is 5 October 2022, which an agent reading it a year later cannot work out."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from commonplace.compiler.context.evidence import disk_reader, gather
+from commonplace.compiler.context.facts import page_units
+from commonplace.compiler.context.when import resolve
+
+WED = dt.date(2023, 6, 21)  # a Wednesday
+
+
+def test_yesterday_and_last_weekday_get_their_dates() -> None:
+    assert resolve("I tried a new recipe yesterday!", dt.date(2022, 10, 6), "dmy") == \
+        "I tried a new recipe yesterday (5 October, 2022)!"
+    assert resolve("I had a car accident last Friday, no one was hurt.", WED, "dmy") == \
+        "I had a car accident last Friday (16 June, 2023), no one was hurt."
+    # the weekday of the day itself, said as "last": a week before
+    assert resolve("Last Wednesday we met.", WED, "iso") == "Last Wednesday (2023-06-14) we met."
+
+
+def test_spans_are_said_against_the_day_they_were_said() -> None:
+    assert resolve("A flood hit my old area last week.", dt.date(2023, 7, 7), "dmy") == \
+        "A flood hit my old area last week (the week before 7 July, 2023)."
+    assert resolve("I was in the ER last weekend.", dt.date(2023, 10, 17), "dmy") == \
+        "I was in the ER last weekend (the weekend before 17 October, 2023)."
+    assert resolve("Last month I got hurt.", dt.date(2023, 10, 13), "dmy") == \
+        "Last month (September 2023) I got hurt."
+    assert resolve("It started last year at a festival.", dt.date(2023, 10, 19), "iso") == \
+        "It started last year (2022) at a festival."
+    assert resolve("I started surfing five years ago.", dt.date(2023, 7, 16), "dmy") == \
+        "I started surfing five years ago (2018)."
+    assert resolve("I saw my doctor 3 days ago.", dt.date(2023, 5, 24), "iso") == \
+        "I saw my doctor 3 days ago (2023-05-21)."
+    assert resolve("We ship next month.", dt.date(2023, 12, 5), "dmy") == "We ship next month (January 2024)."
+    assert resolve("The review is tomorrow.", dt.date(2024, 2, 29), "iso") == "The review is tomorrow (2024-03-01)."
+
+
+def test_text_without_a_relative_time_or_already_dated_is_left_alone() -> None:
+    plain = "The nightly job runs at 03:30 UTC."
+    assert resolve(plain, WED, "iso") == plain
+    # a date right after the phrase: the writer already said it
+    said = "The job moved yesterday (2023-06-20) to 03:30."
+    assert resolve(said, WED, "iso") == said
+    # "a week ago today" or "the last week of August" are not "last week" said on that day
+    assert resolve("It was the last week of August.", WED, "dmy") == "It was the last week of August."
+    vague = "She's lived there since last year's move, years ago."
+    assert resolve(vague, WED, "dmy") == vague
+
+
+def test_a_chat_turn_is_resolved_against_its_own_day_in_its_own_style(tmp_path) -> None:
+    text = ('---\ntitle: "Joanna — 11:15 am on 6 October, 2022"\ndate: 2022-10-06\n---\n'
+            "**Joanna** — 11:15 am on 6 October, 2022\n\nYesterday, I tried my newest dairy-free recipe.\n")
+    page = page_units("c/D1-2.md", text)
+    assert page.units[-1].text == "Yesterday (5 October, 2022), I tried my newest dairy-free recipe."
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "D1-2.md").write_text(text, "utf-8")
+    ev = gather([{"path": "c/D1-2.md", "score_normalized": 1.0}], "What did Joanna cook?", disk_reader(tmp_path))
+    assert "Yesterday (5 October, 2022), I tried" in ev[0].text
+
+
+def test_a_page_whose_date_is_only_its_last_edit_is_not_resolved() -> None:
+    # `updated` says when the page was last written, not when this line was: its
+    # "yesterday" could be any day before
+    page = page_units("notes/x.md", "---\nupdated: 2026-11-27\n---\nWe moved the job yesterday.\n")
+    assert page.units[0].text == "We moved the job yesterday."
+    page = page_units("daily/2026-11-20.md", "# Friday\n\nShipped the fix yesterday.\n")
+    assert page.units[0].text == "Shipped the fix yesterday (2026-11-19)."
+
+
+def test_a_claim_is_resolved_against_the_day_it_was_recorded() -> None:
+    text = ("---\ntitle: Ledgerline\nupdated: 2026-11-28\n---\n# Ledgerline\n\n"
+            "<!-- commonplace:claims:start -->\n\n## Claims\n\n### Facts\n\n"
+            "- The nightly job moved to 03:30 UTC yesterday. — recorded 2026-11-27 by api · `c_bac13b42cf12948a`\n\n"
+            "<!-- commonplace:claims:end -->\n")
+    page = page_units("projects/ledgerline.md", text)
+    assert page.units[0].kind == "claim"
+    assert page.units[0].text == "The nightly job moved to 03:30 UTC yesterday (2026-11-26)."
