@@ -120,8 +120,9 @@ def page_units(path: str, text: str) -> Page:
     """`text` (the file as on disk) as a `Page` of units; relative times in its prose get
     their day when the page was written on one (`said_on`, `when.resolve`)."""
     meta, body = split_meta(text)
-    page = Page(path, meta, str(meta.get("title") or ""), page_date(meta))
     said = said_on(path, meta)
+    # A daily note without frontmatter is dated by its name, not by its file's last write.
+    page = Page(path, meta, str(meta.get("title") or ""), page_date(meta) or (said.isoformat() if said else ""))
     style = style_of(page.title or body[:200]) if said else "iso"
     managed: list[str] = []
     fence: str | None = None

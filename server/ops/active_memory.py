@@ -6,11 +6,11 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    which wake profile, whether durable and session evidence may be used, and which paths
    it leaves out (coding leaves out core/user, soul, identity and people/; writing keeps
    people, whose preferences a draft needs; privacy uses nothing but the privacy wake).
-2. Durable evidence: one hybrid search with the prompt (twenty results, without
+2. Durable evidence: one hybrid search with the prompt (thirty results, without
    snippets: `gather` makes one only where it can change the choice), in the engine's
    order nudged by Dory's path weights; tombstones, sessions, superseded, raw and audit
    material (per-write evidence files, inbox, quarantine, saved research, generated wiki
-   pages) are not evidence. A second hop (`_second_hop`) searches the names the best
+   pages) and logs other than daily and weekly notes are not evidence. A second hop (`_second_hop`) searches the names the best
    source holds and the prompt does not; with vectors, the deeper look (`_deeper`).
 3. Session evidence, while time is left: a session search for every prompt. A session
    line newer than a durable line on the same subject goes under it, both dated; other
@@ -62,6 +62,9 @@ HOP_HEAD = True
 _QWORDS = {"what", "which", "when", "where", "who", "whom", "why", "how", "is", "are", "did", "does", "do", "the",
            "after", "considering", "for", "on", "around", "since", "in", "i", "a", "an"}
 MAX_QUERY = 2000
+# A person's own daily and weekly notes are memory like any page (Dory's search keeps them);
+# the rest of `logs/` (sessions, read on their own; eval and job logs) is not evidence.
+NOTES = ("logs/daily/", "logs/weekly/")
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
 TOP_WEAK = 0.1  # the same, for the search's top ten
 EXCERPT_READ = 64 * 1024
@@ -138,6 +141,8 @@ def path_weight(path: str) -> float:
         return 0.65
     if path.startswith("decisions/canonical/"):
         return 0.5
+    if path.startswith(NOTES):
+        return 0.0
     for prefix, weight in (("people/", 0.25), ("knowledge/", 0.15), ("wiki/", -1.0), ("logs/", -0.8),
                            ("inbox/", -0.5), ("archive/", -0.5)):
         if path.startswith(prefix):
@@ -155,7 +160,7 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
         return False
     if session:
         return True
-    if path.startswith(("logs/", "archive/")) or status == "raw":
+    if path.startswith(("logs/", "archive/")) and not path.startswith(NOTES) or status == "raw":
         return False
     return not is_audit(path, fm)
 

@@ -1,0 +1,67 @@
+"""A person's daily notes are memory an agent is given, against a live `commonplace serve`
+(real sockets) restarted over an existing build: active memory shows the daily note that
+answers (it used to leave out everything under `logs/`), dated by the note's day, its
+relative times given their days, and a session of that day that changes it beside it.
+Eval and job logs under `logs/` stay out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dorylive import Server
+from srvkit import post_ok, write_files
+
+FILES = {
+    "people/noor-haddad.md": "---\ntitle: Noor Haddad\ntype: person\naliases: [Noor]\n---\n# Noor Haddad\n\n"
+                             "Noor leads the finance systems team.\n",
+    "logs/daily/2026-11-26.md": "# Thursday\n\n- The deploy freeze starts next Monday and lasts two weeks.\n"
+                                "- Ravi is out sick today, so the load test moves to tomorrow.\n",
+    "logs/daily/2026-11-27.md": "# Friday\n\n- The load test ran yesterday: p99 at 410 ms.\n"
+                                "- Noor asked for the export schema by next Friday.\n",
+    "logs/evals/2026-11-27-run.md": "# Eval run\n\nexport schema due Noor deploy freeze starts: 14/20 passed.\n",
+}
+SESSION = {
+    "path": "logs/sessions/claude/2026-11-27-billing.md", "agent": "claude", "device": "cli", "session_id": "b1",
+    "status": "done", "captured_from": "test", "updated": "2026-11-27T16:00:00Z",
+    "content": "user: Noor moved the schema deadline, she now wants it by next Wednesday instead of Friday.\n\n"
+               "assistant: Noted: the export schema is now due next Wednesday (was Friday).\n",
+}
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from commonplace.server.tokens import TokenStore
+
+    base = tmp_path_factory.mktemp("daily-live")
+    root = write_files(base / "corpus", FILES)
+    token = TokenStore(root).create("daily")
+    first = Server(root, base / "site").start()
+    try:
+        r = first.request("POST", "/v1/session-ingest", SESSION, token=token)
+        assert r.status == 200, r.text
+    finally:
+        first.stop()
+    server = Server(root, base / "site").start()  # restarted over the existing build
+    server.token = token  # type: ignore[attr-defined]
+    yield server
+    server.stop()
+
+
+def test_the_daily_note_that_answers_is_shown_with_its_days(srv: Any) -> None:
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "When does the deploy freeze start?", "agent": "a"})
+    first = d["block"].split("\n")[1]
+    # the note's own day (its name; the file was written today), "next Monday" said on the 26th
+    assert first == ("- The deploy freeze starts next Monday (2026-11-30) and lasts two weeks. "
+                     "(2026-11-26, logs/daily/2026-11-26.md)"), d["block"]
+    assert "logs/evals/" not in d["block"] and "logs/evals/2026-11-27-run.md" not in d["sources"]
+
+
+def test_a_session_of_the_same_day_that_moves_a_date_goes_beside_the_note(srv: Any) -> None:
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "When is the export schema due to Noor?", "agent": "a"})
+    block = d["block"]
+    note = "- Noor asked for the export schema by next Friday (2026-12-04). (2026-11-27, logs/daily/2026-11-27.md)"
+    assert note in block, block
+    under = block.split(note, 1)[1].split("\n")[1]
+    assert under.startswith("  - same day, in a session: ") and "next Wednesday (2026-12-02)" in under, block
+    assert under.endswith("(2026-11-27, logs/sessions/claude/2026-11-27-billing.md)")
