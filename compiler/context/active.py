@@ -48,7 +48,10 @@ def _line(e: Evidence, clip: int = 0) -> tuple[str, str, str]:
     return key, shown, e.path
 
 
-def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD) -> Block:
+def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD,
+           sessions_first: bool = False) -> Block:
+    """The block; with `sessions_first` (a prompt about recent work) the session lines
+    come right after the best three, before the other durable sources."""
     pack = Packer(budget)
     first = [_line(e) for e in durable[:lead]]
     # The two best sources' other claims come before weaker sources: a question's words
@@ -59,8 +62,11 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     n = pack.section("## Active memory", first)
     if n < len(first):
         rest = first[n:] + rest
+    if sessions_first:
+        n += pack.section("## Session evidence", [_line(e) for e in sessions])
     n += pack.section("## Durable evidence", rest)
-    n += pack.section("## Session evidence", [_line(e) for e in sessions])
+    if not sessions_first:
+        n += pack.section("## Session evidence", [_line(e) for e in sessions])
     # Budget left over goes to the best sources' other text.
     more = [(u.text, fact_line(u.text, u.date, e.path), e.path)
             for e in durable[:EXPAND] if e.path in pack.sources for u in e.rest[:EXPAND_UNITS]]

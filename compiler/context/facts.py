@@ -185,10 +185,18 @@ def page_units(path: str, text: str) -> Page:
     return page
 
 
-def session_summary(text: str, limit: int = 160) -> str:
+def session_summary(text: str, limit: int = 160, path: str = "") -> str:
     """One line that says what a session did: frontmatter `summary` (or `description`),
     else the first line of a `## Summary`/`Outcome`/`Stopped at` section, else the last
-    thing the assistant said, else the first line that is not the user's message."""
+    thing the assistant said, else the first line that is not the user's message. Its
+    relative times get their day when the session was on one (`said_on`)."""
+    meta, _ = split_meta(text)
+    said = said_on(path, meta)
+    line = _summary(text, limit)
+    return resolve(line, said) if said is not None else line
+
+
+def _summary(text: str, limit: int) -> str:
     meta, body = split_meta(text)
     for key in ("summary", "description", "synopsis"):
         v = meta.get(key)

@@ -308,7 +308,7 @@ def recent_sessions(docs: dict[str, Document], root: Path | None, limit: int) ->
 
 
 def session_line(rel: str, text: str | None) -> str:
-    summary = session_summary(text or "", SESSION_LINE_CHARS) or rel.rsplit("/", 1)[-1].removesuffix(".md")
+    summary = session_summary(text or "", SESSION_LINE_CHARS, rel) or rel.rsplit("/", 1)[-1].removesuffix(".md")
     return f"- {rel}: {summary}"
 
 

@@ -109,3 +109,16 @@ def parse_day(value: object) -> dt.date | None:
         return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError:
         return None
+
+
+_ASKED = re.compile(r"(?<![\w-])(?:(?P<y>yesterday|last night)|(?P<t>today|this morning|this afternoon|tonight))"
+                    r"(?![\w-])", re.I)
+
+
+def asked_day(prompt: str, today: dt.date) -> dt.date | None:
+    """The day a question about recent work names: "What did I do yesterday?" -> the day
+    before `today`; "this morning" -> `today`; None when it names no day."""
+    m = _ASKED.search(prompt or "")
+    if not m:
+        return None
+    return today - dt.timedelta(days=1) if m.group("y") else today

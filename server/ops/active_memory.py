@@ -34,6 +34,7 @@ characters: a longer message adds nothing a search can use, and costs time.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
 import time
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from . import OpContext
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import render
+from commonplace.compiler.context.when import asked_day
 from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names, query_terms, rerank,
@@ -56,6 +58,8 @@ MAX_SOURCES = 50
 HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
 DEEP = 100  # documents from the engine's vector list for the deeper look
 SESSION_K = 4
+RECENT_SCAN = 50  # newest session files looked at for a prompt about recent work
+RECENT_CHARS = 200
 HOP_FROM = 1
 HOP_K = 3
 HOP_HEAD = True
@@ -76,8 +80,8 @@ _PERSONAL = ("who am i", "about me", "my profile", "personal", "preference", "pr
 _WRITING = ("writing", "voice", "draft", "copy", "post", "essay", "tone", "style", "blog")
 _CODING = ("code", "coding", "repo", "implementation", "bug", "test", "tests", "api", "integration",
            "integrations", "schema", "mcp", "module")
-_RECENT = ("last worked", "worked on last", "what did i work", "recent session", "latest session",
-           "previous session", "session context", "conversation", "yesterday", "today", "this morning",
+_RECENT = ("last worked", "worked on last", "what did i work", "what did we work", "recent session",
+           "latest session", "last session", "previous session", "left off", "leave off", "last time", "session context", "conversation", "yesterday", "today", "this morning",
            "last night")
 
 
@@ -251,6 +255,34 @@ def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence
     return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
 
 
+def _recent_work(ctx: OpContext, prompt: str, read: Any, policy: Policy, have: set[str]) -> list[Evidence]:
+    """For a prompt about recent work, the sessions of the day it names ("yesterday"), else
+    the newest ones, each as what it did (its summary line), newest first. The session
+    search finds sessions by their words, and "What did I work on yesterday?" shares none
+    with them."""
+    from commonplace.compiler.context.facts import said_on, session_summary, split_meta
+    from commonplace.compiler.context.wake import recent_sessions
+
+    day = asked_day(prompt, dt.datetime.now(dt.timezone.utc).date())
+    out: list[Evidence] = []
+    for rel in recent_sessions(ctx.live.docs, Path(ctx.root), RECENT_SCAN):
+        if rel in have or not policy.allows(rel, True):
+            continue
+        text, modified = read(rel)
+        if not text:
+            continue
+        said = said_on(rel, split_meta(text)[0])
+        when = said.isoformat() if said else modified
+        if day is not None and when != day.isoformat():
+            continue
+        summary = session_summary(text, RECENT_CHARS, rel)
+        if summary:
+            out.append(Evidence(rel, summary, when, 1.0, True))
+        if len(out) >= SESSION_K:
+            break
+    return out
+
+
 def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well (the
     top ten need less: the block is never worse than pasting them)."""
@@ -283,6 +315,10 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
+        if recent:  # "what did I do yesterday?": that day's daily note first
+            day = asked_day(req.prompt, dt.datetime.now(dt.timezone.utc).date())
+            if day is not None:
+                durable.sort(key=lambda e: not (e.path.startswith(NOTES) and e.date == day.isoformat()))
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that
@@ -292,6 +328,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         found = _usable(gather(results, query, read, session=True, snippet_of=_snippet_of(query)))
         left = attach_updates(durable, found, terms)
         sessions = left if recent else []
+        if recent:
+            seen = {e.path for e in found}
+            sessions += _recent_work(ctx, req.prompt, read, policy, seen)[: max(0, SESSION_K - len(sessions))]
 
     # Nothing matched: say so (in the block and in `warnings`), rather than hand over the
     # general context as if it answered the prompt.
@@ -313,7 +352,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
             block = f"{NOTHING}; the general context (wake) follows.\n\n{block}"
             summary = NOTHING
     else:
-        built = render(durable, sessions, req.budget_tokens)
+        built = render(durable, sessions, req.budget_tokens, sessions_first=recent)
         block, sources, summary = built.text, built.sources, built.summary
     confidence = "high" if durable and (sessions or any(e.updates for e in durable)) else \
         "medium" if durable or sessions else None

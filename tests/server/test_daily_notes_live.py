@@ -6,6 +6,7 @@ Eval and job logs under `logs/` stay out."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -15,17 +16,25 @@ from srvkit import post_ok, write_files
 FILES = {
     "people/noor-haddad.md": "---\ntitle: Noor Haddad\ntype: person\naliases: [Noor]\n---\n# Noor Haddad\n\n"
                              "Noor leads the finance systems team.\n",
-    "logs/daily/2026-11-26.md": "# Thursday\n\n- The deploy freeze starts next Monday and lasts two weeks.\n"
+    "logs/daily/2025-03-06.md": "# Thursday\n\n- The deploy freeze starts next Monday and lasts two weeks.\n"
                                 "- Ravi is out sick today, so the load test moves to tomorrow.\n",
-    "logs/daily/2026-11-27.md": "# Friday\n\n- The load test ran yesterday: p99 at 410 ms.\n"
+    "logs/daily/2025-03-07.md": "# Friday\n\n- The load test ran yesterday: p99 at 410 ms.\n"
                                 "- Noor asked for the export schema by next Friday.\n",
-    "logs/evals/2026-11-27-run.md": "# Eval run\n\nexport schema due Noor deploy freeze starts: 14/20 passed.\n",
+    "logs/evals/2025-03-07-run.md": "# Eval run\n\nexport schema due Noor deploy freeze starts: 14/20 passed.\n",
 }
 SESSION = {
-    "path": "logs/sessions/claude/2026-11-27-billing.md", "agent": "claude", "device": "cli", "session_id": "b1",
-    "status": "done", "captured_from": "test", "updated": "2026-11-27T16:00:00Z",
+    "path": "logs/sessions/claude/2025-03-07-billing.md", "agent": "claude", "device": "cli", "session_id": "b1",
+    "status": "done", "captured_from": "test", "updated": "2025-03-07T16:00:00Z",
     "content": "user: Noor moved the schema deadline, she now wants it by next Wednesday instead of Friday.\n\n"
                "assistant: Noted: the export schema is now due next Wednesday (was Friday).\n",
+}
+
+YESTERDAY = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).date().isoformat()
+YESTERDAYS = {
+    "path": f"logs/sessions/codex/{YESTERDAY}-retry.md", "agent": "codex", "device": "cli", "session_id": "r1",
+    "status": "done", "captured_from": "test", "updated": f"{YESTERDAY}T09:00:00Z",
+    "content": "user: the invoice uploader keeps timing out\n\nassistant: Added a retry with backoff to the "
+               "invoice uploader and a test for it.\n",
 }
 
 
@@ -38,8 +47,9 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
     token = TokenStore(root).create("daily")
     first = Server(root, base / "site").start()
     try:
-        r = first.request("POST", "/v1/session-ingest", SESSION, token=token)
-        assert r.status == 200, r.text
+        for body in (SESSION, YESTERDAYS):
+            r = first.request("POST", "/v1/session-ingest", body, token=token)
+            assert r.status == 200, r.text
     finally:
         first.stop()
     server = Server(root, base / "site").start()  # restarted over the existing build
@@ -52,16 +62,32 @@ def test_the_daily_note_that_answers_is_shown_with_its_days(srv: Any) -> None:
     d = post_ok(srv, "/v1/active-memory", {"prompt": "When does the deploy freeze start?", "agent": "a"})
     first = d["block"].split("\n")[1]
     # the note's own day (its name; the file was written today), "next Monday" said on the 26th
-    assert first == ("- The deploy freeze starts next Monday (2026-11-30) and lasts two weeks. "
-                     "(2026-11-26, logs/daily/2026-11-26.md)"), d["block"]
-    assert "logs/evals/" not in d["block"] and "logs/evals/2026-11-27-run.md" not in d["sources"]
+    assert first == ("- The deploy freeze starts next Monday (2025-03-10) and lasts two weeks. "
+                     "(2025-03-06, logs/daily/2025-03-06.md)"), d["block"]
+    assert "logs/evals/" not in d["block"] and "logs/evals/2025-03-07-run.md" not in d["sources"]
 
 
 def test_a_session_of_the_same_day_that_moves_a_date_goes_beside_the_note(srv: Any) -> None:
     d = post_ok(srv, "/v1/active-memory", {"prompt": "When is the export schema due to Noor?", "agent": "a"})
     block = d["block"]
-    note = "- Noor asked for the export schema by next Friday (2026-12-04). (2026-11-27, logs/daily/2026-11-27.md)"
+    note = "- Noor asked for the export schema by next Friday (2025-03-14). (2025-03-07, logs/daily/2025-03-07.md)"
     assert note in block, block
     under = block.split(note, 1)[1].split("\n")[1]
-    assert under.startswith("  - same day, in a session: ") and "next Wednesday (2026-12-02)" in under, block
-    assert under.endswith("(2026-11-27, logs/sessions/claude/2026-11-27-billing.md)")
+    assert under.startswith("  - same day, in a session: ") and "next Wednesday (2025-03-12)" in under, block
+    assert under.endswith("(2025-03-07, logs/sessions/claude/2025-03-07-billing.md)")
+
+
+@pytest.mark.parametrize("prompt", ["What did I work on yesterday?", "Where did we leave off?"])
+def test_a_question_about_recent_work_gets_the_sessions_first(srv: Any, prompt: str) -> None:
+    """No word of the question is in the session ("work", "yesterday"): the session of the
+    day it names (or the newest) is found by its date, shown by what it did, before other
+    evidence."""
+    d = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a"})
+    block = d["block"]
+    line = (f"- Added a retry with backoff to the invoice uploader and a test for it. "
+            f"({YESTERDAY}, logs/sessions/codex/{YESTERDAY}-retry.md)")
+    assert line in block, block
+    parts = block.split("\n\n")
+    assert next(i for i, p in enumerate(parts) if p.startswith("## Session evidence")) <= 1, block
+    if "yesterday" in prompt:  # the other sessions were on another day
+        assert "2025-03-07-billing" not in block.split("## Session evidence", 1)[1].split("\n\n")[0]
