@@ -78,3 +78,23 @@ def test_a_claim_is_resolved_against_the_day_it_was_recorded() -> None:
     page = page_units("projects/ledgerline.md", text)
     assert page.units[0].kind == "claim"
     assert page.units[0].text == "The nightly job moved to 03:30 UTC yesterday (2026-11-26)."
+
+
+def test_any_text_and_day_resolve_without_an_error() -> None:
+    """The calendar's edges and odd text cost the phrase its day, never the page."""
+    from hypothesis import given, settings, strategies as st
+
+    phrases = st.sampled_from(["yesterday", "tomorrow", "last Monday", "next Sunday", "last week", "next month",
+                               "last year", "999 weeks ago", "12 months ago", "0 days ago", "x"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.one_of(phrases, st.text(max_size=12)), max_size=6), st.dates())
+    def check(parts: list[str], day: dt.date) -> None:
+        text = " ".join(parts)
+        out = resolve(text, day, "dmy")
+        rest = iter(out)
+        assert all(ch in rest for ch in text)  # every character kept, in order: only days added
+
+    check()
+    assert resolve("see you tomorrow", dt.date.max, "iso") == "see you tomorrow"
+    assert resolve("since yesterday", dt.date.min, "dmy") == "since yesterday"

@@ -91,8 +91,12 @@ def resolve(text: str, day: dt.date | None, style: str = "iso") -> str:
     for m in _PHRASE.finditer(text):
         if _DATED.match(text, m.end()):
             continue
+        try:
+            when = _when(m, day, style)
+        except (OverflowError, ValueError):  # a day at the calendar's edge (year 1, 9999)
+            continue
         out.append(text[last:m.end()])
-        out.append(f" ({_when(m, day, style)})")
+        out.append(f" ({when})")
         last = m.end()
     if not out:
         return text
