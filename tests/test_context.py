@@ -230,3 +230,14 @@ def test_names_in_the_question_filter_the_candidates() -> None:
     hers = ev("a.md", "Maya made lemon bars.")
     assert [e.path for e in rerank([other, hers], names_of=["Maya"])] == ["a.md", "b.md"]
     assert [e.path for e in rerank([other, hers], names_of=["Zed"])][0] == "b.md"  # nobody named: no filter
+
+
+def test_a_short_line_for_a_question_about_time_keeps_the_sentence_that_says_when(tmp_path: Path) -> None:
+    (tmp_path / "t.md").write_text("---\ntitle: \"Maya — 4:10 pm on 2 March, 2024\"\ndate: 2024-03-02\n---\n"
+                                   "**Maya** — 4:10 pm on 2 March, 2024\n\nHiking with Maya's dog Rex is the best. "
+                                   "We went hiking last weekend. The lake was frozen and the trail was icy all the way "
+                                   "up, so we turned back early and had cocoa at the hut.\n", "utf-8")
+    when = gather([{"path": "t.md"}], "When did Maya go hiking?", disk_reader(tmp_path))[0]
+    assert when.brief == "Maya, 2 March, 2024: We went hiking last weekend (the weekend before 2 March, 2024)."
+    what = gather([{"path": "t.md"}], "Who does Maya go hiking with?", disk_reader(tmp_path))[0]
+    assert what.brief == "Maya, 2 March, 2024: Hiking with Maya's dog Rex is the best."

@@ -251,7 +251,7 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
             continue
         date = page.date or mdate
         shown, dated = joined(units, every, date)
-        brief = briefly(units, every, terms)
+        brief = briefly(units, every, terms, asks_when(query))
         shown = _clip(shown, LINE_CHARS + (100 if len(units) > 1 else 0))
         unit_date = max((u.date for u in units if u.date), default="") or date
         rest = [u for u in every if all(u is not x for x in units)]
@@ -283,9 +283,23 @@ def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
 _TIME = re.compile(r"^\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?\s*(?:on\s+)?", re.I)
 
 
-def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float]) -> str:
+_ASKS_WHEN = re.compile(r"^\W*when\b|\b(?:what|which) (?:year|month|day|date|week|time)\b|\bhow long\b", re.I)
+_SAYS_WHEN = re.compile(r"\b(?:\d{4}|yesterday|tomorrow|ago|tonight|weekend|(?:last|next|this) (?:week|month|year)|"
+                        r"(?:jan|febr)uary|march|april|may|june|july|august|september|october|november|december|"
+                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+
+
+def asks_when(question: str) -> bool:
+    """A question about time ("When did...", "What year...", "How long..."): the sentence
+    that answers says a time."""
+    return bool(_ASKS_WHEN.search(question or ""))
+
+
+def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float], when: bool = False) -> str:
     """The unit that holds most of the question's words, after a chat line's speaker and
-    day (`Maya, 2 March, 2024: ...`, the time of day left out), for a line with little room."""
+    day (`Maya, 2 March, 2024: ...`, the time of day left out), for a line with little room.
+    For a question about time (`when`), a sentence that says a time goes first among those
+    sharing the question's words."""
     who = ""
     body = units
     if len(units) > 1 and every and units[0] is every[0]:
@@ -293,7 +307,11 @@ def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float]) -> st
         if m:
             who, body = m.group("who").strip() + ", " + _TIME.sub("", m.group("when")), units[1:]
     pieces = [s for u in body for s in sentences(u.text)] or [u.text for u in body]
-    best = max(pieces, key=lambda t: overlap(terms, t)) if pieces else ""
+    def fit(t: str) -> tuple[bool, float]:
+        o = overlap(terms, t)
+        return (when and o > 0 and bool(_SAYS_WHEN.search(t)), o)
+
+    best = max(pieces, key=fit) if pieces else ""
     return f"{who}: {best}" if who else best
 
 
