@@ -24,7 +24,7 @@ EXPAND = 3  # sources whose other facts fill the budget left
 EXPAND_UNITS = 8
 CLAIMS_FROM = 2  # sources whose other claims go before weaker sources
 EXPAND_CLAIMS = 4
-FULL = 6  # sources shown whole; past them a line is cut to SHORT characters, so more sources fit
+FULL = 5  # sources shown whole; past them a line is cut to SHORT characters, so more sources fit
 SHORT = 90
 
 
