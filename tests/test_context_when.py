@@ -61,6 +61,20 @@ def test_a_chat_turn_is_resolved_against_its_own_day_in_its_own_style(tmp_path) 
     assert "Yesterday (5 October, 2022), I tried" in ev[0].text
 
 
+def test_a_page_begun_on_a_day_is_not_a_record_of_that_day() -> None:
+    """A note's `date` says when it was begun; a line added to it weeks later says
+    "yesterday" about another day, so only records of one day are resolved."""
+    page = page_units("notes/plan.md", "---\ntitle: Plan\ndate: 2025-01-01\n---\n# Plan\n\nWe shipped yesterday.\n")
+    assert page.units[0].text == "We shipped yesterday."
+    meeting = "---\ntitle: Standup\ntype: meeting\ndate: 2025-01-08\n---\nWe shipped yesterday.\n"
+    assert page_units("notes/standup.md", meeting).units[0].text == "We shipped yesterday (2025-01-07)."
+    titled = "---\ntitle: Standup 2025-01-08\n---\nWe shipped yesterday.\n"
+    assert page_units("notes/standup.md", titled).units[0].text == "We shipped yesterday (2025-01-07)."
+    # its title's day and its frontmatter's disagree: which one the lines were said on is unknown
+    odd = "---\ntitle: Standup 2025-01-08\ndate: 2025-02-01\n---\nWe shipped yesterday.\n"
+    assert page_units("notes/standup.md", odd).units[0].text == "We shipped yesterday."
+
+
 def test_a_page_whose_date_is_only_its_last_edit_is_not_resolved() -> None:
     # `updated` says when the page was last written, not when this line was: its
     # "yesterday" could be any day before

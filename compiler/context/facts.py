@@ -17,13 +17,14 @@ is not the raw input of an evidence file.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..markdown import frontmatter as fm
 from .plain import plain_line
-from .when import parse_day, resolve, style_of
+from .when import parse_day, resolve, stated_day, style_of
 
 _MARKER = re.compile(r"^\s{0,3}<!-- commonplace:([a-z0-9_-]+):(start|end)\b.*-->\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -102,28 +103,43 @@ def _claim(line: str, heading: str) -> Unit | None:
     return Unit(statement, "claim", date, heading)
 
 
-def said_on(path: str, meta: dict[str, Any]):
-    """The day a page's lines were written, when one day is: its `date` (or `created`,
-    `at`) unless a later `updated` says lines were added since, else a date in its file
-    name (a daily note, a session). A page dated only by its last edit has none."""
-    said = next((parse_day(meta[k]) for k in ("date", "created", "at") if meta.get(k)), None)
-    if said is not None:
-        edited = parse_day(meta.get("updated"))
-        return said if edited is None or edited == said else None
-    if meta.get("updated"):
-        return None
+DATED_TYPES = {"daily", "weekly", "session", "digest", "digest-daily", "digest-weekly", "journal", "meeting"}
+
+
+def said_on(path: str, meta: dict[str, Any], head: str = "") -> dt.date | None:
+    """The day a page's lines were said, when the page is the record of one day:
+
+    - a file named by its day (a daily note, a session, `meetings/2026-11-20-standup.md`);
+    - a daily, weekly, session or journal page (its `type`, or under `logs/`): its `date`
+      (or `created`, `at`), unless a later `updated` says lines were added since;
+    - a page whose title or first line (`head`) states its day, as a chat turn's does
+      (`Maya — 4:10 pm on 2 March, 2024`), and no other date of it disagrees.
+
+    Any other page's `date` says when it was begun: a line added to it later would be
+    given a wrong day, so it has none."""
     m = re.search(r"\d{4}-\d{2}-\d{2}", path.rsplit("/", 1)[-1])
-    return parse_day(m.group(0)) if m else None
+    named = parse_day(m.group(0)) if m else None
+    if named is not None:
+        return named
+    said = next((parse_day(meta[k]) for k in ("date", "created", "at") if meta.get(k)), None)
+    edited = parse_day(meta.get("updated"))
+    if said is not None and (str(meta.get("type") or "").casefold() in DATED_TYPES or path.startswith("logs/")):
+        return said if edited is None or edited == said else None
+    stated = stated_day(head)
+    if stated is not None and said in (None, stated) and edited in (None, stated):
+        return stated
+    return None
 
 
 def page_units(path: str, text: str) -> Page:
     """`text` (the file as on disk) as a `Page` of units; relative times in its prose get
     their day when the page was written on one (`said_on`, `when.resolve`)."""
     meta, body = split_meta(text)
-    said = said_on(path, meta)
+    head = str(meta.get("title") or "") or next((ln for ln in body.split("\n") if ln.strip()), "")[:200]
+    said = said_on(path, meta, head)
     # A daily note without frontmatter is dated by its name, not by its file's last write.
     page = Page(path, meta, str(meta.get("title") or ""), page_date(meta) or (said.isoformat() if said else ""))
-    style = style_of(page.title or body[:200]) if said else "iso"
+    style = style_of(head) if said else "iso"
     managed: list[str] = []
     fence: str | None = None
     code: list[str] = []

@@ -104,6 +104,29 @@ def resolve(text: str, day: dt.date | None, style: str = "iso") -> str:
     return "".join(out)
 
 
+_STATED = re.compile(r"\b(?:(?P<iso>\d{4}-\d{2}-\d{2})|(?P<d1>\d{1,2}) (?P<m1>[A-Z][a-z]+),? (?P<y1>\d{4})|"
+                     r"(?P<m2>[A-Z][a-z]+) (?P<d2>\d{1,2}),? (?P<y2>\d{4}))\b")
+
+
+def stated_day(text: str) -> dt.date | None:
+    """The first day `text` states: `2024-03-02`, `2 March, 2024` or `March 2, 2024`."""
+    for m in _STATED.finditer(text or ""):
+        if m.group("iso"):
+            got = parse_day(m.group("iso"))
+        else:
+            month = (m.group("m1") or m.group("m2")).capitalize()
+            if month not in MONTHS:
+                continue
+            try:
+                got = dt.date(int(m.group("y1") or m.group("y2")), MONTHS.index(month) + 1,
+                              int(m.group("d1") or m.group("d2")))
+            except ValueError:
+                got = None
+        if got is not None:
+            return got
+    return None
+
+
 def parse_day(value: object) -> dt.date | None:
     """A `YYYY-MM-DD` at the start of `value` (a frontmatter date or a claim's), else None."""
     m = re.match(r"(\d{4})-(\d{2})-(\d{2})", str(value or "").strip())
