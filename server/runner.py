@@ -228,10 +228,12 @@ def run(app: Any, live: LiveContract, cfg: ServerConfig, *, threads: int, watch:
             warn(f"error: cannot open the corpus: {state.open_error}")
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        state.gate.set()
         # A wildcard bind is reached on loopback by local clients (`commonplace search`).
+        # The file is written before the gate opens: a client that saw /healthz say ready
+        # finds it (the -n 2 suite read it in the gap once).
         local = url.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")
         write_server_file(root, local)
+        state.gate.set()
         docs = getattr(result, "documents", None)
         say(f"commonplace: ready at {url}" + (f" ({docs} documents)" if docs is not None else "")
             + ("; watching for changes" if watch else ""))
