@@ -12,7 +12,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from team_corpus import CORPUS, write_files  # noqa: E402,F401 - re-exported for the server tests
 
@@ -92,3 +92,26 @@ def post_ok(srv: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
     r = srv.request("POST", path, body, token=srv.token)
     assert r.status == 200, r.text
     return r.json()
+
+
+def restarted(base: Path, files: dict[str, str], setup: Callable[[Any], Any] | None = None) -> Any:
+    """A live `commonplace serve` over `files` (written to `base/corpus`), restarted over an
+    existing build, the way a server runs after its first day: a first server builds and
+    runs `setup(first)` (writes, ingests; `first.token` is set), then stops, and the one
+    returned starts over the same build, with `.token` and `.before` (what `setup` returned)."""
+    from dorylive import Server
+
+    from commonplace.server.tokens import TokenStore
+
+    root = write_files(base / "corpus", files)
+    token = TokenStore(root).create("test")
+    first = Server(root, base / "site").start()
+    first.token = token
+    try:
+        before = setup(first) if setup is not None else None
+    finally:
+        first.stop()
+    server = Server(root, base / "site").start()
+    server.token = token
+    server.before = before
+    return server

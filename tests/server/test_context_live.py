@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from dorylive import Server
-from srvkit import post_ok, write_files
+from srvkit import post_ok, restarted
 
 from commonplace.compiler.context.tokens import estimate_tokens
 
@@ -69,25 +67,15 @@ def clean(block: str) -> None:
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from commonplace.server.tokens import TokenStore
-
-    base = tmp_path_factory.mktemp("context-live")
-    root = write_files(base / "corpus", FILES)
-    token = TokenStore(root).create("ctx")
-    first = Server(root, base / "site").start()
-    try:
+    def setup(first: Any) -> Any:
         for body in WRITES:
             r = first.request("POST", "/v1/memory-write", {"action": "write", "allow_canonical": True, **body},
-                              token=token)
+                              token=first.token)
             assert r.status == 200 and r.json()["result"] in ("written", "replaced", "forgotten"), r.text
-        r = first.request("POST", "/v1/session-ingest", SESSION, token=token)
-        assert r.status == 200, r.text
-        before = first.request("POST", "/v1/wake", {"agent": "a", "project": "ledgerline"}, token=token).json()
-    finally:
-        first.stop()
-    server = Server(root, base / "site").start()  # restarted over the existing build
-    server.token = token  # type: ignore[attr-defined]
-    server.wake_before_restart = before  # type: ignore[attr-defined]
+        post_ok(first, "/v1/session-ingest", SESSION)
+        return post_ok(first, "/v1/wake", {"agent": "a", "project": "ledgerline"})
+
+    server = restarted(tmp_path_factory.mktemp("context-live"), FILES, setup)
     yield server
     server.stop()
 
@@ -112,7 +100,7 @@ def test_wake_packs_facts_not_files(srv: Any) -> None:
 
 def test_wake_is_stable_across_restarts(srv: Any) -> None:
     again = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})
-    assert again["block"] == srv.wake_before_restart["block"]
+    assert again["block"] == srv.before["block"]
     assert post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline"})["block"] == again["block"]
 
 

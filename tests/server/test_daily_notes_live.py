@@ -10,8 +10,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
-from dorylive import Server
-from srvkit import post_ok, write_files
+from srvkit import post_ok, restarted
 
 FILES = {
     "people/noor-haddad.md": "---\ntitle: Noor Haddad\ntype: person\naliases: [Noor]\n---\n# Noor Haddad\n\n"
@@ -40,20 +39,11 @@ YESTERDAYS = {
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from commonplace.server.tokens import TokenStore
-
-    base = tmp_path_factory.mktemp("daily-live")
-    root = write_files(base / "corpus", FILES)
-    token = TokenStore(root).create("daily")
-    first = Server(root, base / "site").start()
-    try:
+    def setup(first: Any) -> None:
         for body in (SESSION, YESTERDAYS):
-            r = first.request("POST", "/v1/session-ingest", body, token=token)
-            assert r.status == 200, r.text
-    finally:
-        first.stop()
-    server = Server(root, base / "site").start()  # restarted over the existing build
-    server.token = token  # type: ignore[attr-defined]
+            post_ok(first, "/v1/session-ingest", body)
+
+    server = restarted(tmp_path_factory.mktemp("daily-live"), FILES, setup)
     yield server
     server.stop()
 

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dorylive import Server
-from srvkit import post_ok, write_files
+from srvkit import post_ok, restarted
 
 PAGE = ("---\ntitle: Atlas migration\ntype: project\n---\n# Atlas migration\n\n## Current State\n\n"
         "The Atlas migration moves billing to Kubernetes. The Atlas cutover is planned for 14 December.\n")
@@ -19,14 +18,7 @@ PAGE = ("---\ntitle: Atlas migration\ntype: project\n---\n# Atlas migration\n\n#
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from commonplace.server.tokens import TokenStore
-
-    base = tmp_path_factory.mktemp("same-day")
-    root = write_files(base / "corpus", {"projects/atlas/state.md": PAGE})
-    token = TokenStore(root).create("day")
-    first = Server(root, base / "site").start()
-    first.token = token  # type: ignore[attr-defined]
-    try:
+    def setup(first: Any) -> None:
         # Linking the decision from the project rewrites the page: its date is today.
         post_ok(first, "/v1/memory-write", {"action": "write", "allow_canonical": True, "subject": "Atlas migration",
                                             "kind": "decision", "scope": "project",
@@ -37,10 +29,8 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
             "session_id": "day-1", "status": "done", "captured_from": "test", "updated": now,
             "content": "user: the Atlas cutover slipped, it is now on 23 January because of the change freeze.\n\n"
                        "assistant: Noted, the Atlas cutover is now 23 January.\n"})
-    finally:
-        first.stop()
-    server = Server(root, base / "site").start()  # restarted over the existing build
-    server.token = token  # type: ignore[attr-defined]
+
+    server = restarted(tmp_path_factory.mktemp("same-day"), {"projects/atlas/state.md": PAGE}, setup)
     yield server
     server.stop()
 
