@@ -206,14 +206,13 @@ def session_summary(text: str, limit: int = 160, path: str = "") -> str:
     else the first line of a `## Summary`/`Outcome`/`Stopped at` section, else the last
     thing the assistant said, else the first line that is not the user's message. Its
     relative times get their day when the session was on one (`said_on`)."""
-    meta, _ = split_meta(text)
+    meta, body = split_meta(text)
     said = said_on(path, meta)
-    line = _summary(text, limit)
+    line = _summary(meta, body, limit)
     return resolve(line, said) if said is not None else line
 
 
-def _summary(text: str, limit: int) -> str:
-    meta, body = split_meta(text)
+def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
     for key in ("summary", "description", "synopsis"):
         v = meta.get(key)
         if isinstance(v, str) and v.strip():

@@ -138,7 +138,7 @@ def parse_day(value: object) -> dt.date | None:
         return None
 
 
-_ASKED = re.compile(r"(?<![\w-])(?:(?P<y>yesterday|last night)|(?P<t>today|this morning|this afternoon|tonight))"
+_ASKED = re.compile(r"(?<![\w-])(?:(?P<y>yesterday|last night)|today|this morning|this afternoon|tonight)"
                     r"(?![\w-])", re.I)
 
 

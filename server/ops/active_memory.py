@@ -10,8 +10,9 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    snippets: `gather` makes one only where it can change the choice), in the engine's
    order nudged by Dory's path weights; tombstones, sessions, superseded, raw and audit
    material (per-write evidence files, inbox, quarantine, saved research, generated wiki
-   pages) and logs other than daily and weekly notes are not evidence. A second hop (`_second_hop`) searches the names the best
-   source holds and the prompt does not; with vectors, the deeper look (`_deeper`).
+   pages) and logs other than daily and weekly notes are not evidence. A second hop
+   (`_second_hop`) searches the names the best source holds and the prompt does not; with
+   vectors, the deeper look (`_deeper`).
 3. Session evidence, while time is left: a session search for every prompt. A session
    line newer than a durable line on the same subject goes under it, both dated; other
    session lines appear only when the prompt asks about recent work (today, yesterday,
@@ -81,8 +82,8 @@ _WRITING = ("writing", "voice", "draft", "copy", "post", "essay", "tone", "style
 _CODING = ("code", "coding", "repo", "implementation", "bug", "test", "tests", "api", "integration",
            "integrations", "schema", "mcp", "module")
 _RECENT = ("last worked", "worked on last", "what did i work", "what did we work", "recent session",
-           "latest session", "last session", "previous session", "left off", "leave off", "last time", "session context", "conversation", "yesterday", "today", "this morning",
-           "last night")
+           "latest session", "last session", "previous session", "left off", "leave off", "last time",
+           "session context", "conversation", "yesterday", "today", "this morning", "last night")
 
 
 @dataclass(frozen=True)
@@ -255,15 +256,14 @@ def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence
     return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
 
 
-def _recent_work(ctx: OpContext, prompt: str, read: Any, policy: Policy, have: set[str]) -> list[Evidence]:
-    """For a prompt about recent work, the sessions of the day it names ("yesterday"), else
+def _recent_work(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy, have: set[str]) -> list[Evidence]:
+    """For a prompt about recent work, the sessions of the day it names (`day`), else
     the newest ones, each as what it did (its summary line), newest first. The session
     search finds sessions by their words, and "What did I work on yesterday?" shares none
     with them."""
     from commonplace.compiler.context.facts import said_on, session_summary, split_meta
     from commonplace.compiler.context.wake import recent_sessions
 
-    day = asked_day(prompt, dt.datetime.now(dt.timezone.utc).date())
     out: list[Evidence] = []
     for rel in recent_sessions(ctx.live.docs, Path(ctx.root), RECENT_SCAN):
         if rel in have or not policy.allows(rel, True):
@@ -296,6 +296,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     profile = req.profile if req.profile != "auto" else profile_for(req.prompt)
     policy = POLICIES[profile]
     recent = wants_sessions(req.prompt)
+    day = asked_day(req.prompt, dt.datetime.now(dt.timezone.utc).date()) if recent else None
     query = " ".join(req.prompt.split())[:MAX_QUERY]
     terms = query_terms(query)
     root = Path(ctx.root)
@@ -315,10 +316,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
-        if recent:  # "what did I do yesterday?": that day's daily note first
-            day = asked_day(req.prompt, dt.datetime.now(dt.timezone.utc).date())
-            if day is not None:
-                durable.sort(key=lambda e: not (e.path.startswith(NOTES) and e.date == day.isoformat()))
+        if day is not None:  # "what did I do yesterday?": that day's daily note first
+            durable.sort(key=lambda e: not (e.path.startswith(NOTES) and e.date == day.isoformat()))
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that
@@ -330,7 +329,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         sessions = left if recent else []
         if recent:
             seen = {e.path for e in found}
-            sessions += _recent_work(ctx, req.prompt, read, policy, seen)[: max(0, SESSION_K - len(sessions))]
+            sessions += _recent_work(ctx, day, read, policy, seen)[: max(0, SESSION_K - len(sessions))]
 
     # Nothing matched: say so (in the block and in `warnings`), rather than hand over the
     # general context as if it answered the prompt.
