@@ -241,3 +241,29 @@ def test_a_short_line_for_a_question_about_time_keeps_the_sentence_that_says_whe
     assert when.brief == "Maya, 2 March, 2024: We went hiking last weekend (the weekend before 2 March, 2024)."
     what = gather([{"path": "t.md"}], "Who does Maya go hiking with?", disk_reader(tmp_path))[0]
     assert what.brief == "Maya, 2 March, 2024: Hiking with Maya's dog Rex is the best."
+
+
+def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
+    """Most hand-written markdown is wrapped at 80-100 columns; a fact cut at the wrap
+    ("...; dislikes" / "slide decks for ...") reads as nonsense in a block."""
+    text = (
+        "---\ntitle: Priya\n---\n# Priya\n\n"
+        "PI of the lab. Prefers a short email summary every Monday morning; dislikes\n"
+        "slide decks for progress updates.\n"
+        "Reviews drafts only as PDF.\n\n"
+        "- Paper deadline for Ecological Modelling is\n  15 January 2027.\n"
+        "- Next: sensitivity analysis\n\n"
+        "**User:** can you fix the chains\n**Assistant:** lowering the step size\n\n"
+        "Line one with a hard break  \nline two stays apart\n"
+    )
+    units = [u.text for u in page_units("people/priya.md", text).units]
+    assert units == [
+        "PI of the lab. Prefers a short email summary every Monday morning; dislikes slide decks for progress updates.",
+        "Reviews drafts only as PDF.",
+        "Paper deadline for Ecological Modelling is 15 January 2027.",
+        "Next: sensitivity analysis",
+        "User: can you fix the chains",
+        "Assistant: lowering the step size",
+        "Line one with a hard break",
+        "line two stays apart",
+    ]

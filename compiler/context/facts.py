@@ -38,6 +38,10 @@ _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 # not a fact; the page it points to is read on its own.
 _LINKS_ONLY = re.compile(r"^(?:\s*(?:\[\[[^\]\n]+\]\]|\[[^\]\n]*\]\([^)\n]*\))[\s,;·|.]*)+$")
 _SKIP_SECTIONS = {"timeline", "evidence", "details"}
+# A line that goes on with the one before it (a paragraph or list item wrapped at 80
+# columns) must not start a block of its own or a speaker's turn.
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||<|\*\*|`{3}|~{3}|\[\^|[A-Z][\w .'-]{0,40}:\s)")
+_ENDS = re.compile(r"(?:[.!?:;]|[.!?][\"')\]*_]+)$")
 ROLE = re.compile(r"^\s*(?:\*\*)?(user|assistant|system|developer|tool|human|ai)(?:\*\*)?\s*[:>—-]\s*", re.I)
 
 
@@ -131,6 +135,34 @@ def said_on(path: str, meta: dict[str, Any], head: str = "") -> dt.date | None:
     return None
 
 
+def _unwrap(lines: list[str]) -> list[str]:
+    """Lines wrapped mid-sentence joined back: a line that ends without a sentence's end
+    (and without a hard break) goes on into the next, unless that one starts a block,
+    a list item or a speaker's turn. Fenced code is left as it is."""
+    out: list[str] = []
+    fence = False
+    joinable = False
+    for raw in lines:
+        if _FENCE.match(raw):
+            fence = not fence
+            out.append(raw)
+            joinable = False
+            continue
+        line = raw.strip()
+        if fence or not line:
+            out.append(raw)
+            joinable = False
+            continue
+        if joinable and not _BLOCK_START.match(raw) and not _MARKER.match(raw):
+            out[-1] = out[-1].rstrip() + " " + line
+        else:
+            out.append(raw)
+        last = out[-1]
+        joinable = not (last.endswith(("  ", "\\")) or _ENDS.search(last.rstrip()) or _HEADING.match(last)
+                        or _MARKER.match(last) or last.lstrip().startswith("|") or last.strip() in ("---", "***"))
+    return out
+
+
 def page_units(path: str, text: str) -> Page:
     """`text` (the file as on disk) as a `Page` of units; relative times in its prose get
     their day when the page was written on one (`said_on`, `when.resolve`)."""
@@ -144,7 +176,7 @@ def page_units(path: str, text: str) -> Page:
     fence: str | None = None
     code: list[str] = []
     heading = ""
-    for raw in body.split("\n"):
+    for raw in _unwrap(body.split("\n")):
         m = _FENCE.match(raw)
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):

@@ -45,7 +45,7 @@ import heapq
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .facts import session_summary
 from .plain import plain_line
@@ -329,16 +329,23 @@ def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[s
 
 
 def daily_notes(docs: dict[str, Document], read: _Reader, today: dt.date) -> list[str]:
-    days = [today.isoformat(), (today - dt.timedelta(days=1)).isoformat()]
+    """Today's and yesterday's daily notes."""
     found: list[str] = []
-    for day in days:
-        for d in sorted(docs.values(), key=lambda d: d.path):
-            if d.type == "daily" and str(d.date or d.frontmatter.get("date") or "")[:10] == day:
-                found.append(d.path)
-        y, m, _ = day.split("-")
-        for cand in (f"logs/daily/{day}.md", f"logs/daily/{y}/{day}.md", f"logs/daily/{y}/{m}/{day}.md"):
-            if cand not in found and read.exists(cand):
-                found.append(cand)
+    for day in (today, today - dt.timedelta(days=1)):
+        found += [p for p in notes_of(docs, read.exists, day) if p not in found]
+    return found
+
+
+def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], day: dt.date) -> list[str]:
+    """The daily notes of `day`: pages of type `daily` dated that day, and
+    `logs/daily/<day>.md` (also under a year or year/month folder)."""
+    iso = day.isoformat()
+    found = [d.path for d in sorted(docs.values(), key=lambda d: d.path)
+             if d.type == "daily" and str(d.date or d.frontmatter.get("date") or "")[:10] == iso]
+    y, m, _ = iso.split("-")
+    for cand in (f"logs/daily/{iso}.md", f"logs/daily/{y}/{iso}.md", f"logs/daily/{y}/{m}/{iso}.md"):
+        if cand not in found and exists(cand):
+            found.append(cand)
     return found
 
 

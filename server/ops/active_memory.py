@@ -16,7 +16,7 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
 3. Session evidence, while time is left: a session search for every prompt. A session
    line newer than a durable line on the same subject goes under it, both dated; other
    session lines appear only when the prompt asks about recent work (today, yesterday,
-   last session, ...), as in Dory.
+   last session, ...), as in Dory; such a prompt also gets that day's daily note first.
 4. The block (`compiler/context/active.py`): each source read from disk as facts (claims
    as sentences with their date, no ids, markers or frontmatter), its sentences that share
    the most words with the prompt kept, one line per source:
@@ -61,6 +61,7 @@ DEEP = 100  # documents from the engine's vector list for the deeper look
 SESSION_K = 4
 RECENT_SCAN = 50  # newest session files looked at for a prompt about recent work
 RECENT_CHARS = 200
+DAY_NOTE_CHARS = 600  # a daily note shown whole up to this; the rest fills the budget left
 HOP_FROM = 1
 HOP_K = 3
 HOP_HEAD = True
@@ -283,6 +284,37 @@ def _recent_work(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy,
     return out
 
 
+def _day_notes(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy) -> list[Evidence]:
+    """For a prompt about recent work, the daily note of the day it names (else the
+    newest one, shown only when no session is newer), read whole as far as DAY_NOTE_CHARS go (the rest is its `rest`): "What
+    did I do yesterday?" shares no word with the note that says it."""
+    from commonplace.compiler.context.facts import said_on
+    from commonplace.compiler.context.wake import notes_of
+
+    docs = ctx.live.docs
+    if day is None:
+        dated = [(d, p) for p, doc in docs.items() if p.startswith("logs/daily/")
+                 for d in [said_on(p, doc.frontmatter)] if d is not None]
+        paths = [max(dated)[1]] if dated else []
+    else:
+        paths = notes_of(docs, lambda rel: (Path(ctx.root) / rel).is_file(), day)
+    out: list[Evidence] = []
+    for rel in paths:
+        if not policy.allows(rel, False):
+            continue
+        page, mdate = load_page(read, rel)
+        if page is None or not page.units:
+            continue
+        shown: list[str] = []
+        for u in page.units:
+            if shown and sum(map(len, shown)) + len(u.text) > DAY_NOTE_CHARS:
+                break
+            shown.append(u.text if u.text[-1] in ".!?;:" else u.text + ".")
+        out.append(Evidence(rel, " ".join(shown), page.date or mdate, 1.0, units=page.units[:len(shown)],
+                            rest=page.units[len(shown):], matched=1.0))
+    return out
+
+
 def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well (the
     top ten need less: the block is never worse than pasting them)."""
@@ -316,8 +348,6 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
-        if day is not None:  # "what did I do yesterday?": that day's daily note first
-            durable.sort(key=lambda e: not (e.path.startswith(NOTES) and e.date == day.isoformat()))
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that
@@ -330,6 +360,11 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if recent:
             seen = {e.path for e in found}
             sessions += _recent_work(ctx, day, read, policy, seen)[: max(0, SESSION_K - len(sessions))]
+
+    if recent and policy.durable:  # "what did I do yesterday?": that day's daily note first
+        newest = max((e.date for e in sessions if e.date), default="")
+        notes = [n for n in _day_notes(ctx, day, read, policy) if day is not None or n.date >= newest]
+        durable = notes + [e for e in durable if e.path not in {n.path for n in notes}]
 
     # Nothing matched: say so (in the block and in `warnings`), rather than hand over the
     # general context as if it answered the prompt.

@@ -19,6 +19,8 @@ FILES = {
                                 "- Ravi is out sick today, so the load test moves to tomorrow.\n",
     "logs/daily/2025-03-07.md": "# Friday\n\n- The load test ran yesterday: p99 at 410 ms.\n"
                                 "- Noor asked for the export schema by next Friday.\n",
+    f"logs/daily/{(dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).date().isoformat()}.md":
+        "# Notes\n\n- Paired with Ravi on the flaky importer; the fix is in\n  review with Noor.\n",
     "logs/evals/2025-03-07-run.md": "# Eval run\n\nexport schema due Noor deploy freeze starts: 14/20 passed.\n",
 }
 SESSION = {
@@ -81,3 +83,13 @@ def test_a_question_about_recent_work_gets_the_sessions_first(srv: Any, prompt: 
     assert next(i for i, p in enumerate(parts) if p.startswith("## Session evidence")) <= 1, block
     if "yesterday" in prompt:  # the other sessions were on another day
         assert "2025-03-07-billing" not in block.split("## Session evidence", 1)[1].split("\n\n")[0]
+
+
+@pytest.mark.parametrize("prompt", ["What did I do yesterday?", "Where did we leave off?"])
+def test_a_question_about_recent_work_gets_that_days_note_whole(srv: Any, prompt: str) -> None:
+    """The note shares no word with the question; it is found by its day (the newest note
+    for "left off", as no session is newer), leads the block, its wrapped line whole."""
+    d = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a"})
+    assert d["block"].split("\n")[1] == (f"- Paired with Ravi on the flaky importer; the fix is in review with Noor. "
+                                         f"({YESTERDAY}, logs/daily/{YESTERDAY}.md)"), d["block"]
+    assert "2025-03-06.md" not in d["block"] and not d.get("warnings")
