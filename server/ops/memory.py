@@ -152,6 +152,14 @@ def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str, Any]:
     scope = req.scope
     try:
         entity = store.resolve(f"{scope}:{subject}" if scope and not has_family else subject)
+    except c.AmbiguousSubject as exc:
+        # A `kind: decision` write about a project creates `decisions/<slug>.md` under the
+        # project's own name; that page must not make the name ambiguous for the next write
+        # about the project (a fact, or another decision, which routes there again).
+        others = [h for h in exc.candidates if not h.startswith("decision:")]
+        if len(others) != 1 or len(others) == len(exc.candidates):
+            raise
+        entity = store.resolve(others[0])
     except c.UnknownSubject:
         if scope in ("project", "concept", "decision") and not has_family:
             entity = store.resolve(f"{scope}:{subject}", create=True)

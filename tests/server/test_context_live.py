@@ -49,6 +49,9 @@ WRITES: list[dict[str, Any]] = [
     {"action": "forget", "subject": "Mira Okafor", "kind": "fact", "content": "an interview at a rival firm",
      "reason": "asked to forget"},
     {"subject": "Ledgerline", "kind": "decision", "scope": "project", "content": "Ledgerline stores its ledger in Postgres."},
+    # The name now has a decision page too; it must still name the project (no scope sent)
+    {"subject": "Ledgerline", "kind": "fact", "content": "Ledgerline on-call rotates weekly."},
+    {"subject": "Ledgerline", "kind": "decision", "content": "Ledgerline keeps seven years of history."},
 ]
 SESSION = {
     "path": "logs/sessions/agent/2026-11-26-ledgerline.md", "agent": "hermes", "device": "cli", "session_id": "s1",
@@ -91,6 +94,7 @@ def test_wake_packs_facts_not_files(srv: Any) -> None:
     assert "Mira works from the Porto office." in block and "Lisbon" not in block  # replaced: only the new one
     assert "rival firm" not in block  # forgotten
     assert "Ledgerline stores its ledger in Postgres." in block  # the decision a memory-write routed
+    assert "Ledgerline on-call rotates weekly." in block and "Ledgerline keeps seven years of history." in block
     assert "Planning the Ledgerline cutover" in block and "Reviewed the invoice backlog" in block  # daily notes
     session = next(ln for ln in block.split("\n") if ln.startswith("- logs/sessions/agent/2026-11-26"))
     assert "now runs at 03:30" in session and "we moved" not in session  # a summary, not the first message
