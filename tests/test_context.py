@@ -267,3 +267,13 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "Line one with a hard break",
         "line two stays apart",
     ]
+
+
+def test_a_claim_hides_the_prose_it_restates_with_a_change() -> None:
+    text = ("---\ntitle: Kelp\n---\n# Kelp\n\nWritten in R. Deadline for the paper is 15 January 2027.\n\n"
+            "- Calibration data: the 2019-2025 transects.\n\n<!-- commonplace:claims:start -->\n\n## Claims\n\n"
+            "- Deadline for the paper is 29 January 2027. — recorded 2026-11-28 by a · `c_0123456789abcdef`\n\n"
+            "<!-- commonplace:claims:end -->\n")
+    units = [u.text for u in page_units("projects/kelp.md", text).units]
+    assert units == ["Written in R.", "Calibration data: the 2019-2025 transects.",
+                     "Deadline for the paper is 29 January 2027."]

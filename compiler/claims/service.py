@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from ..fsutil import atomic_write, inside
 from ..locks import claims_lock
+from ..markdown.restate import restates
 from . import times
 from .canonical import (
     PageChange, compile_page, find_sections, heal_merge_conflict, plan_page, read_page, set_frontmatter_fields,
@@ -215,13 +216,14 @@ class ClaimStore:
                 evidence: Any = None, reason: str | None = None, actor: str | None = None,
                 dry_run: bool = False, raw_input: str | None = None, every: bool = False,
                 artifact_fields: dict[str, Any] | None = None,
-                edit: Callable[[str], str] | None = None) -> ClaimWriteResult:
+                edit: Callable[[str], str] | None = None, only_restated: bool = False) -> ClaimWriteResult:
         """Give an existing claim a new statement (its old one goes to the history).
 
         `claim` names it (id, whole statement, or a unique part of it). Without `claim`,
         the entity's single current claim of `kind` (and `key`) is replaced; with `every`
-        (Dory's replace), all of them: the first gets the new statement, the others are
-        retired by it. `edit` changes the page's hand-written text before it is compiled.
+        (Dory's replace), those the statement restates with a change (`restates`), else
+        all of them (with `only_restated`, none: ClaimNotFound): the first gets the new
+        statement, the others are retired by it. `edit` changes the page's hand-written text before it is compiled.
         """
         statement = check_text(statement, "statement", MAX_STATEMENT)
         kind = check_kind(kind) if kind is not None else None
@@ -243,9 +245,15 @@ class ClaimStore:
             others: list[Claim] = []
             if every and not (claim and claim.strip()) and kind is not None:
                 same = [c for c in active if c.kind == kind and (key is None or (c.key or "").casefold() == key.casefold())]
+                # Claims the statement restates with a change are the ones it replaces:
+                # moving the cutover date must not retire "on-call rotates weekly".
+                close = [c for c in same if restates(c.last.statement, statement)]
+                if not close and only_restated:
+                    raise ClaimNotFound(f"no current {kind} claim of {entity.id} says what the statement changes")
+                same = close or same
                 if len(same) > 1:
                     others = same[1:]
-                    active = same[:1]
+                active = same[:1] or active
             target = self._pick_one(entity, active, claim, kind, key, now, "replace")
             last = target.last
             new_kind = kind or last.kind

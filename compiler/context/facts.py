@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..markdown import frontmatter as fm
+from ..markdown.restate import restates
 from .plain import plain_line
 from .when import parse_day, resolve, stated_day, style_of
 
@@ -230,7 +231,28 @@ def page_units(path: str, text: str) -> Page:
             page.units.append(Unit(text_line, "prose", page.date, heading))
     if not page.title:
         page.title = path.rsplit("/", 1)[-1].removesuffix(".md")
+    page.units = _current(page.units)
     return page
+
+
+def _current(units: list[Unit]) -> list[Unit]:
+    """A page's prose without the sentences one of its current claims restates: a claim
+    changed by hand or by `claim change` ("deadline 29 January") and the prose it changes
+    ("deadline 15 January") would both read as true."""
+    claims = [u.text for u in units if u.kind == "claim"]
+    if not claims:
+        return units
+    out: list[Unit] = []
+    for u in units:
+        if u.kind != "claim":
+            parts = re.split(r"(?<=[.!?])\s+(?=\S)", u.text)
+            kept = [p for p in parts if not any(restates(p, c) for c in claims)]
+            if not kept:
+                continue
+            if len(kept) < len(parts):
+                u = Unit(" ".join(kept), u.kind, u.date, u.heading)
+        out.append(u)
+    return out
 
 
 def session_summary(text: str, limit: int = 160, path: str = "") -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from commonplace.compiler import writes as w
@@ -184,8 +185,9 @@ def _fields(req: MemoryWriteRequest, entity: Any) -> dict[str, Any]:
 
 def _patch(req: MemoryWriteRequest, entity: Any) -> Any:
     """Dory's section patch on replace: the page's own `## <section>` prose (and Summary)
-    is rewritten to the new statement so it no longer contradicts it."""
-    from commonplace.compiler.claims.canonical import rewrite_section
+    is rewritten to the new statement so it no longer contradicts it; a page without the
+    section has the sentences the statement restates rewritten (`claims/prose.py`)."""
+    from commonplace.compiler.claims.prose import rewrite_restated, rewrite_section
 
     names = [primary_section(entity.family, req.kind, entity.path)]
     if entity.family in ("project", "concept", "person"):
@@ -195,12 +197,41 @@ def _patch(req: MemoryWriteRequest, entity: Any) -> Any:
     prose = " ".join(line.strip() for line in req.content.splitlines()
                      if line.strip() and not line.lstrip().startswith("#")) or req.content
 
-    def edit(text: str) -> str:
+    def by_section(text: str) -> str:
         for name in names:
             text = rewrite_section(text, name, prose, entity.path)
         return text
 
+    def by_sentence(text: str) -> str:
+        return rewrite_restated(text, prose, entity.path)
+
+    def edit(text: str) -> str:
+        # A new state is the section's whole content (Dory); a changed fact or preference
+        # is one sentence and the rest of the section still holds, so the sentence it
+        # restates is rewritten, and the section only when no sentence restates it.
+        for step in (by_section, by_sentence) if req.kind == "state" else (by_sentence, by_section):
+            done = step(text)
+            if done != text:
+                return done
+        return text
+
     return edit
+
+
+def _prose_restates(ctx: OpContext, req: MemoryWriteRequest, entity: Any) -> bool:
+    """The page's hand-written prose holds the fact a `replace` changes (not a state:
+    that is the section's whole content). Then the replace is of that sentence, and no
+    claim that says something else is retired (Dory retires every claim of the kind)."""
+    from commonplace.compiler.claims import ClaimError
+    from commonplace.compiler.claims.prose import rewrite_restated
+
+    if req.kind == "state" or req.claim:
+        return False
+    try:
+        text = (Path(ctx.root) / entity.path).read_text("utf-8")
+        return rewrite_restated(text, req.content, entity.path) != text
+    except (OSError, UnicodeError, ValueError, ClaimError):  # the replace itself reports a broken page
+        return False
 
 
 def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, planned: str) -> tuple[Any, dict[str, Any]]:
@@ -217,7 +248,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
             return add(edit=edit), {}
         try:
             return store.replace(entity.id, req.content, claim=req.claim, kind=req.kind, every=True, edit=edit,
-                                 **common), {}
+                                 only_restated=_prose_restates(ctx, req, entity), **common), {}
         except (c.ClaimNotFound, c.UnknownSubject):
             if req.claim:
                 raise

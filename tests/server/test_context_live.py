@@ -34,7 +34,8 @@ FILES = {
                              "Mira is the tech lead of the billing team.\n",
     "projects/ledgerline/state.md": "---\ntitle: Ledgerline\ntype: project\nupdated: 2026-11-16\n---\n"
                                     "# Ledgerline\n\n## Current State\n\nLedgerline is owned by [[Mira Okafor]]. "
-                                    "The Ledgerline reconciliation job runs nightly at 02:00 UTC.\n",
+                                    "The Ledgerline reconciliation job runs nightly at 02:00 UTC.\n\n"
+                                    "## Plan\n\n- The Ledgerline cutover is planned for 9 March 2027.\n",
     f"logs/daily/{TODAY.isoformat()}.md": f"---\ntitle: {TODAY.isoformat()}\n---\n# Today\n\n"
                                           "Planning the Ledgerline cutover with the billing team.\n",
     f"logs/daily/{YESTERDAY.isoformat()}.md": f"---\ntitle: {YESTERDAY.isoformat()}\n---\n# Yesterday\n\n"
@@ -52,6 +53,9 @@ WRITES: list[dict[str, Any]] = [
     # The name now has a decision page too; it must still name the project (no scope sent)
     {"subject": "Ledgerline", "kind": "fact", "content": "Ledgerline on-call rotates weekly."},
     {"subject": "Ledgerline", "kind": "decision", "content": "Ledgerline keeps seven years of history."},
+    # A fact the page's prose states, changed: the prose line is rewritten, nothing else
+    {"action": "replace", "subject": "Ledgerline", "kind": "fact",
+     "content": "The Ledgerline cutover is planned for 23 March 2027."},
 ]
 SESSION = {
     "path": "logs/sessions/agent/2026-11-26-ledgerline.md", "agent": "hermes", "device": "cli", "session_id": "s1",
@@ -94,7 +98,7 @@ def test_wake_packs_facts_not_files(srv: Any) -> None:
     assert "Mira works from the Porto office." in block and "Lisbon" not in block  # replaced: only the new one
     assert "rival firm" not in block  # forgotten
     assert "Ledgerline stores its ledger in Postgres." in block  # the decision a memory-write routed
-    assert "Ledgerline on-call rotates weekly." in block and "Ledgerline keeps seven years of history." in block
+    assert "Ledgerline on-call rotates weekly." in block and "Ledgerline keeps seven years of history." in block, block
     assert "Planning the Ledgerline cutover" in block and "Reviewed the invoice backlog" in block  # daily notes
     session = next(ln for ln in block.split("\n") if ln.startswith("- logs/sessions/agent/2026-11-26"))
     assert "now runs at 03:30" in session and "we moved" not in session  # a summary, not the first message
@@ -225,3 +229,13 @@ def test_active_memory_says_when_nothing_matched(srv: Any) -> None:
     assert "warnings" not in found and "Nothing in memory matched" not in found["block"]
     quiet = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "include_wake": False})
     assert quiet["kind"] == "none" and quiet["block"] == "" and quiet["warnings"][0].startswith("nothing matched")
+
+
+def test_a_replaced_fact_is_the_only_one_the_page_and_contexts_show(srv: Any) -> None:
+    page = (srv.corpus / "projects/ledgerline/state.md").read_text("utf-8")
+    assert "- The Ledgerline cutover is planned for 23 March 2027." in page and "9 March" not in page
+    assert "runs nightly at 02:00 UTC" in page  # the rest of the page is untouched
+    wake = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": 900})["block"]
+    am = post_ok(srv, "/v1/active-memory", {"prompt": "When is the Ledgerline cutover?", "agent": "a"})["block"]
+    for block in (wake, am):
+        assert "23 March 2027" in block and "9 March" not in block, block

@@ -172,3 +172,28 @@ def test_bad_input(open_client) -> None:
         assert r.status_code == 422, (body, r.get_json())
     r = open_client.post("/v1/memory-write", json={"action": "write", "kind": "fact", "subject": "Alex", "content": " "})
     assert r.status_code == 400 and r.get_json()["detail"]["code"] == "dory_validation_error"
+
+
+def test_replace_changes_the_fact_it_restates_and_keeps_the_others(open_client, corpus: Path) -> None:
+    """Dory retires every claim of the kind; a replace that restates one of them with a
+    change retires that one only, and one that restates a line of the page's prose
+    rewrites that line and retires no claim."""
+    for fact in ("Alex works from the Lisbon office downtown.", "Alex speaks Portuguese and Spanish fluently."):
+        mw(open_client, subject="Alex", content=fact, allow_canonical=True)
+    r, d = mw(open_client, action="replace", subject="Alex", content="Alex works from the Porto office downtown.",
+              allow_canonical=True)
+    assert d["result"] == "replaced", d
+    page = (corpus / "people/alex.md").read_text()
+    claims = page.split("<!-- commonplace:claims:start -->")[1].split("<!-- commonplace:claims:end -->")[0]
+    current = claims.split("History")[0]
+    assert "Porto office" in current and "Portuguese and Spanish" in current and "Lisbon" not in current
+    (corpus / "projects/kite").mkdir(parents=True)
+    (corpus / "projects/kite/state.md").write_text(
+        "---\ntitle: Kite\n---\n# Kite\n\n## Current State\n\nKite is in beta. Its launch is set for 9 March 2027.\n")
+    mw(open_client, subject="Kite", scope="project", content="Kite has two paying customers now.", allow_canonical=True)
+    r, d = mw(open_client, action="replace", subject="Kite", scope="project",
+              content="Its launch is set for 23 March 2027.", allow_canonical=True)
+    assert d["result"] in ("written", "replaced"), d
+    text = (corpus / "projects/kite/state.md").read_text()
+    assert "Kite is in beta. Its launch is set for 23 March 2027." in text and "9 March" not in text
+    assert "Kite has two paying customers now." in text.split("<!-- commonplace:claims:start -->")[1].split("History")[0]

@@ -1,0 +1,77 @@
+"""A `replace` makes the page's hand-written prose agree with the new statement (Dory's
+section patch, and one step past it): the `## <section>` the statement belongs to is
+rewritten to it (`rewrite_section`), and where the page has no such section, the
+sentences of its prose that the statement restates with a changed value are
+(`rewrite_restated`: "deadline 15 January" becomes "deadline 29 January"). Lines inside
+managed sections, code fences or the frontmatter are never touched."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from ..markdown.restate import restates
+from .canonical import _FENCE, _MARKER, _body_first_line, find_sections
+from .text_rules import md_inline
+
+_LEAD = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?|\s*)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def _hand_written(text: str, path: str) -> Iterator[tuple[int, str]]:
+    """(index, line) of the body's lines outside managed sections and code fences."""
+    spans = find_sections(text, path)
+    first = _body_first_line(text)
+    pos, fence = 0, None
+    for i, line in enumerate(text.split("\n")):
+        offset, pos = pos, pos + len(line) + 1
+        if i < first:
+            continue
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence:
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)[0]
+            continue
+        if not any(s.start <= offset <= s.end for s in spans.values()):
+            yield i, line
+
+
+def rewrite_section(text: str, name: str, statement: str, path: str = "page") -> str:
+    """Give a hand-written `## <name>` section the one statement (Dory's section patch on
+    replace). A page without the heading is returned as it is."""
+    lines = text.split("\n")
+    start = None
+    for i, line in _hand_written(text, path):
+        if start is None:
+            if re.match(r"^##[ \t]+" + re.escape(name) + r"[ \t#]*\r?$", line):
+                start = i
+            continue
+        if re.match(r"^#{1,2}[ \t]", line) or _MARKER.match(line) or line.strip() == "---":
+            return _swap(lines, start, i, statement)
+    return _swap(lines, start, len(lines), statement) if start is not None else text
+
+
+def _swap(lines: list[str], start: int, end: int, statement: str) -> str:
+    new = [md_inline(statement, 2000, start=True), ""]
+    tail = lines[end:]
+    return "\n".join(lines[: start + 1] + [""] + new + tail)
+
+
+def rewrite_restated(text: str, statement: str, path: str = "page") -> str:
+    """Every sentence of the page's prose that `statement` restates (`restates`) becomes
+    the statement; a list item keeps its marker. Headings are left alone."""
+    lines = text.split("\n")
+    new = md_inline(statement, 2000).strip()
+    for i, line in list(_hand_written(text, path)):
+        if not line.strip() or line.lstrip().startswith(("#", "|", "<", ">")):
+            continue
+        lead = _LEAD.match(line).group(1)
+        parts = _SENTENCE.split(line[len(lead):])
+        changed = [new if restates(p, statement) else p for p in parts]
+        if changed != parts:
+            kept = [p for j, p in enumerate(changed) if p != new or new not in changed[:j]]
+            lines[i] = lead + " ".join(kept)
+    return "\n".join(lines)

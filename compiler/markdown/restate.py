@@ -1,0 +1,26 @@
+"""Whether one line of prose says the same thing as another, perhaps with a changed value:
+"Paper deadline is 15 January" and "Paper deadline is 29 January". Two uses: a semantic
+`replace` rewrites the page's line that its new statement restates, and the context
+builder shows a page's current claim instead of a prose line the claim restates."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[\w']+")
+_STOP = frozenset("a an and the of to in on at for by is are was were be it its this that with as or from".split())
+MIN_WORDS = 4  # shorter lines ("Owner: you") share too few words to tell
+SHARE = 0.6  # the share of the two lines' words they have in common
+
+
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _STOP)
+
+
+def restates(line: str, statement: str) -> bool:
+    """`statement` says what `line` says, with at most a few words changed: most of the
+    words of both are shared (a date, a number or a name may differ)."""
+    a, b = content_words(line), content_words(statement)
+    if len(a) < MIN_WORDS or len(b) < MIN_WORDS:
+        return False
+    return len(a & b) / len(a | b) >= SHARE
