@@ -125,6 +125,17 @@ def _has(low: str, phrases: tuple[str, ...]) -> bool:
     return _pattern(phrases).search(low) is not None
 
 
+# Words a question about recent work is made of; a prompt of nothing else ("What did we
+# do today?") has no subject a durable search could match, only noise.
+_ABOUT_RECENT = frozenset(query_terms(
+    "work worked working happen happened going left leave off last latest recent previous session sessions time "
+    "today yesterday morning afternoon evening night tonight conversation context where were"))
+
+
+def only_recent(prompt: str) -> bool:
+    return wants_sessions(prompt) and not set(query_terms(prompt)) - _ABOUT_RECENT
+
+
 def profile_for(prompt: str) -> str:
     low = prompt.casefold()
     for name, words in (("privacy", _PRIVACY), ("personal", _PERSONAL), ("writing", _WRITING), ("coding", _CODING)):
@@ -336,7 +347,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     durable: list[Evidence] = []
     sessions: list[Evidence] = []
     said: list[str] = []  # the durable search's warnings
-    if query and policy.durable:
+    if query and policy.durable and not only_recent(query):
         results = _ranked(_search(ctx, query, DURABLE_K, "durable", said), policy, False)
         snippet_of = _snippet_of(query)
         found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])

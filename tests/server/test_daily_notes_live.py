@@ -21,6 +21,8 @@ FILES = {
                                 "- Noor asked for the export schema by next Friday.\n",
     f"logs/daily/{(dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).date().isoformat()}.md":
         "# Notes\n\n- Paired with Ravi on the flaky importer; the fix is in\n  review with Noor.\n",
+    "knowledge/work-hours.md": "# Work hours\n\nWork hours are nine to five; on-call work is paid extra.\n\n"
+                               "Leave policy: 25 days of leave a year, and time off in lieu.\n",
     "logs/evals/2025-03-07-run.md": "# Eval run\n\nexport schema due Noor deploy freeze starts: 14/20 passed.\n",
 }
 SESSION = {
@@ -93,3 +95,6 @@ def test_a_question_about_recent_work_gets_that_days_note_whole(srv: Any, prompt
     assert d["block"].split("\n")[1] == (f"- Paired with Ravi on the flaky importer; the fix is in review with Noor. "
                                          f"({YESTERDAY}, logs/daily/{YESTERDAY}.md)"), d["block"]
     assert "2025-03-06.md" not in d["block"] and not d.get("warnings")
+    # Its words are all about time and work: a page that shares them ("work", "leave",
+    # "time") is not what was done, and is not shown.
+    assert "work-hours" not in d["block"], d["block"]
