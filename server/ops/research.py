@@ -2,7 +2,8 @@
 
 Dory's flow (`dory-contract.md` §1.5): a hybrid search (`corpus`, default all; `limit`
 results; short snippets), then an artifact whose body has `## Question`, `## Answer` (up
-to three distinct snippets), `## Evidence` (durable results, `- path: snippet`) and, when
+to three distinct lines: the evidence holding most of the question's rarer words, the best
+source's claims that bear on it after the first), `## Evidence` (durable results, `- path: snippet`) and, when
 sessions answered, `## Session Evidence`. The answer is
 `{"artifact": {path, kind, bytes_written} | null, "research": {"artifact": {kind, title,
 question, body, sources, target, status}, "sources": [...]}}`.
@@ -38,7 +39,9 @@ from . import OpContext
 from .refresh import refresh
 from .search import engine_request, run_engine, shape
 
-from commonplace.compiler.context.evidence import disk_reader, gather, is_audit
+from commonplace.compiler.context.evidence import (
+    disk_reader, gather, is_audit, names, overlap, query_terms, rerank,
+)
 from commonplace.compiler.context.pack import fact_line
 
 MAX_TITLE = 120
@@ -75,6 +78,23 @@ def _one_line(text: str) -> str:
     return " ".join(str(text or "").split())
 
 
+_PREFERS = re.compile(r"\b(?:prefer\w*|like[sd]?|want[s]?|favou?rite|dislike[sd]?|rather)\b", re.I)
+
+
+def _bears_on(question: str, u: Any) -> bool:
+    """A claim that answers the question though its words may not match: a preference
+    for a question about what someone prefers ("What does Priya prefer?" and "Priya wants
+    the summary as three bullets"), else a claim that shares a word with it besides the
+    names every claim of the page holds."""
+    if u.kind != "claim":
+        return False
+    if _PREFERS.search(question) and u.heading.casefold().startswith("preference"):
+        return True
+    named = {k for n in names(question) for k in query_terms(n)}
+    terms = {k: v for k, v in query_terms(question).items() if k not in named}
+    return overlap(terms, u.text) > 0
+
+
 def findings(question: str, results: list[dict[str, Any]], read: Any = None) -> str:
     """The artifact's body. With `read` (path -> (text, date)), the evidence is packed by
     the context builder: each source's sentences that bear on the question, with date
@@ -87,7 +107,13 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None) -> 
                           question, read, session=True)
         items = {"durable": [(e.path, fact_line(e.text, e.date)) for e in durable],
                  "sessions": [(e.path, fact_line(e.text, e.date)) for e in sessions]}
-        answers = _dedupe([e.text for e in [*durable, *sessions]])[:ANSWER_LINES]
+        # The answer is the evidence that holds most of the question's rarer words, as in
+        # active memory (`rerank`); the search's order alone put a page that shares only
+        # "model" ahead of the note that says how the calibration went.
+        # After the best line, that source's claims that bear on the question (`_bears_on`).
+        ranked = rerank([*durable, *sessions], names_of=names(question))
+        claims = [u.text for u in ranked[0].rest if _bears_on(question, u)][:ANSWER_LINES - 1] if ranked else []
+        answers = _dedupe([e.text for e in ranked[:1]] + claims + [e.text for e in ranked[1:]])[:ANSWER_LINES]
     else:
         items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")))
                              for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],

@@ -239,3 +239,13 @@ def test_a_replaced_fact_is_the_only_one_the_page_and_contexts_show(srv: Any) ->
     am = post_ok(srv, "/v1/active-memory", {"prompt": "When is the Ledgerline cutover?", "agent": "a"})["block"]
     for block in (wake, am):
         assert "23 March 2027" in block and "9 March" not in block, block
+
+
+def test_research_answers_with_the_claim_the_question_means(srv: Any) -> None:
+    """The question's words find Mira's page by "billing team"; the preference that
+    answers it shares none of them. A question about what someone would like gets the
+    best source's preferences after its best line, and no other claim of the page."""
+    d = post_ok(srv, "/v1/research", {"question": "What would Mira like for billing team status reports?", "save": False})
+    answer = d["research"]["artifact"]["body"].split("## Answer", 1)[1].split("## Evidence", 1)[0]
+    assert "- Mira prefers async updates, a Friday summary." in answer, answer
+    assert "allergic" not in answer, answer  # a claim that shares no word with the question
