@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .evidence import Evidence
-from .pack import Packer, fact_line
+from .pack import Packer, fact_line, key_of
 
 LEAD = 3
 EXPAND = 3  # sources whose other facts fill the budget left
@@ -39,13 +39,22 @@ class Block:
 def _line(e: Evidence, clip: int = 0) -> tuple[str, str, str]:
     text = e.text if not clip or len(e.text) <= clip else (e.brief or e.text)
     text = text if not clip or len(text) <= clip else text[: clip - 1].rsplit(" ", 1)[0] + "…"
-    shown = fact_line(text, "" if e.dated else e.date, e.path)
-    key = e.text
-    for u in e.updates:
-        when = "newer" if not e.date or u.date > e.date else "same day, in a session"
+    return _beside(e.text, fact_line(text, "" if e.dated else e.date, e.path), e.date, e.updates, e.path)
+
+
+def _beside(key: str, shown: str, date: str, updates: list[Evidence], path: str) -> tuple[str, str, str]:
+    """A line with the newer session lines that update it under it, both dated."""
+    for u in updates:
+        when = "same day, in a session" if u.date == date else "newer"  # never older: `attach_updates`
         shown += f"\n  - {when}: {fact_line(u.text, u.date, u.path)}"
         key += " " + u.text
-    return key, shown, e.path
+    return key, shown, path
+
+
+def _other(e: Evidence, i: int) -> tuple[str, str, str]:
+    """The source's other fact `e.rest[i]`, with any session line that updates it."""
+    u = e.rest[i]
+    return _beside(u.text, fact_line(u.text, u.date, e.path), u.date, e.rest_updates.get(i, []), e.path)
 
 
 def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD,
@@ -56,8 +65,8 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     first = [_line(e) for e in durable[:lead]]
     # The two best sources' other claims come before weaker sources: a question's words
     # do not always match the fact that answers it ("food restrictions", "allergic").
-    claims = [(u.text, fact_line(u.text, u.date, e.path), e.path)
-              for e in durable[:CLAIMS_FROM] for u in e.rest if u.kind == "claim"][:CLAIMS_FROM * EXPAND_CLAIMS]
+    claims = [_other(e, i) for e in durable[:CLAIMS_FROM]
+              for i, u in enumerate(e.rest) if u.kind == "claim"][:CLAIMS_FROM * EXPAND_CLAIMS]
     rest = claims + [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
     n = pack.section("## Active memory", first)
     if n < len(first):
@@ -68,13 +77,13 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     if not sessions_first:
         n += pack.section("## Session evidence", [_line(e) for e in sessions])
     # Budget left over goes to the best sources' other text.
-    more = [(u.text, fact_line(u.text, u.date, e.path), e.path)
-            for e in durable[:EXPAND] if e.path in pack.sources for u in e.rest[:EXPAND_UNITS]]
+    more = [_other(e, i) for e in durable[:EXPAND] if e.path in pack.sources for i in range(len(e.rest[:EXPAND_UNITS]))]
     n += pack.section("## More evidence", more)
     paths = []
     for e in [*durable, *sessions]:
-        for p in (e.path, *[u.path for u in e.updates]):
-            if p in pack.sources or any(p == u.path for u in e.updates if e.path in pack.sources):
+        shown_later = [u.path for i, ups in e.rest_updates.items() if pack.seen(key_of(_other(e, i)[0])) for u in ups]
+        for p in (e.path, *[u.path for u in e.updates], *shown_later):
+            if p in pack.sources or p in shown_later or any(p == u.path for u in e.updates if e.path in pack.sources):
                 if p not in paths:
                     paths.append(p)
     summary = " | ".join(e.text for e in (durable + sessions)[:2])[:280]

@@ -55,6 +55,7 @@ class Evidence:
     units: list[Unit] = field(default_factory=list)
     updates: list["Evidence"] = field(default_factory=list)
     rest: list[Unit] = field(default_factory=list)  # the source's other units, claims first
+    rest_updates: dict[int, list["Evidence"]] = field(default_factory=dict)  # by index into `rest`
     matched: float = 0.0  # how much of the question its text holds (`overlap`)
     dated: bool = False  # its text already says its date (a chat line's `who — when` header)
     brief: str = ""  # a short form: who (a chat line's speaker) and the unit that matches best
@@ -414,7 +415,7 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
         best, best_score = None, 0.0
         sw = {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2}
         for d in durable:
-            if d.date and s.date and s.date < d.date:
+            if d.date and s.date and s.date < _date_of(d, sw):
                 continue
             dw = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
             shared = sw & dw
@@ -423,9 +424,35 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
                 best, best_score = d, score
         if best is not None:
             best.updates.append(s)
-        else:
+        elif not _update_other_fact(durable, s, sw):
             left.append(s)
     return left
+
+
+def _date_of(d: Evidence, sw: set[str]) -> str:
+    """The date of what a session line would update in `d`: its units that share words
+    with it (a line can join an old fact and a claim recorded today), else `d`'s date."""
+    dates = [u.date for u in d.units if u.date and len(sw & {stem(w) for w in words(u.text)}) >= 2]
+    return max(dates) if dates else d.date
+
+
+def _update_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> bool:
+    """A session line about another fact of a durable source (one the block may show under
+    `## More evidence`: "Next milestone: sensitivity analysis by 18 December", and the
+    session "moved the sensitivity analysis milestone to 8 January"): it goes beside that
+    fact. The fact is not what the prompt asked, so the bar is higher: three words shared."""
+    best, best_shared = None, 2
+    for d in durable:
+        for i, u in enumerate(d.rest):
+            if u.date and s.date and s.date < u.date:
+                continue
+            shared = len(sw & {stem(w) for w in words(u.text) if w not in STOP and len(w) > 2})
+            if shared > best_shared:
+                best, best_shared = (d, i), shared
+    if best is None:
+        return False
+    best[0].rest_updates.setdefault(best[1], []).append(s)
+    return True
 
 
 _PAGES: "OrderedDict[tuple[str, str], tuple[tuple[int, int], Page, str]]" = OrderedDict()
