@@ -277,3 +277,15 @@ def test_a_claim_hides_the_prose_it_restates_with_a_change() -> None:
     units = [u.text for u in page_units("projects/kelp.md", text).units]
     assert units == ["Written in R.", "Calibration data: the 2019-2025 transects.",
                      "Deadline for the paper is 29 January 2027."]
+
+
+def test_an_entity_pages_line_says_whom_it_is_about(tmp_path: Path) -> None:
+    (tmp_path / "people").mkdir()
+    (tmp_path / "people/tomas.md").write_text("---\ntitle: Tomás Ibarra\ntype: person\naliases: [Tomas]\n---\n"
+                                              "# Tomás Ibarra\n\nField technician. Collects the urchin transects.\n\n"
+                                              "Tomás runs the dive boat on Fridays.\n")
+    read = disk_reader(tmp_path)
+    [e] = gather([{"path": "people/tomas.md"}], "Who collects the urchin transects?", read)
+    assert e.text == "Tomás Ibarra: Field technician. Collects the urchin transects."
+    [e] = gather([{"path": "people/tomas.md"}], "Who runs the dive boat?", read)
+    assert e.text == "Tomás runs the dive boat on Fridays."  # it says whom already

@@ -253,6 +253,7 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         date = page.date or mdate
         shown, dated = joined(units, every, date)
         brief = briefly(units, every, terms, asks_when(query))
+        shown, brief = named(page, shown), named(page, brief)
         shown = _clip(shown, LINE_CHARS + (100 if len(units) > 1 else 0))
         unit_date = max((u.date for u in units if u.date), default="") or date
         rest = [u for u in every if all(u is not x for x in units)]
@@ -260,6 +261,25 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
                             rest=rest, matched=overlap(terms, shown), terms=terms, dated=dated, brief=brief))
     return out
+
+
+_ENTITY_TYPES = ("person", "project", "concept")
+_ENTITY_FOLDERS = ("people/", "projects/", "concepts/")
+
+
+def named(page: Page, text: str) -> str:
+    """An entity page's line led by the page's name when it does not say it: "Field
+    technician. Collects the transects" is about nobody an agent can tell; "Tomás Ibarra:
+    Field technician. ..." is about him."""
+    kind = str(page.meta.get("type") or "").casefold()
+    if not text or not page.title or not (kind in _ENTITY_TYPES or page.path.startswith(_ENTITY_FOLDERS)):
+        return text
+    aliases = page.meta.get("aliases")
+    names_ = [page.title, *(a for a in aliases if isinstance(a, str))] if isinstance(aliases, list) else [page.title]
+    said = {stem(w) for w in words(text)}
+    if any(stem(w) in said for n in names_ for w in words(n) if len(w) > 2 and w not in STOP):
+        return text
+    return f"{page.title}: {text}"
 
 
 _HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
