@@ -449,6 +449,13 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
     return left
 
 
+def attach_to_other_facts(durable: list[Evidence], sessions: list[Evidence]) -> None:
+    """Each session line beside the other fact of `durable` it updates, if any
+    (`_update_other_fact`)."""
+    for s in sessions:
+        _update_other_fact(durable, s, {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2})
+
+
 def _date_of(d: Evidence, sw: set[str]) -> str:
     """The date of what a session line would update in `d`: its units that share words
     with it (a line can join an old fact and a claim recorded today), else `d`'s date."""

@@ -17,6 +17,8 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    line newer than a durable line on the same subject goes under it, both dated; other
    session lines appear only when the prompt asks about recent work (today, yesterday,
    last session, ...), as in Dory; such a prompt also gets that day's daily note first.
+   A second, words-only session search with the best sources' other facts puts the
+   sessions that change them beside them (`_updates_of_other_facts`).
 4. The block (`compiler/context/active.py`): each source read from disk as facts (claims
    as sentences with their date, no ids, markers or frontmatter), its sentences that share
    the most words with the prompt kept, one line per source:
@@ -47,11 +49,12 @@ from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
 from .search import engine_request, run_engine, shape
 
-from commonplace.compiler.context.active import render
+from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, render
 from commonplace.compiler.context.when import asked_day
 from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names, query_terms, rerank,
+    Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names,
+    query_terms, rerank,
 )
 
 DURABLE_K = 30  # results from the search (with snippets); deeper candidates come from `_deeper`
@@ -183,11 +186,11 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
 
 
 def _search(ctx: OpContext, query: str, k: int, corpus: str,
-            warnings: list[str] | None = None) -> list[dict[str, Any]]:
+            warnings: list[str] | None = None, mode: str = "hybrid") -> list[dict[str, Any]]:
     """The search's results with their chunk's text (`content`) and no snippet: `gather`
     reads the pages and makes a snippet (`_snippet_of`) only where it needs one. The
     search's warnings are added to `warnings`."""
-    sreq = SearchRequest(query=query, k=k, mode="hybrid", corpus=corpus, include_content=True, debug=True)
+    sreq = SearchRequest(query=query, k=k, mode=mode, corpus=corpus, include_content=True, debug=True)
     ereq = dataclasses.replace(engine_request(sreq), snippets=False)
     answer = shape(run_engine(ctx.live, ereq), sreq)
     if warnings is not None:
@@ -266,6 +269,21 @@ def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence
     more = [r for r in _ranked(_search(ctx, " ".join(hop + asked), HOP_K, "durable"), policy, False)
             if r["path"] not in have]
     return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
+
+
+def _updates_of_other_facts(ctx: OpContext, durable: list[Evidence], seen: set[str], read: Any,
+                            policy: Policy) -> None:
+    """Sessions that change the other facts the block may show of its best sources (the
+    milestone on the project page when the prompt asked about the paper): one word search
+    of the sessions with those facts' text, each found line put beside the fact it shares
+    the most words with (`attach_to_other_facts`). Words only: the text is long, and
+    embedding it would cost more than the whole call should."""
+    text = " ".join(u.text for e in durable[:EXPAND] for u in e.rest[:EXPAND_UNITS])[:MAX_QUERY]
+    if not text.strip():
+        return
+    more = [r for r in _ranked(_search(ctx, text, SESSION_K, "sessions", mode="bm25"), policy, True)
+            if r["path"] not in seen]
+    attach_to_other_facts(durable[:EXPAND], gather(more, text, read, session=True, snippet_of=_snippet_of(text)))
 
 
 def _recent_work(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy, have: set[str]) -> list[Evidence]:
@@ -368,6 +386,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         found = _usable(gather(results, query, read, session=True, snippet_of=_snippet_of(query)))
         left = attach_updates(durable, found, terms)
         sessions = left if recent else []
+        if durable and not recent:
+            _updates_of_other_facts(ctx, durable, {e.path for e in found}, read, policy)
         if recent:
             seen = {e.path for e in found}
             sessions += _recent_work(ctx, day, read, policy, seen)[: max(0, SESSION_K - len(sessions))]

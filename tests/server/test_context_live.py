@@ -251,12 +251,13 @@ def test_research_answers_with_the_claim_the_question_means(srv: Any) -> None:
     assert "allergic" not in answer, answer  # a claim that shares no word with the question
 
 
-def test_a_session_update_goes_beside_any_fact_shown_not_only_the_one_asked(srv: Any) -> None:
+@pytest.mark.parametrize("prompt", ["Draft a note to Mira on the Ledgerline cutover plan", "When is the cutover planned?"])
+def test_a_session_update_goes_beside_any_fact_shown_not_only_the_one_asked(srv: Any, prompt: str) -> None:
     """The prompt is about the cutover; the page's other fact, the 02:00 job, is shown
     further down, and the session that moved it to 03:30 must sit under it there too: an
-    agent drafting from the block would otherwise repeat the old time."""
-    d = post_ok(srv, "/v1/active-memory", {"prompt": "Draft a note to Mira on the Ledgerline cutover plan",
-                                            "agent": "a", "budget_tokens": 600})
+    agent drafting from the block would otherwise repeat the old time. The second prompt
+    shares no word with the session."""
+    d = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a", "budget_tokens": 600})
     block = d["block"]
     lines = block.split("\n")
     old = next((i for i, ln in enumerate(lines) if "runs nightly at 02:00 UTC" in ln), None)
