@@ -328,6 +328,35 @@ def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[s
     return out
 
 
+def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str, str | None]]) -> None:
+    """A recent session that changes a fact of the project page goes under that fact,
+    dated ("Next milestone: ... by 18 December" / "  - newer: ... now due 8 January"): the
+    page alone states the old value as the project's state. As in active memory: three
+    words shared, and the session not older than the fact."""
+    from .evidence import STOP, stem
+    from .facts import page_units, said_on, split_meta
+    from .pack import fact_line
+
+    def stems(t: str) -> set[str]:
+        return {stem(w) for w in re.findall(r"[\w']+", t.casefold()) if w not in STOP and len(w) > 2}
+
+    news = []
+    for path, body in sessions:
+        summary = session_summary(body or "", SESSION_LINE_CHARS, path)
+        said = said_on(path, split_meta(body or "")[0])
+        if summary:
+            news.append((path, said.isoformat() if said else "", summary, stems(summary)))
+    for u in page_units(rel, text).units if news else []:
+        have = stems(u.text)
+        best = max(news, key=lambda n: len(n[3] & have))
+        if len(best[3] & have) < 3 or (u.date and best[1] and best[1] < u.date):
+            continue
+        at = next((i for i, ln in enumerate(sec.lines) if u.text in ln), None)
+        if at is not None:
+            sec.lines.insert(at + 1, f"  - newer: {fact_line(best[2], best[1], best[0])}")
+            sec.keys.insert(at + 1, "")
+
+
 def daily_notes(docs: dict[str, Document], read: _Reader, today: dt.date) -> list[str]:
     """Today's and yesterday's daily notes."""
     found: list[str] = []
@@ -462,7 +491,11 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
         if rel is None or not text:
             warnings.append(f"no project page found for {name[:200]!r}")
         elif rel not in taken:
-            add(page_section("project", rel, text, label="Project: "))
+            sec = page_section("project", rel, text, label="Project: ")
+            if sec is not None and prof != "privacy":
+                _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in
+                                                  recent_sessions(docs, root, max(include_recent_sessions, 3))])
+            add(sec)
             for linked in _project_links(docs, rel, read):
                 if linked not in taken and prof != "privacy":
                     t = read.text(linked)

@@ -100,6 +100,10 @@ def test_wake_packs_facts_not_files(srv: Any) -> None:
     assert "Ledgerline stores its ledger in Postgres." in block  # the decision a memory-write routed
     assert "Ledgerline on-call rotates weekly." in block and "Ledgerline keeps seven years of history." in block, block
     assert "Planning the Ledgerline cutover" in block and "Reviewed the invoice backlog" in block  # daily notes
+    # the project's state as the page says it, and the session that changed it beside it
+    lines = block.split("\n")
+    at = next(i for i, ln in enumerate(lines) if "runs nightly at 02:00 UTC" in ln)
+    assert lines[at + 1].startswith("  - newer: ") and "03:30" in lines[at + 1] and "(2026-11-26, logs/sessions/" in lines[at + 1]
     session = next(ln for ln in block.split("\n") if ln.startswith("- logs/sessions/agent/2026-11-26"))
     assert "now runs at 03:30" in session and "we moved" not in session  # a summary, not the first message
     assert d["tokens_estimated"] == estimate_tokens(block) <= 900
