@@ -71,6 +71,7 @@ HOP_HEAD = True
 _QWORDS = {"what", "which", "when", "where", "who", "whom", "why", "how", "is", "are", "did", "does", "do", "the",
            "after", "considering", "for", "on", "around", "since", "in", "i", "a", "an"}
 MAX_QUERY = 2000
+OTHER_FACTS_QUERY = 800  # characters of the second session search (`_updates_of_other_facts`)
 # A person's own daily and weekly notes are memory like any page (Dory's search keeps them);
 # the rest of `logs/` (sessions, read on their own; eval and job logs) is not evidence.
 NOTES = ("logs/daily/", "logs/weekly/")
@@ -278,7 +279,10 @@ def _updates_of_other_facts(ctx: OpContext, durable: list[Evidence], seen: set[s
     of the sessions with those facts' text, each found line put beside the fact it shares
     the most words with (`attach_to_other_facts`). Words only: the text is long, and
     embedding it would cost more than the whole call should."""
-    text = " ".join(u.text for e in durable[:EXPAND] for u in e.rest[:EXPAND_UNITS])[:MAX_QUERY]
+    text = " ".join(u.text for e in durable[:EXPAND] for u in e.rest[:EXPAND_UNITS])
+    # Each distinct word once: the facts repeat their subject's name, and a word search
+    # costs by the words it looks up.
+    text = " ".join(dict.fromkeys(w for w in text.split() if len(w) > 2))[:OTHER_FACTS_QUERY]
     if not text.strip():
         return
     more = [r for r in _ranked(_search(ctx, text, SESSION_K, "sessions", mode="bm25"), policy, True)
