@@ -40,7 +40,7 @@ from .refresh import refresh
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.evidence import (
-    disk_reader, gather, is_audit, names, overlap, query_terms, rerank,
+    Evidence, attach_updates, disk_reader, gather, is_audit, names, overlap, query_terms, rerank,
 )
 from commonplace.compiler.context.pack import fact_line
 
@@ -78,6 +78,10 @@ def _one_line(text: str) -> str:
     return " ".join(str(text or "").split())
 
 
+def _with_updates(e: Evidence) -> str:
+    return e.text + "".join(f" Newer ({u.date}, {u.path}): {u.text}" for u in e.updates)
+
+
 _PREFERS = re.compile(r"\b(?:prefer\w*|like[sd]?|want[s]?|favou?rite|dislike[sd]?|rather)\b", re.I)
 
 
@@ -105,15 +109,19 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None) -> 
                          question, read)
         sessions = gather([r for r in results if str(r.get("path", "")).startswith("logs/sessions/")],
                           question, read, session=True)
-        items = {"durable": [(e.path, fact_line(e.text, e.date)) for e in durable],
+        # A session newer than a durable line about the same thing is said with it, as in
+        # active memory: a report must not state the old value as the answer.
+        left = attach_updates(durable, list(sessions), query_terms(question))
+        items = {"durable": [(e.path, fact_line(_with_updates(e), e.date)) for e in durable],
                  "sessions": [(e.path, fact_line(e.text, e.date)) for e in sessions]}
         # The answer is the evidence that holds most of the question's rarer words, as in
         # active memory (`rerank`); the search's order alone put a page that shares only
         # "model" ahead of the note that says how the calibration went.
         # After the best line, that source's claims that bear on the question (`_bears_on`).
-        ranked = rerank([*durable, *sessions], names_of=names(question))
+        ranked = rerank([*durable, *left], names_of=names(question))
         claims = [u.text for u in ranked[0].rest if _bears_on(question, u)][:ANSWER_LINES - 1] if ranked else []
-        answers = _dedupe([e.text for e in ranked[:1]] + claims + [e.text for e in ranked[1:]])[:ANSWER_LINES]
+        answers = _dedupe([_with_updates(e) for e in ranked[:1]] + claims
+                          + [_with_updates(e) for e in ranked[1:]])[:ANSWER_LINES]
     else:
         items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")))
                              for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],

@@ -269,3 +269,13 @@ def test_a_session_update_goes_beside_any_fact_shown_not_only_the_one_asked(srv:
         assert "03:30" in lines[old + 1] and lines[old + 1].startswith("  - "), block
         assert "logs/sessions/agent/2026-11-26-ledgerline.md" in d["sources"]
     assert old is not None or "03:30" in block, block
+
+
+def test_research_says_the_session_that_changed_the_fact_with_it(srv: Any) -> None:
+    d = post_ok(srv, "/v1/research", {"question": "When does the Ledgerline reconciliation job run?", "save": False})
+    body = d["research"]["artifact"]["body"]
+    answer = body.split("## Answer", 1)[1].split("## Evidence", 1)[0]
+    first = answer.strip().split("\n")[0]
+    assert "03:30" in first, body  # never the old time alone
+    if "02:00" in first:
+        assert first.index("02:00") < first.index("Newer (2026-11-26, logs/sessions/agent/") < first.index("03:30")
