@@ -228,6 +228,13 @@ class VectorUpdate:
         try:
             if self.queued:
                 self._embed_rest()
+        except BaseException:
+            # Ctrl-C or SIGTERM mid-embedding: stop the workers now. A graceful close waits
+            # for each one's batch in flight (up to 30 s each), which a user who pressed
+            # Ctrl-C is not waiting for.
+            if self._pool is not None:
+                self._pool.terminate()
+            raise
         finally:
             if self._pool is not None:
                 self._pool.close()
