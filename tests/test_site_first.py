@@ -92,7 +92,14 @@ def test_interrupted_embedding_leaves_site_and_bm25_and_the_rerun_embeds_only_th
     # The first group of 256 is embedded (and cached); the second waits for the hold.
     wait_for(lambda: Path(str(hold) + ".waiting").exists(), what="the embedding to start")
     proc.send_signal(sig)
-    rest, err = proc.communicate(timeout=60)
+    try:
+        rest, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)  # sitecustomize: every thread's stack to stderr
+        time.sleep(1)
+        proc.kill()
+        rest, err = proc.communicate()
+        pytest.fail(f"the build did not stop within 60 s of {sig.name}; its threads:\n{err[-6000:]}")
     assert proc.returncode == (-9 if sig == signal.SIGKILL else 130), (rest, err)
     if sig != signal.SIGKILL:
         assert "Embedding interrupted: the site and word search are complete" in err

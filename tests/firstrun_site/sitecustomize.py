@@ -8,10 +8,16 @@ COMMONPLACE_TEST_EMBED_THREAD=<name>, only calls from that thread are held. Quer
 (`encode_query`) are never held.
 """
 
+import faulthandler
 import os
+import signal
 import sys
 import threading
 import time
+
+# A test whose child hangs sends SIGUSR1 before killing it: every thread's stack goes to
+# stderr, so the failure says where it hung.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "search"))
 
