@@ -83,8 +83,11 @@ def test_interrupted_embedding_leaves_site_and_bm25_and_the_rerun_embeds_only_th
     out = tmp_path / "site"
     hold = tmp_path / "hold"
     hold.write_text("held")
+    # SIGINT as a terminal sends it: a test runner's worker (pytest-xdist) may run with
+    # SIGINT ignored, which a child inherits, and Python then leaves it ignored.
     proc = subprocess.Popen([*CLI, "build", str(root), "--out", str(out)], env=env_for(hold, free=1),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout is not None
     first = proc.stdout.readline()
     assert re.match(r"Site ready in \d+\.\d s: .*index\.html \(search by words works; embedding 360 chunks next\)",
