@@ -122,11 +122,13 @@ def _truthy(v: Any) -> bool:
 
 class _Reader:
     """File text by corpus path: from disk under `root` (symlinks and paths leaving the
-    corpus refused), else the parsed document's text."""
+    corpus refused), else the parsed document's text. One reader serves one wake call and
+    remembers what it read: several sections can ask for the same file."""
 
     def __init__(self, root: Path | None, docs: dict[str, Document]) -> None:
         self.root = Path(root).resolve() if root is not None else None
         self.docs = docs
+        self._texts: dict[str, str | None] = {}
 
     def full(self, rel: str) -> Path | None:
         if self.root is None:
@@ -142,6 +144,11 @@ class _Reader:
 
     def text(self, rel: str) -> str | None:
         """The file's text without its `%%comments%%` (an author's private notes)."""
+        if rel not in self._texts:
+            self._texts[rel] = self._read(rel)
+        return self._texts[rel]
+
+    def _read(self, rel: str) -> str | None:
         p = self.full(rel)
         if p is not None:
             try:
@@ -448,6 +455,9 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
 
     sections: list[Section] = []
     taken: set[str] = set()
+    # Newest sessions, listed once: the project section looks for updates in at least three,
+    # the Recent sessions section shows `include_recent_sessions` of them.
+    sessions = recent_sessions(docs, root, max(include_recent_sessions, 3))
 
     def add(sec: Section | None) -> None:
         if sec is not None:
@@ -493,8 +503,7 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
         elif rel not in taken:
             sec = page_section("project", rel, text, label="Project: ")
             if sec is not None and prof != "privacy":
-                _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in
-                                                  recent_sessions(docs, root, max(include_recent_sessions, 3))])
+                _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions])
             add(sec)
             for linked in _project_links(docs, rel, read):
                 if linked not in taken and prof != "privacy":
@@ -514,7 +523,7 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
 
     heading = "## Recent sessions"
     session_lines: list[tuple[str, str]] = []
-    for rel in recent_sessions(docs, root, include_recent_sessions):
+    for rel in sessions[:max(0, include_recent_sessions)]:
         session_lines.append((rel, session_line(rel, read.text(rel))))
     reserve = 0
     if session_lines:
