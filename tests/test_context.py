@@ -232,6 +232,31 @@ def test_names_in_the_question_filter_the_candidates() -> None:
     assert [e.path for e in rerank([other, hers], names_of=["Zed"])][0] == "b.md"  # nobody named: no filter
 
 
+def test_a_line_by_the_person_asked_about_goes_before_one_that_only_names_them(tmp_path: Path) -> None:
+    """"Why did John run again?" is answered by John's turn, not by Maria's turn asking him
+    about it, though both name John and share the question's words."""
+    for name, who, body in (("a.md", "Maria", "Congrats, John! What made you decide to run again for office?"),
+                            ("b.md", "John", "After my last run, I saw the impact I could make for office.")):
+        (tmp_path / name).write_text(f"---\ntitle: \"{who} — 8:55 pm on 25 February, 2023\"\ndate: 2023-02-25\n"
+                                     f"---\n**{who}** — 8:55 pm on 25 February, 2023\n\n{body}\n", "utf-8")
+    q = "Why did John decide to run for office again?"
+    got = gather([{"path": "a.md"}, {"path": "b.md"}], q, disk_reader(tmp_path))
+    assert [e.path for e in rerank(got, names_of=["John"])] == ["b.md", "a.md"]
+
+
+def test_the_sentence_after_the_one_that_matches_goes_with_it(tmp_path: Path) -> None:
+    """A question restates the setting ("last weekend") and the answer is what the speaker
+    said next: a long turn's line keeps the sentence after its best one."""
+    (tmp_path / "t.md").write_text(
+        "---\ntitle: \"Maria — 12:24 am on 7 April, 2023\"\ndate: 2023-04-07\n---\n"
+        "**Maria** — 12:24 am on 7 April, 2023\n\nWow, John! You're doing great things with the kids at the "
+        "center and I love hearing about it. Last weekend I did something new that had an impact on me. "
+        "I participated in a 5K charity run for a homeless shelter. It was awesome being surrounded by people "
+        "all there for the same cause, and I would do it again next spring if they hold it.\n", "utf-8")
+    e = gather([{"path": "t.md"}], "What did Maria do last weekend?", disk_reader(tmp_path))[0]
+    assert "5K charity run" in e.text and "great things" not in e.text
+
+
 def test_a_short_line_for_a_question_about_time_keeps_the_sentence_that_says_when(tmp_path: Path) -> None:
     (tmp_path / "t.md").write_text("---\ntitle: \"Maya — 4:10 pm on 2 March, 2024\"\ndate: 2024-03-02\n---\n"
                                    "**Maya** — 4:10 pm on 2 March, 2024\n\nHiking with Maya's dog Rex is the best. "

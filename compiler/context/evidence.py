@@ -129,8 +129,8 @@ def _split(page: Page, session: bool) -> list[Unit]:
         if u.kind == "claim" or len(text) <= LINE_CHARS:
             out.append(u if text == u.text else Unit(text, u.kind, u.date, u.heading))
             continue
-        for s in sentences(text):  # a long paragraph: its sentences compete on their own
-            out.append(Unit(s, u.kind, u.date, u.heading))
+        for j, s in enumerate(sentences(text)):  # a long paragraph: its sentences compete on their own
+            out.append(Unit(s, u.kind, u.date, u.heading, follows=j > 0))
     return [u for u in out if u.text]
 
 
@@ -191,6 +191,12 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
         return units[:2] if len(units) > 1 and len(units) <= 4 and len(units[0].text) <= 40 else units[:1]
     top = best[0][0]
     keep = [x for x in best if x[0] >= top * 0.6]
+    # The sentence after the best one goes with it: a question restates the setting
+    # ("while camping", "last weekend") and the answer is what was said next ("We
+    # explored nature, roasted marshmallows...").
+    after = best[0][1] + 1
+    if after < len(units) and units[after].follows and all(i != after for _, i, _ in keep):
+        keep.append((0.0, after, units[after]))
     if note(page, units):
         # A short note (a chat turn: who and when, then a message) is shown whole: the
         # sentence that answers is often not the one that shares the question's words.
@@ -382,16 +388,25 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
     return [e for *_, e in keyed]
 
 
-def _naming(items: list[Evidence], asked: list[str]) -> list[bool]:
+def _naming(items: list[Evidence], asked: list[str]) -> list[int]:
     """Which items name someone the question names (anywhere in the source: a chat
     line's speaker is in its header). A name is a filter, not a word to match: when the
     question names people and some candidates name them, the others go after them
     (another person's line that shares the question's other words is not about them)."""
     if not asked:
-        return [True] * len(items)
+        return [1] * len(items)
     want = {stem(a) for a in asked}
-    out = [bool(want & source_stems(e)) for e in items]
-    return out if any(out) else [True] * len(items)
+    out = [(2 if want & speaker_stems(e) else 1) if want & source_stems(e) else 0 for e in items]
+    return out if any(out) else [1] * len(items)
+
+
+def speaker_stems(e: Evidence) -> set[str]:
+    """Who says a chat line (its `who — when` header), as stems."""
+    for u in (*e.units, *e.rest):
+        m = _HEADER.match(u.text) if len(u.text) <= 80 else None
+        if m:
+            return {stem(w) for w in words(m.group("who"))}
+    return set()
 
 
 def source_stems(e: Evidence) -> set[str]:

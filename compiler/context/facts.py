@@ -53,6 +53,7 @@ class Unit:
     date: str = ""
     heading: str = ""
     stems: frozenset[str] | None = field(default=None, repr=False, compare=False)  # filled on first use
+    follows: bool = False  # the next sentence of the same paragraph as the unit before it
 
 
 @dataclass
