@@ -201,7 +201,7 @@ def test_a_chat_turn_is_one_line_its_header_leading(tmp_path: Path) -> None:
                                    "**Maya** — 4:10 pm on 2 March, 2024\n\nI went hiking yesterday. "
                                    "We saw a heron by the lake.\n", "utf-8")
     e = gather([{"path": "t.md"}], "Where did Maya spot the heron?", disk_reader(tmp_path))[0]
-    assert e.text == "Maya — 4:10 pm on 2 March, 2024: I went hiking yesterday (1 March, 2024). We saw a heron by the lake."
+    assert e.text == "Maya, 2 March, 2024: I went hiking yesterday (1 March, 2024). We saw a heron by the lake."
     assert e.dated and e.brief == "Maya, 2 March, 2024: We saw a heron by the lake."
     line = render([e], [], 200).text
     assert line.endswith("by the lake. (t.md)") and "2024-03-02" not in line
@@ -215,7 +215,7 @@ def test_a_chat_turn_found_by_meaning_is_shown_with_its_message(tmp_path: Path) 
                                    "utf-8")
     e = gather([{"path": "t.md", "snippet": "John — 2:47 pm on 12 June, 2023 That waterfall"}],
                "What area was hit by a flood?", disk_reader(tmp_path))[0]
-    assert e.text == "John — 2:47 pm on 12 June, 2023: That waterfall and bridge look amazing!"
+    assert e.text == "John, 12 June, 2023: That waterfall and bridge look amazing!"
     assert e.brief == "John, 12 June, 2023: That waterfall and bridge look amazing!"
 
 

@@ -294,8 +294,8 @@ _HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
 def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
     """The kept units as one line. A short note's header line (`Maya — 4:10 pm on 2 March,
     2024`, a chat export's speaker and time) leads the text as `Maya — <when>: ...`; when
-    it names the page's own day (its year and day of the month), the line's date is not
-    repeated after it (`dated`)."""
+    it names the page's own day (its year and day of the month), it leads as `Maya, 2
+    March, 2024: ...` and the line's date is not repeated after it (`dated`)."""
     if len(units) > 1 and every and units[0] is every[0]:
         m = _HEADER.match(units[0].text)
         if m:
@@ -303,6 +303,8 @@ def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
             y, _, d = (date.split("-") + ["", ""])[:3] if date else ("", "", "")
             said = set(words(m.group("when")))
             dated = bool(y) and y in said and d.lstrip("0") in said
+            if dated:  # the day, not the time of day: what a question about when needs (the file keeps it)
+                return f"{m.group('who').strip()}, {_TIME.sub('', m.group('when'))}: {rest}", dated
             return f"{units[0].text}: {rest}", dated
     return " ".join(u.text for u in units), False
 
