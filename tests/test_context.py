@@ -279,7 +279,9 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "- Paper deadline for Ecological Modelling is\n  15 January 2027.\n"
         "- Next: sensitivity analysis\n\n"
         "**User:** can you fix the chains\n**Assistant:** lowering the step size\n\n"
-        "Line one with a hard break  \nline two stays apart\n"
+        "Line one with a hard break  \nline two stays apart\n\n"
+        "Plugins written for\nDory can point at commonplace unchanged: its plugin works.\n\n"
+        "Maya: I went hiking\nJon Silva: where to\n"
     )
     units = [u.text for u in page_units("people/priya.md", text).units]
     assert units == [
@@ -291,6 +293,9 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "Assistant: lowering the step size",
         "Line one with a hard break",
         "line two stays apart",
+        "Plugins written for Dory can point at commonplace unchanged: its plugin works.",
+        "Maya: I went hiking",
+        "Jon Silva: where to",
     ]
 
 
@@ -314,3 +319,11 @@ def test_an_entity_pages_line_says_whom_it_is_about(tmp_path: Path) -> None:
     assert e.text == "Tomás Ibarra: Field technician. Collects the urchin transects."
     [e] = gather([{"path": "people/tomas.md"}], "Who runs the dive boat?", read)
     assert e.text == "Tomás runs the dive boat on Fridays."  # it says whom already
+
+
+def test_a_command_in_a_code_block_is_shown_as_code() -> None:
+    """"How do I make a token?" is answered by the fenced command; in ticks it reads as a
+    command, not as a sentence of the prose around it."""
+    text = "---\ntitle: Start\n---\nMake a token:\n\n```sh\ncommonplace token new my-agent -C my-notes\n```\n"
+    assert [u.text for u in page_units("start.md", text).units] == [
+        "Make a token:", "`commonplace token new my-agent -C my-notes`"]

@@ -41,7 +41,9 @@ _LINKS_ONLY = re.compile(r"^(?:\s*(?:\[\[[^\]\n]+\]\]|\[[^\]\n]*\]\([^)\n]*\))[\
 _SKIP_SECTIONS = {"timeline", "evidence", "details"}
 # A line that goes on with the one before it (a paragraph or list item wrapped at 80
 # columns) must not start a block of its own or a speaker's turn.
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||<|\*\*|`{3}|~{3}|\[\^|[A-Z][\w .'-]{0,40}:\s)")
+# A speaker's turn is a name of up to three capitalised words and a colon (`Maya:`, `Jon
+# Silva:`), not any sentence with a colon in it ("Dory can point at it unchanged: ...").
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||<|\*\*|`{3}|~{3}|\[\^|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s)")
 _ENDS = re.compile(r"(?:[.!?:;]|[.!?][\"')\]*_]+)$")
 ROLE = re.compile(r"^\s*(?:\*\*)?(user|assistant|system|developer|tool|human|ai)(?:\*\*)?\s*[:>—-]\s*", re.I)
 
@@ -185,7 +187,11 @@ def page_units(path: str, text: str) -> Page:
                 fence = None
                 snippet = " ".join(c.strip() for c in code if c.strip())
                 if snippet and heading.casefold() not in ("raw input",) and not managed:
-                    page.units.append(Unit(snippet[:400], "prose", page.date, heading))
+                    if len(snippet) > 400:
+                        snippet = snippet[:399].rsplit(" ", 1)[0] + "…"
+                    # In its ticks, a command reads as one, not as a sentence of the prose.
+                    page.units.append(Unit(snippet if "`" in snippet else f"`{snippet}`", "prose", page.date,
+                                           heading))
                 code = []
             else:
                 code.append(raw)
