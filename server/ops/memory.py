@@ -256,6 +256,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
     reason = (req.reason or "").strip() or "semantic forget"
     kinds = None if req.kind == "note" else (req.kind,)
     forget = partial(store.forget, entity.id, reason=reason, dry_run=req.dry_run)
+    unmatched = False
     try:
         if req.claim:
             return forget(req.claim), {}
@@ -265,15 +266,34 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
             try:
                 return forget(req.content, all=True, kinds=kinds), {}
             except c.ClaimNotFound:
-                pass
-        return forget(None, all=True, kinds=kinds), {}
+                # Dory retires every claim of the kind whatever the text says; forgetting
+                # "Maya is vegetarian" then erased her handle and her leave. Text that
+                # matches no claim of its kind forgets nothing and says what is there.
+                # `kind: note` stays Dory's "forget this subject" (every kind, then the page).
+                unmatched = kinds is not None
+        if not unmatched:
+            return forget(None, all=True, kinds=kinds), {}
     except (c.ClaimNotFound, c.UnknownSubject):
         if req.claim or not entity.exists:
             raise
+    if unmatched:
+        raise c.ClaimNotFound(_nothing_matches(store, entity, req, kinds))
     # No claims to forget: Dory forgets the page itself (superseded, <stem>.tombstone.md).
     wr = w.WriteRequest("forget", entity.path, reason=reason, dry_run=req.dry_run, actor=ctx.actor, schema=True)
     res = w.apply_write(ctx.root, wr, ctx.excluded)
     return None, {"write": res}
+
+
+def _nothing_matches(store: Any, entity: Any, req: MemoryWriteRequest, kinds: tuple[str, ...] | None) -> str:
+    """What to send instead when a forget's text matches no current claim."""
+    what = f"{req.kind} claim" if kinds else "claim"
+    have = [x for x in store.current(entity.id) if kinds is None or x.get("kind") in kinds]
+    listed = "; ".join(f"{x.get('claim_id')}: {x.get('statement')}" for x in have[:5])
+    more = f" (+{len(have) - 5} more)" if len(have) > 5 else ""
+    there = f"current ones: {listed}{more}" if have else f"{entity.id} has no current {what}s"
+    return (f"nothing forgotten: no current {what} of {entity.id} matches {req.content.strip()[:200]!r}; {there}. "
+            f"Send claim=<claim id> (or part of its text) to forget one, or all=true to forget "
+            f"{'them all' if have else 'the page itself'}")
 
 
 def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: Any,

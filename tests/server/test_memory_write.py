@@ -86,9 +86,28 @@ def test_forget_everything_supersedes_the_page(open_client, corpus: Path) -> Non
     assert m["superseded_by"] == "alex.tombstone.md" and m["status"] == "superseded"
     tomb = (corpus / "people/alex.tombstone.md").read_text()
     assert "no longer valid" in tomb and "likes tea" not in tomb
-    # With no claims at all, the page itself is forgotten the same way (Dory).
-    r, d = mw(open_client, action="forget", kind="fact", subject="Sam", content="x", reason="gone", allow_canonical=True)
+    # With no claims at all, `all` forgets the page itself the same way (Dory).
+    r, d = mw(open_client, action="forget", kind="fact", subject="Sam", content="x", all=True, reason="gone",
+              allow_canonical=True)
     assert d["result"] == "forgotten" and meta(corpus / "people/sam.md")["superseded_by"] == "sam.tombstone.md"
+
+
+def test_forgetting_text_that_matches_no_claim_forgets_nothing(open_client, corpus: Path) -> None:
+    """Dory retires every claim of the kind whatever the text says: forgetting "Alex is
+    vegetarian" would erase Alex's other facts. Here it forgets nothing and says what is
+    there and how to forget it; a subject without claims keeps its page."""
+    mw(open_client, subject="Alex", content="Alex's GitHub handle is @alexb.", allow_canonical=True)
+    mw(open_client, subject="Alex", content="Alex is out of office on 2026-12-24.", allow_canonical=True)
+    r, d = mw(open_client, action="forget", subject="Alex", content="Alex is vegetarian", reason="wrong person",
+              allow_canonical=True)
+    assert r.status_code == 200 and d["result"] == "rejected", d
+    assert "nothing forgotten" in d["message"] and "@alexb" in d["message"] and "all=true" in d["message"]
+    page = (corpus / "people/alex.md").read_text()
+    assert "@alexb" in page and "2026-12-24" in page
+    r, d = mw(open_client, action="forget", subject="Sam", content="Sam is on leave", reason="not true",
+              allow_canonical=True)
+    assert d["result"] == "rejected" and "no current fact claims" in d["message"], d
+    assert "superseded_by" not in meta(corpus / "people/sam.md")
 
 
 def test_dry_run_previews_and_changes_nothing(open_client, corpus: Path) -> None:
