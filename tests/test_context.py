@@ -281,7 +281,9 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "**User:** can you fix the chains\n**Assistant:** lowering the step size\n\n"
         "Line one with a hard break  \nline two stays apart\n\n"
         "Plugins written for\nDory can point at commonplace unchanged: its plugin works.\n\n"
-        "Maya: I went hiking\nJon Silva: where to\n"
+        "Maya: I went hiking\nJon Silva: where to\n\n"
+        "The docs preview now also grabs\n8001. Updated the Procfile.\n\n"
+        "1. first step\n2. second step\n"
     )
     units = [u.text for u in page_units("people/priya.md", text).units]
     assert units == [
@@ -296,6 +298,9 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "Plugins written for Dory can point at commonplace unchanged: its plugin works.",
         "Maya: I went hiking",
         "Jon Silva: where to",
+        "The docs preview now also grabs 8001. Updated the Procfile.",
+        "first step",
+        "second step",
     ]
 
 
@@ -327,3 +332,10 @@ def test_a_command_in_a_code_block_is_shown_as_code() -> None:
     text = "---\ntitle: Start\n---\nMake a token:\n\n```sh\ncommonplace token new my-agent -C my-notes\n```\n"
     assert [u.text for u in page_units("start.md", text).units] == [
         "Make a token:", "`commonplace token new my-agent -C my-notes`"]
+
+
+def test_plain_text_keeps_code_spans_as_written() -> None:
+    """A working agreement's example commit message is text to copy, not prose to tidy."""
+    from commonplace.compiler.context.plain import plain_line
+    assert plain_line("Conventional commits (`fix(parser): ...`) , always .") == \
+        "Conventional commits (`fix(parser): ...`), always."

@@ -44,6 +44,10 @@ _SKIP_SECTIONS = {"timeline", "evidence", "details"}
 # A speaker's turn is a name of up to three capitalised words and a colon (`Maya:`, `Jon
 # Silva:`), not any sentence with a colon in it ("Dory can point at it unchanged: ...").
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||<|\*\*|`{3}|~{3}|\[\^|[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s)")
+# A number and a dot mid-paragraph ("...now also grabs\n8001. Updated") goes on with the
+# paragraph: only `1.` starts a list there (CommonMark), or any number inside a list.
+_ORDERED = re.compile(r"^\s*(\d+)[.)]\s")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _ENDS = re.compile(r"(?:[.!?:;]|[.!?][\"')\]*_]+)$")
 ROLE = re.compile(r"^\s*(?:\*\*)?(user|assistant|system|developer|tool|human|ai)(?:\*\*)?\s*[:>—-]\s*", re.I)
 
@@ -157,7 +161,9 @@ def _unwrap(lines: list[str]) -> list[str]:
             out.append(raw)
             joinable = False
             continue
-        if joinable and not _BLOCK_START.match(raw) and not _MARKER.match(raw):
+        num = _ORDERED.match(raw)
+        starts = bool(_BLOCK_START.match(raw)) and not (num and num.group(1) != "1" and not _ITEM.match(out[-1]))
+        if joinable and not starts and not _MARKER.match(raw):
             out[-1] = out[-1].rstrip() + " " + line
         else:
             out.append(raw)

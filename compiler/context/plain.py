@@ -20,6 +20,7 @@ _MARKUP = re.compile(r"[\[\]*_`<>\\~=!&]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+")
 _BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
+_CODE_SPLIT = re.compile(r"(`[^`]*`)")
 _TOKEN = re.compile(r"\S+")
 _NONWORD = re.compile(r"\W+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -34,7 +35,10 @@ def plain_line(text: str) -> str:
     if _MARKUP.search(s):  # most prose lines have no markup: skip the markup rules
         s = inline_plain(s, ticks=True).replace("**", "")
     s = _SPACE.sub(" ", s).strip()
-    s = _BEFORE_PUNCT.sub(r"\1", s)
+    if "`" in s:  # not inside code spans: `fix(parser): ...` is text to keep as written
+        s = "".join(p if i % 2 else _BEFORE_PUNCT.sub(r"\1", p) for i, p in enumerate(_CODE_SPLIT.split(s)))
+    else:
+        s = _BEFORE_PUNCT.sub(r"\1", s)
     return cut_repeat(s)
 
 
