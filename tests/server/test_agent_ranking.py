@@ -177,6 +177,10 @@ def test_warnings_say_what_happened(live: tuple[Api, Path, Path]) -> None:
     assert any("no searchable words" in x for x in w)
     w = api.search("what did we say", mode="recall")["warnings"]
     assert any("no sessions have been ingested" in x for x in w), w
+    # A mistyped scope is named, not taken for words that are nowhere.
+    typo = api.search("apple", scope={"type": "peson"})
+    assert typo["count"] == 0 and any("no document has type 'peson'" in x and "types in this corpus" in x
+                                      for x in typo["warnings"]), typo["warnings"]
 
 
 def test_research_saves_only_with_evidence_and_never_cites_reports(live: tuple[Api, Path, Path]) -> None:

@@ -556,7 +556,11 @@ class SearchEngine:
             warnings.append(f"nothing matched the query well: {what}")
         elif not hits:
             sessions = req.corpus != "sessions" or any(r["is_session"] for r in self._doc_table().values())
-            warnings.append(notes.empty(mode, pq, found, req.min_score, sessions))
+            if not scope.empty and not found and self._allowed_paths(req.corpus, scope) == set():
+                # A mistyped `type: peson` is not "no document has the words".
+                warnings.append(notes.empty_scope(scope, {r["type"] for r in self._doc_table().values()}))
+            else:
+                warnings.append(notes.empty(mode, pq, found, req.min_score, sessions))
         return self._results(hits, req, terms, prefixes)
 
     def _audit(self, hits: list[_Hit], policy: bool, demote: bool = True) -> list[_Hit]:

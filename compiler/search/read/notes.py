@@ -23,3 +23,13 @@ def empty(mode: str, pq: Any, found: int, min_score: float | None, sessions: boo
     if not weighted_terms(words):
         return "the query has no searchable words (only stop words or symbols)"
     return "no matches: no document contains the query's words"
+
+
+def empty_scope(scope: Any, types: set[Any]) -> str:
+    """The warning when no document at all is inside the request's scope."""
+    known = sorted(str(t) for t in types if t)
+    unknown = [t for t in scope.types if t not in types]
+    if unknown:
+        return (f"no document is in the scope: no document has type {', '.join(map(repr, unknown))} "
+                f"(types in this corpus: {', '.join(known[:20]) or 'none'})")
+    return "no document is in the scope (its path_glob, type, status, tags, since and until together match none)"
