@@ -540,8 +540,7 @@ class SearchEngine:
                     # Even the vector list's best hit is weak (a made-up word has neighbours
                     # too): what only that list found is no answer.
                     keep = [h for h in hits if "bm25" in h.ranks]
-                    dropped = len(hits) - len(keep)
-                    hits = keep
+                    dropped, hits = len(hits) - len(keep), keep
                 hits = hits[:k]
         evidence = [fusion.normalized_score(h.coverage, h.cosine, h.background) for h in hits]
         for h, norm in zip(hits, fusion.spread(evidence, [h.score for h in hits])):
@@ -550,17 +549,15 @@ class SearchEngine:
         if req.min_score is not None:
             hits = [h for h in hits if h.norm >= req.min_score]
         if mode != "exact" and (dropped or hits) and fusion.weak(evidence):
-            what = (f"{dropped} weak match(es) by meaning alone were left out (set min_score to see them)"
-                    if dropped else "these results are weak (score_normalized below "
-                    f"{fusion.WEAK_VECTOR_ONLY})")
+            what = (f"{dropped} weak match(es) by meaning alone were left out (set min_score to see them)" if dropped
+                    else f"these results are weak (score_normalized below {fusion.WEAK_VECTOR_ONLY})")
             warnings.append(f"nothing matched the query well: {what}")
         elif not hits:
-            sessions = req.corpus != "sessions" or any(r["is_session"] for r in self._doc_table().values())
-            if not scope.empty and not found and self._allowed_paths(req.corpus, scope) == set():
-                # A mistyped `type: peson` is not "no document has the words".
-                warnings.append(notes.empty_scope(scope, {r["type"] for r in self._doc_table().values()}))
-            else:
-                warnings.append(notes.empty(mode, pq, found, req.min_score, sessions))
+            table = self._doc_table().values()
+            sessions = req.corpus != "sessions" or any(r["is_session"] for r in table)
+            outside = not scope.empty and not found and self._allowed_paths(req.corpus, scope) == set()
+            warnings.append(notes.empty_scope(scope, {r["type"] for r in table}) if outside  # a mistyped type
+                            else notes.empty(mode, pq, found, req.min_score, sessions))
         return self._results(hits, req, terms, prefixes)
 
     def _audit(self, hits: list[_Hit], policy: bool, demote: bool = True) -> list[_Hit]:
