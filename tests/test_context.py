@@ -339,3 +339,9 @@ def test_plain_text_keeps_code_spans_as_written() -> None:
     from commonplace.compiler.context.plain import plain_line
     assert plain_line("Conventional commits (`fix(parser): ...`) , always .") == \
         "Conventional commits (`fix(parser): ...`), always."
+
+
+def test_a_page_that_opens_with_a_numbered_item_is_read() -> None:
+    """A list that starts at 2 on the page's first line is a list, not a crash."""
+    assert [u.text for u in page_units("steps.md", "2. second step\n3. third step\n").units] == [
+        "second step", "third step"]

@@ -162,7 +162,7 @@ def _unwrap(lines: list[str]) -> list[str]:
             joinable = False
             continue
         num = _ORDERED.match(raw)
-        starts = bool(_BLOCK_START.match(raw)) and not (num and num.group(1) != "1" and not _ITEM.match(out[-1]))
+        starts = bool(_BLOCK_START.match(raw)) and not (num and num.group(1) != "1" and out and not _ITEM.match(out[-1]))
         if joinable and not starts and not _MARKER.match(raw):
             out[-1] = out[-1].rstrip() + " " + line
         else:
