@@ -73,7 +73,8 @@ def test_literal_brackets_in_page_text_are_not_marked(site: Path, page):
     page.goto(url(site, "index.html"))
     page.keyboard.press("/")
     page.keyboard.type("syntax brackets")
-    result = page.locator(".search-results li", has_text="Wide things").first
+    # Past the first few results a snippet is still loading (li.r-pending): wait for its text.
+    result = page.locator(".search-results li:not(.r-pending)", has_text="Wide things").first
     result.wait_for(timeout=5000)
     snippet = result.locator(".r-snippet")
     assert "[[syntax and brackets]]" in snippet.inner_text()
