@@ -13,10 +13,11 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    pages) and logs other than daily and weekly notes are not evidence. A second hop
    (`_second_hop`) searches the names the best source holds and the prompt does not; with
    vectors, the deeper look (`_deeper`).
-3. Session evidence, while time is left: a session search for every prompt. A session
-   line newer than a durable line on the same subject goes under it, both dated; other
-   session lines appear only when the prompt asks about recent work (today, yesterday,
-   last session, ...), as in Dory; such a prompt also gets that day's daily note first.
+3. Session evidence: a session search for every prompt (by words; hybrid when the
+   prompt asks about recent work). A session line newer than a durable line on the same
+   subject goes under it, both dated; other session lines appear only when the prompt
+   asks about recent work (today, yesterday, last session, ...), as in Dory; such a
+   prompt also gets that day's daily note first.
    A second, words-only session search with the best sources' other facts puts the
    sessions that change them beside them (`_updates_of_other_facts`).
 4. The block (`compiler/context/active.py`): each source read from disk as facts (claims
@@ -386,7 +387,12 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that
     # loads the query model spends it all, and then answered with the stale fact.
     if query and policy.sessions:
-        results = _ranked(_search(ctx, query, SESSION_K, "sessions"), policy, True)
+        # Words only unless the prompt asks about recent work: a session line goes beside a
+        # durable fact only when they share the prompt's words (`attach_updates`), and the
+        # sessions' vector list, a small filtered share of a large index, is the slowest
+        # step of the call (42 ms of HNSW at 10,000 documents, bench_context --scale).
+        results = _ranked(_search(ctx, query, SESSION_K, "sessions", mode="hybrid" if recent else "bm25"),
+                          policy, True)
         found = _usable(gather(results, query, read, session=True, snippet_of=_snippet_of(query)))
         left = attach_updates(durable, found, terms)
         sessions = left if recent else []
