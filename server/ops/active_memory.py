@@ -188,12 +188,13 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
 
 
 def _search(ctx: OpContext, query: str, k: int, corpus: str,
-            warnings: list[str] | None = None, mode: str = "hybrid") -> list[dict[str, Any]]:
+            warnings: list[str] | None = None, mode: str = "hybrid", deep: int = 0) -> list[dict[str, Any]]:
     """The search's results with their chunk's text (`content`) and no snippet: `gather`
     reads the pages and makes a snippet (`_snippet_of`) only where it needs one. The
-    search's warnings are added to `warnings`."""
+    search's warnings are added to `warnings`. `deep`: the vector list is taken to that
+    many documents once, here, for `_deeper`."""
     sreq = SearchRequest(query=query, k=k, mode=mode, corpus=corpus, include_content=True, debug=True)
-    ereq = dataclasses.replace(engine_request(sreq), snippets=False)
+    ereq = dataclasses.replace(engine_request(sreq), snippets=False, vector_depth=deep)
     answer = shape(run_engine(ctx.live, ereq), sreq)
     if warnings is not None:
         warnings += [w for w in answer.get("warnings") or [] if w not in warnings]
@@ -371,7 +372,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     sessions: list[Evidence] = []
     said: list[str] = []  # the durable search's warnings
     if query and policy.durable and not only_recent(query):
-        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said), policy, False)
+        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, deep=DEEP), policy, False)
         snippet_of = _snippet_of(query)
         found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
         head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})

@@ -212,3 +212,25 @@ def test_exact_mode_treats_like_wildcards_literally(indexed):
     })
     for needle, want in [("foo_bar", ["a.md"]), ("100%", ["a.md"]), ("c:\\temp", ["a.md"]), ("%", ["a.md"]), ("_", ["a.md"])]:
         assert paths(engine.search({"query": needle, "mode": "exact"})) == want, needle
+
+
+def test_a_search_can_keep_its_vector_list_for_the_deeper_look(engine, monkeypatch):
+    """Active memory searches, then looks deeper down the same query's vector list: the
+    list kept by the search is the one a fresh look finds, without a second query."""
+    from dataclasses import replace
+
+    from commonplace.compiler.search.read.query import normalize_request
+
+    question = "who reviews the billing pipeline"
+    fresh = engine.candidates(question, "durable", 5, lists=("vector",))["vector"]
+    assert fresh
+    other = SearchEngine(engine.root, embedder=engine._embedder)  # nothing kept yet
+    req = replace(normalize_request({"query": question, "k": 2})[0], vector_depth=5)
+    assert other.search(req)["count"] == 2
+    queries = []
+    group = SearchEngine._group
+    monkeypatch.setattr(SearchEngine, "_group", lambda self, *a: queries.append(a) or group(self, *a))
+    assert other.candidates(question, "durable", 5, lists=("vector",))["vector"] == fresh
+    assert queries == []  # the kept list, not a second neighbour query
+    other.candidates("the renderer", "durable", 5, lists=("vector",))
+    assert len(queries) == 1  # another query is looked up

@@ -3,23 +3,16 @@
     engine = open_engine(corpus_root)          # cached per corpus
     response = engine.search({"query": "...", "mode": "hybrid", "k": 10})
 
-The response has exactly the shape of the design's `POST /v1/search` response:
-`{query, count, results[], took_ms, warnings[]}`; each result has `path`, `lines`
-("start-end", 1-based source lines), `title`, `snippet` (plain text, `snippet.py`),
-`evidence_class`, `confidence`, `stale_warning`, `score` and `score_normalized`; `debug`
-adds `frontmatter`, `heading`, `chunk_id` and the per-list `ranks`; `include_content` adds
-the chunk's `content`.
-
+The response is the design's `POST /v1/search` shape, `{query, count, results[], took_ms,
+warnings[]}` (`results.py` makes each result; `debug` and `include_content` add fields).
 `score` is the mode's own number: bm25 = Whoosh BM25F score, vector = cosine similarity,
 hybrid = weighted RRF (`fusion.py`) times (1 + scaled prior), exact = number of
 occurrences. `score_normalized` (0-1, `fusion.normalized_score`) says how well a result
 matched, comparably across modes and queries; `min_score` applies to it. Without
 `min_score`, hybrid leaves out hits that only the vector list found and whose normalised
 score is below `fusion.WEAK_VECTOR_ONLY`, and a warning says when nothing matched well.
-
 The engine notices a new index generation (the CURRENT pointer changed) before each
-query and reopens; the embedding model is loaded on the first vector query only, once
-per process (`embed.get_embedder`).
+query and reopens; the embedding model is loaded on the first vector query only.
 """
 
 from __future__ import annotations
@@ -29,7 +22,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -109,15 +102,13 @@ class SearchEngine:
             unpin(self.store.dir / gen.name)
 
     def retire(self) -> None:
-        """Close the open generation before a switch (under the lock); its vector index is
-        kept for the next one (a small update only adds a delta to its HNSW file)."""
+        """Close the open generation before a switch, keeping its vector index for the next."""
         if self._vectors is not None:
             self._prev_vectors = self._vectors
         self._close()
 
     def install(self, gen: Generation) -> None:
-        """Make `gen` (opened and pinned by `engine_carry`) the open generation (under the
-        lock, after `retire`)."""
+        """Open `gen` (opened and pinned by `engine_carry`; under the lock, after `retire`)."""
         self._close()
         self.gen = gen
 
@@ -314,8 +305,10 @@ class SearchEngine:
         return {r[0]: r[1] for r in self._db.execute(q, ids)}
 
     def _vector_list(self, pq: ParsedQuery, corpus: str, scope: Scope, limit: int,
-                     warnings: list[str]) -> list[_Hit] | None:
-        """Document list by cosine similarity; None when vectors are unavailable."""
+                     warnings: list[str], keep: int = 0, reuse: bool = False) -> list[_Hit] | None:
+        """Document list by cosine similarity; None when vectors are unavailable. `keep`: the
+        list taken to that many documents is kept with the generation for a call with `reuse`
+        and the same query (active memory's deeper look: one neighbour query, not two)."""
         index = self._vector_index()
         if index is None:
             warnings.append("the vector index could not be read; used bm25 only" if self._vectors_unreadable else
@@ -324,6 +317,10 @@ class SearchEngine:
         text = pq.semantic_text or pq.raw.strip()
         if not text:
             return []
+        kept_key = ("vec-kept", text[:4000], corpus, scope.key())
+        kept = self.gen.cache.get(kept_key) if reuse and self.gen is not None else None
+        if kept is not None and len(kept) >= limit:
+            return [replace(h) for h in kept[:limit]]
         try:
             qv = self._query_vector(text[:4000])
         except Exception as exc:  # noqa: BLE001 - a broken model degrades to bm25
@@ -337,7 +334,7 @@ class SearchEngine:
         if allowed is not None and not allowed:
             return []
         per_doc = max(4, (self.meta.chunks // max(1, self.meta.documents)) + 1) if self.meta else 4
-        want = limit * per_doc
+        want = max(limit, keep) * per_doc
         if allowed is not None and len(allowed) <= EXACT_MIN_FILTERED:
             from ..store.vectors import exact_knn
 
@@ -346,7 +343,10 @@ class SearchEngine:
             pairs = exact_knn(matrix, ids, qv, min(want, len(ids)))
         else:
             pairs = index.knn(qv, want, None if allowed is None else allowed.__contains__)
-        return self._group(pairs, limit)
+        hits = self._group(pairs, max(limit, keep))
+        if keep:
+            self._cached(kept_key, lambda: [replace(h) for h in hits])
+        return hits[:limit]
 
     def _group(self, pairs: list[tuple[int, float]], limit: int) -> list[_Hit]:
         if not pairs:
@@ -458,7 +458,7 @@ class SearchEngine:
         pq = parse_query(req.query)
         with self._lock:
             self._ensure_open()
-            vec = (self._vector_list(pq, req.corpus, req.scope, depth, warnings) or []) if "vector" in lists else []
+            vec = (self._vector_list(pq, req.corpus, req.scope, depth, warnings, reuse=True) or []) if "vector" in lists else []
             bm = self._bm25_list(pq, req.corpus, req.scope, depth, coverage=True)[0] if "bm25" in lists else []
         return {"bm25": [(h.path, h.coverage) for h in bm], "vector": [(h.path, h.cosine) for h in vec]}
 
@@ -516,7 +516,7 @@ class SearchEngine:
                 waiting = max(0, self.meta.chunks - self.meta.vectors)
                 warnings.append(f"{waiting} of {self.meta.chunks} chunks ({self.meta.pending_count} document(s)) "
                                 "are not embedded yet; vector results may miss them")
-            vec = self._vector_list(pq, req.corpus, scope, depth, warnings)
+            vec = self._vector_list(pq, req.corpus, scope, depth, warnings, keep=req.vector_depth)
             if vec is not None:
                 vec = self._audit(vec, policy, demote=False)
             if vec is None or mode == "hybrid":

@@ -143,6 +143,9 @@ class SearchRequest:
     # pages itself and makes a snippet only for a page whose sentences it cannot otherwise
     # tell apart; making one for every result was a third of its time at 10k documents.
     snippets: bool = True
+    # Internal: documents the vector list is taken to and kept for `candidates` with the
+    # same query (active memory's deeper look); 0: only what fusion uses.
+    vector_depth: int = 0
 
 
 def _bool(v: Any, name: str) -> bool:
