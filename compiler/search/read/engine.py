@@ -36,7 +36,6 @@ from ..text import unique_terms
 
 log = logging.getLogger("commonplace.search")
 
-RRF_K = 60
 CANDIDATES = 50  # documents taken from each list before fusion
 EXACT_MIN_FILTERED = 2000  # filtered vector search below this many chunks is brute force
 
@@ -265,8 +264,7 @@ class SearchEngine:
         return out, terms
 
     def _coverage(self, hits: list[_Hit], weights: dict[str, float]) -> list[float]:
-        """Share of the query's idf-weighted terms each hit's chunk (with its title, heading
-        path, path and tags) contains."""
+        """Share of the query's idf-weighted terms in each hit's chunk, title, heading, path, tags."""
         from ..text import term_counts
 
         idf = {t: w * self._bm25.idf(t) for t, w in weights.items()}
@@ -334,16 +332,20 @@ class SearchEngine:
         if allowed is not None and not allowed:
             return []
         per_doc = max(4, (self.meta.chunks // max(1, self.meta.documents)) + 1) if self.meta else 4
-        want = max(limit, keep) * per_doc
-        if allowed is not None and len(allowed) <= EXACT_MIN_FILTERED:
+        docs, exact = max(limit, keep), allowed is not None and len(allowed) <= EXACT_MIN_FILTERED
+        if exact:
             from ..store.vectors import exact_knn
 
             ids, matrix = self._cached(("vec-matrix", corpus, scope.key()),
                                        lambda: (sorted(allowed), index.get(sorted(allowed))))
-            pairs = exact_knn(matrix, ids, qv, min(want, len(ids)))
-        else:
-            pairs = index.knn(qv, want, None if allowed is None else allowed.__contains__)
-        hits = self._group(pairs, max(limit, keep))
+        # Three chunks a document first, the full share if they crowd into fewer documents
+        # (10k documents: the 300 nearest chunks held the 100 documents 700 did, in half the time).
+        for want in dict.fromkeys((docs * min(per_doc, 3), docs * per_doc)):
+            pairs = exact_knn(matrix, ids, qv, min(want, len(ids))) if exact else \
+                index.knn(qv, want, None if allowed is None else allowed.__contains__)
+            hits = self._group(pairs, docs)
+            if len(hits) >= docs or len(pairs) < want:
+                break
         if keep:
             self._cached(kept_key, lambda: [replace(h) for h in hits])
         return hits[:limit]
@@ -452,8 +454,7 @@ class SearchEngine:
 
     def candidates(self, query: str, corpus: str = "all", depth: int = CANDIDATES,
                    lists: tuple[str, ...] = ("bm25", "vector")) -> dict[str, list[tuple]]:
-        """The lists hybrid fusion starts from (those in `lists`), for active memory's deeper
-        look and benchmarks: {"bm25": [(path, coverage)], "vector": [(path, cosine)]}."""
+        """The lists fusion starts from, {"bm25": [(path, coverage)], "vector": [(path, cosine)]}."""
         req, warnings = normalize_request({"query": query, "corpus": corpus})
         pq = parse_query(req.query)
         with self._lock:
@@ -565,7 +566,6 @@ class SearchEngine:
 
 
 # ---------------------------------------------------------------------- registry
-
 _engines: dict[Path, SearchEngine] = {}
 _engines_lock = threading.Lock()
 
