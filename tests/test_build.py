@@ -146,6 +146,19 @@ def test_broken_and_ambiguous_links_are_styled_listed_and_linted(write_corpus, t
     assert ("duplicate-name", "x/one.md") in codes
 
 
+def test_a_project_and_its_decision_log_sharing_a_title_is_not_a_lint_finding(write_corpus, cli):
+    # [[tidepool]] names projects/tidepool/state.md (its slug), so the decision log
+    # memory-write made as decisions/tidepool.md under the project's title is no ambiguity
+    root = write_corpus({
+        "projects/tidepool/state.md": "---\ntitle: Tidepool\ntype: project\n---\n# Tidepool\n",
+        "decisions/tidepool.md": "---\ntitle: Tidepool\ntype: decision\n---\n# Tidepool\n",
+        "a.md": "# A\nWorks on [[tidepool]].\n",
+    })
+    lint = cli("lint", root, "--json")
+    assert lint.exit_code == 0, lint.output
+    assert json.loads(lint.output)["findings"] == []
+
+
 def test_backlinks_and_outgoing_links_on_pages(write_corpus, tmp_path: Path):
     root = write_corpus({"a.md": "# A\n[[b#Part two]]\n", "b.md": "# B\n## Part two\n"})
     run(root, tmp_path / "out")

@@ -142,3 +142,13 @@ def test_link_problems_lists_broken_ambiguous_and_self_links_with_their_place(wr
     codes = sorted((f.code, f.path, f.line) for f in lint(corpus) if f.code.endswith("-link"))
     assert codes == [("ambiguous-link", "a.md", 5), ("broken-link", "a.md", 3), ("broken-link", "b.md", 3),
                      ("self-link", "a.md", 5)]
+
+
+def test_a_project_slug_names_the_project_even_when_another_file_has_that_stem():
+    # memory-write routes a project's decisions to decisions/<slug>.md; a [[slug]] link
+    # elsewhere keeps meaning the project (projects/<slug>/state.md), not its decision log
+    r = corpus({**FILES, "decisions/atlas.md": "---\ntitle: Atlas\ntype: decision\n---\n"})
+    assert r.resolve_wiki("atlas", "people/alex.md").path == "projects/atlas/state.md"
+    assert r.resolve_wiki("Atlas", "notes/x.md").path == "projects/atlas/state.md"
+    assert r.resolve_wiki("decisions/atlas", "people/alex.md").path == "decisions/atlas.md"
+    assert r.resolve_wiki("unique-stem", "x.md").path == "notes/unique-stem.md"  # other stems as before

@@ -155,6 +155,8 @@ def lint(corpus: Corpus) -> list[LintFinding]:
     # one name in different folders are Obsidian's too (links go to the nearest), so only
     # titles and aliases someone wrote count as duplicates.
     for name, paths in sorted(corpus.resolver.names.items()):
+        if len(corpus.resolver.projects.get(name, ())) == 1:
+            continue  # a project's slug: [[name]] is the project, whoever else is titled so
         unique = sorted(p for p in set(paths) if _named(docs.get(p), name))
         if len(unique) > 1:
             findings.append(LintFinding(

@@ -1,7 +1,10 @@
 """Stage 3, links: extract links from tokens and resolve them against the corpus.
 
 Resolution order (design): exact relative path, path without `.md`, file stem, then
-title or alias (case-insensitive). A stem several documents share goes to the one
+title or alias (case-insensitive). One exception comes first: a bare name that is a
+project's slug (Dory's `projects/<slug>/state.md`) names the project, whatever else is
+called so -- memory-write files a project's decisions as `decisions/<slug>.md`, and that
+log must not take the project's links. A stem several documents share goes to the one
 nearest the linking note (most leading folders in common, as Obsidian prefers the
 note's own folder); the link keeps every candidate, so it still shows as ambiguous.
 No fuzzy guessing: a tie for nearest, or no match, is broken.
@@ -97,6 +100,7 @@ class Resolver:
     stems: dict[str, set[str]] = field(default_factory=dict)
     stems_folded: dict[str, set[str]] = field(default_factory=dict)  # stems lowercased: Obsidian ignores case
     names: dict[str, set[str]] = field(default_factory=dict)  # title/alias, lowercased
+    projects: dict[str, set[str]] = field(default_factory=dict)  # project slug, lowercased
     files: set[str] = field(default_factory=set)  # attachments (non-markdown files)
     file_names: dict[str, set[str]] = field(default_factory=dict)  # file name, lowercased -> paths
 
@@ -119,12 +123,16 @@ class Resolver:
         self.stems_folded.setdefault(d.stem.lower(), set()).add(d.path)
         for key in self._name_keys(d):
             self.names.setdefault(key, set()).add(d.path)
+        slug = _project_slug(d.path)
+        if slug:
+            self.projects.setdefault(slug, set()).add(d.path)
 
     def remove(self, d: Document) -> None:
         """Forget a document (pass the version that was added)."""
         self.paths.discard(d.path)
         for table, keys in ((self.stems, {d.stem}), (self.stems_folded, {d.stem.lower()}),
-                            (self.names, self._name_keys(d))):
+                            (self.names, self._name_keys(d)),
+                            (self.projects, {_project_slug(d.path)} - {None})):
             for key in keys:
                 holders = table.get(key)
                 if holders is not None:
@@ -174,6 +182,9 @@ class Resolver:
                     return Resolution(cand)
         stem = t[:-3] if t.endswith(".md") else t
         if "/" not in stem:
+            project = self.projects.get(stem.lower(), ())
+            if len(project) == 1:
+                return Resolution(next(iter(project)))
             hits = self.stems.get(stem, ())
             if len(hits) == 1:
                 return Resolution(next(iter(hits)))
@@ -217,6 +228,14 @@ class Resolver:
         if link.kind == "file":
             return self.resolve_file(link.target, source)
         return self.resolve_wiki(link.target, source)
+
+
+_PROJECT_PAGE = re.compile(r"projects/([^/]+)/state\.md")
+
+
+def _project_slug(path: str) -> str | None:
+    m = _PROJECT_PAGE.fullmatch(path)
+    return m.group(1).lower() if m else None
 
 
 def _shared(a: str, b: str) -> int:

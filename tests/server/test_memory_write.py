@@ -216,3 +216,19 @@ def test_replace_changes_the_fact_it_restates_and_keeps_the_others(open_client, 
     text = (corpus / "projects/kite/state.md").read_text()
     assert "Kite is in beta. Its launch is set for 23 March 2027." in text and "9 March" not in text
     assert "Kite has two paying customers now." in text.split("<!-- commonplace:claims:start -->")[1].split("History")[0]
+
+
+def test_a_decision_about_a_project_does_not_take_the_projects_links(open_client, corpus: Path) -> None:
+    def backlinks(path: str) -> set[str]:
+        d = open_client.post("/v1/link", json={"op": "backlinks", "path": path}).get_json()
+        return {e["from"] for e in d["edges"]}
+
+    assert "people/alex.md" in backlinks("projects/atlas/state.md")  # `See [[atlas]]`
+    r, d = mw(open_client, subject="atlas", kind="decision", content="Atlas ships behind a flag.",
+              allow_canonical=True)
+    assert r.status_code == 200 and d["target_path"] == "decisions/atlas.md", d
+    assert d["linked_from"] == "projects/atlas/state.md"
+    assert "people/alex.md" in backlinks("projects/atlas/state.md")  # [[atlas]] still means the project
+    assert "projects/atlas/state.md" in backlinks("decisions/atlas.md")  # the decision is reachable
+    lint = open_client.post("/v1/link", json={"op": "lint"}).get_json()
+    assert not [b for b in lint["broken"] if "atlas" in str(b)], lint
