@@ -19,9 +19,11 @@ whichever is first. `as_of(t)` shows, for each claim, the latest version holding
 
 Contradictions (flagged on pages, never resolved automatically): two claims holding at
 the same time about the same entity contradict when their normalized statements differ
-and either both are of kind `state` (an entity has one state at a time) or both carry
-the same `key` (an optional attribute name such as `location` or `role`). Different
-facts about one entity do not contradict each other.
+and either both are of kind `state` and about the same thing (an entity has one state of
+each thing at a time: "CI runs on GitHub Actions" and "CI runs on Buildkite", not "PR #212
+waits for review"; `markdown.restate.same_subject`) or both carry the same `key` (an
+optional attribute name such as `location` or `role`). Different facts about one entity
+do not contradict each other.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..markdown.restate import same_subject
 from ..model import Warning_
 from . import times
 from .log import Event
@@ -304,9 +307,32 @@ def conflict_groups(items: list[tuple[Claim, Version]]) -> list[tuple[str, str, 
             buckets[(c.entity, "key", v.key.casefold().strip())].append((c, v))
     out = []
     for (_, rule, name), group in sorted(buckets.items()):
-        if len({normalize(v.statement) for _, v in group}) > 1:
-            out.append((rule, name, sorted(c.claim_id for c, _ in group)))
+        for part in _same_things(group) if rule == "kind" else [group]:
+            if len({normalize(v.statement) for _, v in part}) > 1:
+                out.append((rule, name, sorted(c.claim_id for c, _ in part)))
     return out
+
+
+def _same_things(group: list[tuple[Claim, Version]]) -> list[list[tuple[Claim, Version]]]:
+    """The state claims of one entity split into the things they are about (claims linked
+    by `same_subject`, transitively), in their order."""
+    parent = list(range(len(group)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, (ci, vi) in enumerate(group):
+        name = frozenset(ci.entity.split(":", 1)[-1].casefold().split("-"))
+        for j in range(i):
+            if root(i) != root(j) and same_subject(vi.statement, group[j][1].statement, name):
+                parent[root(i)] = root(j)
+    parts: dict[int, list[tuple[Claim, Version]]] = defaultdict(list)
+    for i, item in enumerate(group):
+        parts[root(i)].append(item)
+    return list(parts.values())
 
 
 def select_claims(claims: list[Claim], match: str, *, many: bool = False) -> list[Claim]:

@@ -1,7 +1,9 @@
 """Whether one line of prose says the same thing as another, perhaps with a changed value:
 "Paper deadline is 15 January" and "Paper deadline is 29 January". Two uses: a semantic
 `replace` rewrites the page's line that its new statement restates, and the context
-builder shows a page's current claim instead of a prose line the claim restates."""
+builder shows a page's current claim instead of a prose line the claim restates. A looser
+test, `same_subject`, tells whether two `state` claims of one entity are about the same
+thing, so that only those can contradict each other."""
 
 from __future__ import annotations
 
@@ -24,3 +26,16 @@ def restates(line: str, statement: str) -> bool:
     if len(a) < MIN_WORDS or len(b) < MIN_WORDS:
         return False
     return len(a & b) / len(a | b) >= SHARE
+
+
+def same_subject(a: str, b: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether two statements are about the same thing, their values aside: numbers (dates,
+    versions, ports) and the words in `ignore` (the entity's own name) are left out; then
+    at least two words are shared and they are half the shorter one's words, or both are a
+    bare status of one word ("Atlas is on track" / "Atlas is blocked")."""
+    wa = {w for w in content_words(a) - ignore if not w.isdigit()}
+    wb = {w for w in content_words(b) - ignore if not w.isdigit()}
+    if len(wa) <= 1 and len(wb) <= 1:
+        return True
+    shared = len(wa & wb)
+    return shared >= 2 and shared / min(len(wa), len(wb)) >= 0.5

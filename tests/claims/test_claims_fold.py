@@ -181,6 +181,20 @@ def test_contradictions_same_state_or_same_key(store: ClaimStore):
     assert sorted((g["entity"], g["rule"]) for g in groups) == [("person:alex", "key"), ("project:atlas", "kind")]
 
 
+def test_state_claims_about_different_things_do_not_contradict(store: ClaimStore):
+    store.add("project:tidepool", "CI runs on GitHub Actions with a macOS and a Linux runner.", kind="state")
+    r = store.add("project:tidepool", "PR #212 (streaming mode) is waiting for Maya's review.", kind="state")
+    assert r.contradictions == [] and not any("contradicts" in w for w in r.warnings), r.warnings
+    # the same thing with a value changed still does
+    r2 = store.add("project:tidepool", "CI runs on Buildkite now.", kind="state")
+    assert [c["rule"] for c in r2.contradictions] == ["kind"]
+    assert len(r2.contradictions[0]["claim_ids"]) == 2  # the CI claims, not the PR one
+    r3 = store.add("project:tidepool", "The v0.9.0 milestone is due 2026-12-12.", kind="state")
+    assert r3.contradictions == []
+    r4 = store.add("project:tidepool", "The v0.9.0 milestone is due 2026-12-19.", kind="state")
+    assert [len(c["claim_ids"]) for c in r4.contradictions] == [2]
+
+
 def test_forgotten_claims_leave_every_view_and_history_is_redacted(store: ClaimStore):
     store.add("alex", "Alex's secret phone is 555-0100")
     store.add("alex", "Alex likes tea")
