@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from .facts import ROLE, Page, Unit, page_units
 from .plain import plain_line, sentences, words
+from .updates import updates
 
 PER_SOURCE = 2
 LINE_CHARS = 200
@@ -457,7 +458,8 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             dw = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
             shared = sw & dw
             score = len(shared) + sum(terms.get(x, 0.0) for x in shared)
-            if len(shared) >= 2 and any(x in terms for x in shared) and score > best_score:
+            if (len(shared) >= 2 and any(x in terms for x in shared) and score > best_score
+                    and updates(d.path, d.text, s.path, s.text, durable)):
                 best, best_score = d, score
         if best is not None:
             best.updates.append(s)
@@ -491,7 +493,7 @@ def _update_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> bo
             if u.date and s.date and s.date < u.date:
                 continue
             shared = len(sw & {stem(w) for w in words(u.text) if w not in STOP and len(w) > 2})
-            if shared > best_shared:
+            if shared > best_shared and updates(d.path, u.text, s.path, s.text, durable):
                 best, best_shared = (d, i), shared
     if best is None:
         return False

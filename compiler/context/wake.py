@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -337,29 +336,31 @@ def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[s
 
 def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str, str | None]]) -> None:
     """A recent session that changes a fact of the project page goes under that fact,
-    dated ("Next milestone: ... by 18 December" / "  - newer: ... now due 8 January"): the
-    page alone states the old value as the project's state. As in active memory: three
-    words shared, and the session not older than the fact."""
-    from .evidence import STOP, stem
+    dated ("Next milestone: ... due 2026-12-12" / "  - newer: ... now due 2026-12-19"): the
+    page alone states the old value as the project's state. The session's turns are read
+    (its first `TURN_LINES`), not only its summary line, for the line about the same thing
+    (`updates.same_subject`: the session's project, two words of what the fact is about)
+    with a date or number the fact does not have; the session not older than the fact."""
     from .facts import page_units, said_on, split_meta
     from .pack import fact_line
-
-    def stems(t: str) -> set[str]:
-        return {stem(w) for w in re.findall(r"[\w']+", t.casefold()) if w not in STOP and len(w) > 2}
+    from .updates import changes_value, distinct_words, same_subject, session_turns
 
     news = []
     for path, body in sessions:
-        summary = session_summary(body or "", SESSION_LINE_CHARS, path)
         said = said_on(path, split_meta(body or "")[0])
-        if summary:
-            news.append((path, said.isoformat() if said else "", summary, stems(summary)))
+        project, turns = session_turns(body or "")
+        news += [(path, said.isoformat() if said else "", t, project, distinct_words(t)) for t in turns]
     for u in page_units(rel, text).units if news else []:
-        have = stems(u.text)
-        best = max(news, key=lambda n: len(n[3] & have))
-        if len(best[3] & have) < 3 or (u.date and best[1] and best[1] < u.date):
-            continue
-        at = next((i for i, ln in enumerate(sec.lines) if u.text in ln), None)
-        if at is not None:
+        have = distinct_words(u.text)
+        best, best_shared = None, 1
+        for n in news:
+            shared = len(n[4] & have)
+            if (shared > best_shared and not (u.date and n[1] and n[1] < u.date)
+                    and changes_value(u.text, n[2], strict=True)
+                    and same_subject(rel, u.text, n[0], n[2], line_project=n[3])):
+                best, best_shared = n, shared
+        at = next((i for i, ln in enumerate(sec.lines) if u.text in ln), None) if best else None
+        if best is not None and at is not None:
             sec.lines.insert(at + 1, f"  - newer: {fact_line(best[2], best[1], best[0])}")
             sec.keys.insert(at + 1, "")
 

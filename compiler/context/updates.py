@@ -1,0 +1,90 @@
+"""Whether a session line updates a durable fact: about the same subject, with a value
+changed ("Invoicing v2 beta ... due 2026-12-12" and "the invoicing v2 beta moved, now due
+2026-12-19"). Active memory, research and wake put such a line beside the fact, dated;
+words in common alone are too loose ("due", a year), so one project's session went under
+another project's milestone.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterable
+
+from ..markdown.restate import content_words
+from .facts import ROLE, split_meta
+from .plain import plain_line
+
+_NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
+_PROJECT = re.compile(r"projects/([^/]+)/")
+# Words every update says, whatever it updates: they tell nothing about the subject.
+GENERIC = frozenset("""due now moved move moves changed change changes new date time today still instead also
+just noted got recorded update updated because not will from into than then there this another needs need
+it's is are was were has have had been""".split())
+TURN_LINES = 60  # the session lines wake reads for updates: a session's start, not all of it
+TURN_CHARS = 400
+
+
+def project_of(path: str) -> str | None:
+    m = _PROJECT.match(path)
+    return m.group(1).casefold() if m else None
+
+
+def distinct_words(text: str) -> frozenset[str]:
+    """The words that say what `text` is about: no numbers, stop or update words."""
+    return frozenset(w.rstrip("s") for w in content_words(text)
+                     if len(w) > 2 and not any(c.isdigit() for c in w) and w not in GENERIC)
+
+
+def _names(project: str, text: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(project) + r"(?![\w-])", text, re.I) is not None
+
+
+def same_subject(fact_path: str, fact_text: str, line_path: str, line_text: str,
+                 projects: Iterable[str] = (), line_project: str | None = None) -> bool:
+    """A line is about a project page's fact when it (its text, its file name or its
+    session's `project`) names that project; it is not when it names another of
+    `projects` instead; otherwise it must share two words of what the fact is about."""
+    own = project_of(fact_path)
+    said = f"{line_text} {posixpath.basename(line_path)} {line_project or ''}"
+    if own is not None:
+        if line_project:
+            return line_project.casefold() == own
+        if _names(own, said):
+            return True
+        if any(p != own and _names(p, said) for p in projects):
+            return False
+    return len(distinct_words(fact_text) & distinct_words(line_text)) >= 2
+
+
+def changes_value(fact_text: str, line_text: str, strict: bool = False) -> bool:
+    """The line has a date or number the fact does not (a fact with none passes unless
+    `strict`)."""
+    mine = set(_NUMBER.findall(fact_text))
+    if not mine:
+        return not strict
+    return bool(set(_NUMBER.findall(line_text)) - mine)
+
+
+def updates(fact_path: str, fact_text: str, line_path: str, line_text: str, around: Iterable[object] = ()) -> bool:
+    """`same_subject` and `changes_value` for evidence: `around` is the evidence shown
+    (objects with a `path`), whose project pages name the projects a line may be about."""
+    projects = {p for p in (project_of(getattr(x, "path", "")) for x in around) if p}
+    return same_subject(fact_path, fact_text, line_path, line_text, projects) and changes_value(fact_text, line_text)
+
+
+def session_turns(text: str) -> tuple[str | None, list[str]]:
+    """(the session's `project`, its first lines as plain sentences without the speaker)."""
+    meta, body = split_meta(text or "")
+    project = meta.get("project") if isinstance(meta.get("project"), str) else None
+    out: list[str] = []
+    for raw in body.split("\n"):
+        if len(out) >= TURN_LINES:
+            break
+        line = ROLE.sub("", raw, count=1).strip()
+        if not line or line.startswith("#"):
+            continue
+        t = plain_line(line[:TURN_CHARS])
+        if t:
+            out.append(t)
+    return (project.strip() or None) if project else None, out

@@ -1,0 +1,93 @@
+"""Session updates beside the facts they change, and only those (issue 28), against a live
+`commonplace serve` restarted over an existing build: a session whose turns move a port
+and a deadline shows beside the project's stale facts in wake although its last line is
+about something else; one project's session never shows under another project's fact.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from srvkit import post_ok, restarted
+
+SESSION_FM = "---\ntitle: {t}\ntype: session\ncreated: {d}\nagent: claude-code\n{p}---\n\n"
+FILES = {
+    "projects/tidepool/state.md": "---\ntitle: Tidepool\ntype: project\nupdated: 2026-11-24\n---\n# Tidepool\n\n"
+                                  "A Rust CLI that tails structured logs.\n\n## Next milestone\n\n"
+                                  "v0.9.0 — streaming mode for `tidepool tail --follow`, due 2026-12-05.\n",
+    # no `updated:`: its facts are as new as its file, newer than the harbormaster session
+    "projects/harbormaster/state.md": "---\ntitle: Harbormaster\ntype: project\n---\n# Harbormaster\n\n"
+                                      "Django app for berth bookings.\n\n## Next milestone\n\n"
+                                      "Invoicing v2 beta to three pilot marinas, due 2026-12-12.\n",
+    "projects/ferry/state.md": "---\ntitle: Ferry\ntype: project\nupdated: 2026-11-20\n---\n# Ferry\n\n"
+                               "Ferry schedules crossings for small harbours.\n\n## Status\n\n"
+                               "The ferry dev server runs on port 8001 because 8000 is taken by the docs preview.\n\n"
+                               "## Next milestone\n\nFerry booking beta to two pilot harbours, due 2026-12-12.\n",
+    "logs/sessions/claude-code/2026-11-26-harbormaster-invoicing.md":
+        SESSION_FM.format(t="Harbormaster invoicing session", d="2026-11-26", p="project: harbormaster\n")
+        + "user: Lena just told me the invoicing v2 beta moved. It is now due 2026-12-19, not 2026-12-12, "
+          "because Porto Azul needs another week.\n\n"
+          "assistant: Noted: invoicing v2 beta is now due 2026-12-19.\n\n"
+          "user: We decided to keep Celery for reminders.\n\nassistant: Recorded: Celery stays for reminders.\n",
+    # the session's turns move the port and the deadline; its last line is about neither
+    "logs/sessions/claude-code/2026-11-27-ferry-week.md":
+        SESSION_FM.format(t="Ferry session", d="2026-11-27", p="project: ferry\n")
+        + "user: The ferry booking beta moved: it is now due 2026-12-19 instead of 2026-12-12.\n\n"
+          "assistant: Noted, the ferry booking beta is due 2026-12-19.\n\n"
+          "user: Also the ferry dev server now runs on port 8002, the docs preview took 8001.\n\n"
+          "assistant: Understood, port 8002 from now on.\n\n"
+          "user: Thanks, that is all.\n\nassistant: Recorded: nothing else to change today.\n",
+    "logs/sessions/claude-code/2026-11-28-tidepool-milestone.md":
+        SESSION_FM.format(t="Tidepool session", d="2026-11-28", p="")
+        + "user: Maya moved the tidepool v0.9.0 milestone. It is now due 2026-12-12 instead of 2026-12-05, "
+          "because streaming mode needs a security review.\n\n"
+          "assistant: Got it: tidepool v0.9.0 is now due 2026-12-12.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    def setup(first: Any) -> Any:
+        post_ok(first, "/v1/memory-write", {"action": "write", "kind": "state", "subject": "harbormaster",
+                                            "content": "Invoicing v2 beta is due 2026-12-19.", "allow_canonical": True})
+
+    server = restarted(tmp_path_factory.mktemp("context-updates"), FILES, setup)
+    yield server
+    server.stop()
+
+
+def _under(block: str, fact: str) -> list[str]:
+    """The `newer` lines right under the line that holds `fact`."""
+    lines = block.split("\n")
+    at = next(i for i, ln in enumerate(lines) if fact in ln)
+    out = []
+    for ln in lines[at + 1:]:
+        if not ln.startswith("  - "):
+            break
+        out.append(ln)
+    return out
+
+
+def test_wake_shows_a_sessions_turns_beside_the_facts_they_change(srv: Any) -> None:
+    block = post_ok(srv, "/v1/wake", {"agent": "claude-code", "project": "ferry", "budget_tokens": 1500})["block"]
+    port = _under(block, "runs on port 8001")
+    assert port and "8002" in port[0] and "2026-11-27-ferry-week.md" in port[0], block
+    due = _under(block, "due 2026-12-12")
+    assert due and "2026-12-19" in due[0] and "2026-11-27-ferry-week.md" in due[0], block
+
+
+def test_a_projects_session_does_not_attach_to_another_projects_fact(srv: Any) -> None:
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "when is tidepool v0.9.0 due?", "agent": "claude-code",
+                                               "include_wake": False})["block"]
+    under = _under(block, "tidepool tail --follow")
+    assert any("2026-12-12" in ln and "tidepool-milestone" in ln for ln in under), block
+    lines = block.split("\n")
+    for i, ln in enumerate(lines):  # every newer line sits under a fact of its own session's project
+        fact = re.search(r"projects/(\w+)/state\.md\)$", ln)
+        if not fact:
+            continue
+        for newer in _under("\n".join(lines[i:]), ln):
+            project = re.search(r"logs/sessions/claude-code/[\d-]+-(\w+)-\w+\.md\)$", newer)
+            assert project and project.group(1) == fact.group(1), (ln, newer)
