@@ -345,3 +345,14 @@ def test_a_page_that_opens_with_a_numbered_item_is_read() -> None:
     """A list that starts at 2 on the page's first line is a list, not a crash."""
     assert [u.text for u in page_units("steps.md", "2. second step\n3. third step\n").units] == [
         "second step", "third step"]
+
+
+def test_a_claim_hides_the_prose_it_restates_when_the_prose_adds_code_or_a_reason() -> None:
+    text = ("---\ntitle: Harbormaster\n---\n# Harbormaster\n\n## Status\n\nWorking on the invoicing rewrite. "
+            "The dev server runs on port 8001\n(`python manage.py runserver 8001`) because 8000 is taken by the "
+            "docs preview.\n\n<!-- commonplace:claims:start -->\n\n## Claims\n\n"
+            "- The dev server runs on port 8002. — recorded 2026-11-28 by a · `c_0123456789abcdef`\n\n"
+            "<!-- commonplace:claims:end -->\n")
+    units = [u.text for u in page_units("projects/harbormaster/state.md", text).units]
+    assert not [u for u in units if "8001" in u], units
+    assert "The dev server runs on port 8002." in units and any("invoicing rewrite" in u for u in units)

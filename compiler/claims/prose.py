@@ -65,13 +65,39 @@ def rewrite_restated(text: str, statement: str, path: str = "page") -> str:
     the statement; a list item keeps its marker. Headings are left alone."""
     lines = text.split("\n")
     new = md_inline(statement, 2000).strip()
-    for i, line in list(_hand_written(text, path)):
-        if not line.strip() or line.lstrip().startswith(("#", "|", "<", ">")):
+    hand = list(_hand_written(text, path))
+    free = {i for i, _ in hand}
+    for i, _ in hand:
+        line = lines[i]  # the text a wrapped sentence before it left of the line
+        if line is None or not line.strip() or line.lstrip().startswith(("#", "|", "<", ">")):
             continue
         lead = _LEAD.match(line).group(1)
         parts = _SENTENCE.split(line[len(lead):])
+        rest, more = _wrapped(lines, i, free, parts[-1])
+        if restates(parts[-1] + rest, statement):
+            parts[-1] += rest  # a sentence wrapped onto the next lines is replaced whole
+        else:
+            more = []
         changed = [new if restates(p, statement) else p for p in parts]
         if changed != parts:
             kept = [p for j, p in enumerate(changed) if p != new or new not in changed[:j]]
             lines[i] = lead + " ".join(kept)
-    return "\n".join(lines)
+            for j, tail in more:
+                lines[j] = tail
+    return "\n".join(line for i, line in enumerate(lines) if line is not None)
+
+
+def _wrapped(lines: list, i: int, free: set[int], last: str) -> tuple[str, list]:
+    """When line `i` ends inside a sentence that goes on in the paragraph's next lines:
+    (the rest of that sentence, [(line index, what is left of the line or None)])."""
+    rest, out = "", []
+    j = i + 1
+    while not re.search(r"[.!?:]\s*$", last + rest) and j in free and lines[j] is not None:
+        nxt = lines[j]
+        if not nxt.strip() or _LEAD.match(nxt).group(1).strip() or nxt.lstrip().startswith(("#", "|", "<", ">")):
+            break
+        head, *tail = _SENTENCE.split(nxt.strip(), maxsplit=1)
+        rest += " " + head
+        out.append((j, tail[0] if tail else None))
+        j += 1
+    return rest, out

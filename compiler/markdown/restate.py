@@ -21,11 +21,33 @@ def content_words(text: str) -> frozenset[str]:
 
 def restates(line: str, statement: str) -> bool:
     """`statement` says what `line` says, with at most a few words changed: most of the
-    words of both are shared (a date, a number or a name may differ)."""
-    a, b = content_words(line), content_words(statement)
+    words of both are shared (a date, a number or a name may differ). Compared whole, and
+    then as their main clauses (`main_clause`): "runs on port 8001 (`runserver 8001`)
+    because 8000 is taken" restates "runs on port 8002"."""
+    if _shares(content_words(line), content_words(statement)):
+        return True
+    a, b = main_clause(line), main_clause(statement)
+    return (a != line or b != statement) and _shares(content_words(a), content_words(b))
+
+
+def _shares(a: frozenset[str], b: frozenset[str]) -> bool:
     if len(a) < MIN_WORDS or len(b) < MIN_WORDS:
         return False
     return len(a & b) / len(a | b) >= SHARE
+
+
+_CODE = re.compile(r"`([^`]*)`")
+_PAREN = re.compile(r"\s*\([^()]*\)")
+_REASON = re.compile(r"(?:,\s*|\s+)(?:because|since|so that|which|as of)\b.*$|\s+[—–]\s.*$", re.I | re.S)
+
+
+def main_clause(text: str) -> str:
+    """`text` without what it adds to its fact: a parenthesis, a code span of several words
+    (a command; a one-word span such as a port is the value and stays), and a reason or
+    aside after "because", "since", "which" or a dash."""
+    t = _CODE.sub(lambda m: m.group(1) if len(m.group(1).split()) == 1 else " ", text)
+    t = _PAREN.sub("", t)
+    return _REASON.sub("", t).strip()
 
 
 def same_subject(a: str, b: str, ignore: frozenset[str] = frozenset()) -> bool:

@@ -218,6 +218,23 @@ def test_replace_changes_the_fact_it_restates_and_keeps_the_others(open_client, 
     assert "Kite has two paying customers now." in text.split("<!-- commonplace:claims:start -->")[1].split("History")[0]
 
 
+def test_a_replace_rewrites_the_prose_sentence_that_wraps_its_value_in_code_or_gives_a_reason(
+        open_client, corpus: Path) -> None:
+    (corpus / "projects/dock").mkdir(parents=True)
+    (corpus / "projects/dock/state.md").write_text(
+        "---\ntitle: Dock\n---\n# Dock\n\n## Setup\n\nWorking on the invoicing rewrite. The dev server runs on "
+        "port 8001\n(`python manage.py runserver 8001`) because 8000 is taken by the docs preview.\n"
+        "Postgres 16 holds the data.\n")
+    r, d = mw(open_client, action="replace", subject="Dock", scope="project",
+              content="The dev server runs on port 8002 (`python manage.py runserver 8002`).", allow_canonical=True)
+    assert r.status_code == 200 and d["result"] in ("written", "replaced"), d
+    text = (corpus / "projects/dock/state.md").read_text()
+    prose = text.split("<!--")[0]
+    assert "8001" not in prose and "8000 is taken" not in prose, prose
+    assert "runserver 8002" in prose and "Working on the invoicing rewrite." in prose
+    assert "Postgres 16 holds the data." in prose
+
+
 def test_a_decision_about_a_project_does_not_take_the_projects_links(open_client, corpus: Path) -> None:
     def backlinks(path: str) -> set[str]:
         d = open_client.post("/v1/link", json={"op": "backlinks", "path": path}).get_json()
