@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..corpus.prose_dates import remember as remember_prose_date
 from ..markdown import frontmatter as fm
 from ..fsutil import atomic_write, inside
 from . import times
@@ -468,7 +469,10 @@ def compile_page(root: Path, entity: Entity, claims: list[Claim], now: dt.dateti
             return change
         if read_page(root, entity.path) != change.old:
             continue  # edited between our read and now: recompute from the new text
-        atomic_write(inside(root, entity.path), change.new)
+        full = inside(root, entity.path)
+        mtime = full.stat().st_mtime if change.old is not None else None
+        atomic_write(full, change.new)
+        remember_prose_date(root, entity.path, change.old, mtime, change.new)  # corpus/prose_dates.py
         return change
     raise PageConflict(f"{entity.path} kept changing while it was compiled; try again")
 

@@ -29,6 +29,7 @@ from typing import Any, Callable
 from .facts import ROLE, Page, Unit, page_units
 from .plain import plain_line, sentences, words
 from .updates import updates
+from ..corpus.prose_dates import prose_date
 
 PER_SOURCE = 2
 LINE_CHARS = 200
@@ -522,7 +523,7 @@ def disk_reader(root: Path, limit: int = 64 * 1024) -> Reader:
                 return None, ""
             with open(os.path.join(base, path), "rb") as f:
                 text = f.read(limit).decode("utf-8", "replace")
-            return text, mtime_date(st.st_mtime)
+            return text, prose_date(base, path, text) or mtime_date(st.st_mtime)
         except OSError:
             return None, ""
 

@@ -235,6 +235,34 @@ def test_a_replace_rewrites_the_prose_sentence_that_wraps_its_value_in_code_or_g
     assert "Postgres 16 holds the data." in prose
 
 
+def test_a_claim_write_keeps_the_date_of_the_prose_it_did_not_touch(open_client, corpus: Path) -> None:
+    import os
+    import time
+
+    from commonplace.compiler.context.evidence import disk_reader
+
+    (corpus / "projects/dock").mkdir(parents=True)
+    page = corpus / "projects/dock/state.md"
+    page.write_text("---\ntitle: Dock\n---\n# Dock\n\n## Next milestone\n\n"
+                    "Dock booking beta to two pilot harbours, due 2026-12-12.\n")
+    old = time.mktime((2026, 11, 20, 12, 0, 0, 0, 0, -1))
+    os.utime(page, (old, old))
+    read = disk_reader(corpus)
+    assert read("projects/dock/state.md")[1] == "2026-11-20"
+    for content in ("Dock uses Postgres 16.", "Dock deploys on Fridays."):
+        r, d = mw(open_client, subject="Dock", scope="project", kind="fact", content=content, allow_canonical=True)
+        assert r.status_code == 200 and d["result"] == "written", d
+        assert read("projects/dock/state.md")[1] == "2026-11-20"  # the prose is as old as it was
+    block = open_client.post("/v1/active-memory", json={"prompt": "When is the Dock booking beta due?",
+                                                         "agent": "a"}).get_json()["block"]
+    assert "due 2026-12-12. (2026-11-20, projects/dock/state.md)" in block, block
+    # a write that changes the prose dates it today
+    r, d = mw(open_client, action="replace", subject="Dock", scope="project", kind="fact",
+              content="Dock booking beta to two pilot harbours, due 2026-12-19.", allow_canonical=True)
+    assert "due 2026-12-19" in page.read_text().split("<!--")[0]
+    assert read("projects/dock/state.md")[1] != "2026-11-20"
+
+
 def test_a_decision_about_a_project_does_not_take_the_projects_links(open_client, corpus: Path) -> None:
     def backlinks(path: str) -> set[str]:
         d = open_client.post("/v1/link", json={"op": "backlinks", "path": path}).get_json()
