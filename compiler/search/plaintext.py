@@ -22,6 +22,11 @@ _HEADING = re.compile(r"^ {0,3}#{1,6}(?=\s|$)\s*(.*?)(?:\s+#+)?\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+# A number that wraps onto the next line of a paragraph or bullet continues its sentence
+# ("grabs\n  8001. Updated"): only "1.", a number after a blank line or one inside a
+# numbered list starts a list item there (CommonMark).
+_GOES_ON = re.compile(r"^(\s*(?!1[.)])\d{1,9})(?=[.)]\s)")
+_NUMBERED = re.compile(r"^\s*\d{1,9}[.)]\s")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _WIKILINK = re.compile(r"!?\[\[([^\]\|#]*)(?:#([^\]\|]*))?(?:\|([^\]]*))?\]\]")
@@ -101,6 +106,7 @@ def plain_text(markdown: str, titles: TitleOf | None = None) -> str:
     text = _COMMENT.sub(" ", markdown)
     out = []
     fence: str | None = None
+    prev, numbered = "", False
     for line in text.split("\n"):
         fm = _FENCE.match(line)
         if fence is not None:
@@ -112,7 +118,13 @@ def plain_text(markdown: str, titles: TitleOf | None = None) -> str:
         if fm:
             fence = fm.group(1)
             continue
-        out.append(_line(line, titles))
+        goes_on = bool(prev.strip()) and not numbered and _GOES_ON.match(line) is not None
+        out.append(_line(_GOES_ON.sub(r"\1\\", line) if goes_on else line, titles))
+        if _NUMBERED.match(line) and not goes_on:
+            numbered = True
+        elif line.strip() and not line[:1].isspace():
+            numbered = False
+        prev = line
     return _WS.sub(" ", " ".join(out)).strip()
 
 

@@ -51,6 +51,18 @@ def test_markdown_syntax_is_stripped() -> None:
                    "first step tail")
 
 
+def test_a_wrapped_line_starting_with_a_number_keeps_it() -> None:
+    # "8001." after a line of prose continues the sentence; only "1." or a line after a
+    # list item starts a numbered list there
+    assert plain_text("the docs preview now also grabs\n8001. Updated the Procfile.") == \
+        "the docs preview now also grabs 8001. Updated the Procfile."
+    assert plain_text("Steps:\n1. one\n2. two\n3. three") == "Steps: one two three"
+    assert plain_text("Steps:\n\n4. four\n5. five") == "Steps: four five"
+    assert plain_text("- port 8002: the docs preview grabs\n  8001. Updated it.\n- next") == \
+        "port 8002: the docs preview grabs 8001. Updated it. next"
+    assert plain_text("1. one\n   wrapped\n2. two") == "one wrapped two"
+
+
 def test_code_spans_keep_their_text_and_identifiers_their_underscores() -> None:
     assert plain_text("run `foo_bar --x [[not a link]]` then snake_case_name and `__init__`") == \
         "run foo_bar --x [[not a link]] then snake_case_name and __init__"
