@@ -266,7 +266,7 @@ class StdioBackend(Backend):
     def _context(self, route: Route, actor: str | None) -> OpContext:
         live = self.local.live(wait=route.needs_ready)
         return OpContext(live=live, root=self.root, out=self.out, excluded=self.excluded(),
-                         actor=actor or self.actor, server_info=self.info)
+                         actor=actor or self.actor, server_info=self.info, transport="mcp")
 
     def info(self) -> dict[str, Any]:
         return {"version": _version(), "uptime_s": round(time.time() - self.started, 1), "transport": "mcp-stdio",

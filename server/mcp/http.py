@@ -55,7 +55,8 @@ class AppBackend(Backend):
             if route.needs_ready and not st.ready:
                 raise not_ready(st.redact(st.open_error))
             return OpContext(live=st.live, root=st.root, out=st.out, excluded=st.excluded(), actor=actor,
-                             server_info=lambda: server_info(st), migrate_roots=tuple(st.config.migrate_roots))
+                             server_info=lambda: server_info(st), migrate_roots=tuple(st.config.migrate_roots),
+                             transport="mcp")
 
         return run_local(route, args, context)
 

@@ -26,3 +26,4 @@ class OpContext:
     # the registry when it calls an op: an op never imports the registry that imports it).
     compat: Callable[[], dict[str, str]] = field(default=lambda: {})
     migrate_roots: tuple[str, ...] = ()  # `serve --migrate-root`: folders /v1/migrate may read
+    transport: str = "http"  # "mcp" when an MCP tool call runs the op: its hints name tools, not routes

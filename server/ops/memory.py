@@ -102,7 +102,8 @@ def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
         why = f"could not resolve semantic subject: {req.subject} ({exc.message})"
         if req.soft:
             return _quarantine(ctx, req, answer, why)
-        answer.update(message=why + "; " + how_to_resolve(req), candidates=list(exc.candidates))
+        answer.update(message=why + "; " + how_to_resolve(req, list(exc.candidates), ctx.transport),
+                      candidates=list(exc.candidates))
         return answer
     except c.AmbiguousSubject as exc:
         why = f"ambiguous semantic subject: {req.subject} ({exc.message})"
@@ -129,16 +130,34 @@ def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
     return _answer(ctx, req, answer, r, extra, project)
 
 
-def how_to_resolve(req: MemoryWriteRequest) -> str:
-    """How an unresolved write can succeed (Dory never creates people or core entities)."""
+def how_to_resolve(req: MemoryWriteRequest, candidates: list[str] | None = None, transport: str = "http") -> str:
+    """How an unresolved write can succeed (Dory never creates people or core entities):
+    send a candidate's id when the store found one (not a second page of the same person),
+    else create the page first, with the call the caller can make (the MCP tool, or the
+    HTTP route)."""
+    from commonplace.compiler.claims.entities import entity_path
+
+    rest = ("rerun with force_inbox=true for a tentative capture in inbox/semantic/, or soft=true to quarantine "
+            "it for review")
+    if candidates:
+        first = candidates[0]
+        family, _, slug = first.partition(":")
+        try:
+            page = f" (its page is {entity_path(family, slug)})"
+        except (KeyError, ValueError):
+            page = ""
+        more = f", or another candidate: {', '.join(candidates[1:5])}" if len(candidates) > 1 else ""
+        return (f"to write about it, send subject={first}{page} again{more}; if it is someone else, create "
+                f"their page first; or {rest}")
     slug = _slug(req.subject.split(":", 1)[-1]) or "<slug>"
     page = {"person": f"people/{slug}.md (frontmatter type: person)", "core": f"core/{slug}.md (type: core)"}
     create = page.get(req.scope or "", f"the page, e.g. people/{slug}.md for a person")
+    how = ("the dory_write tool (kind: create, target: the page, frontmatter with its type)" if transport == "mcp"
+           else "POST /v1/write (kind=create)")
     other = "" if req.scope in ("person", "core") else (
         "; or send scope=project, concept or decision, which creates that entity")
-    return (f"to record it, create {create} first with POST /v1/write (kind=create) and send this write "
-            f"again with allow_canonical=true; or rerun with force_inbox=true for a tentative capture in "
-            f"inbox/semantic/, or soft=true to quarantine it for review{other}")
+    return (f"to record it, create {create} first with {how} and send this write "
+            f"again with allow_canonical=true; or {rest}{other}")
 
 
 def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str, Any]:

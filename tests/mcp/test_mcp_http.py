@@ -349,6 +349,7 @@ def test_a_rejected_memory_write_is_a_tool_error(site: tuple[Serve, str, Path]) 
                 "content": "Likes tea.", "allow_canonical": True}
     status, body = http(srv.url, "POST", "/v1/memory-write", rejected, token)
     assert status == 200 and body["result"] == "rejected"
+    assert "POST /v1/write" in body["message"] and "dory_write" not in body["message"]
 
     async def run() -> None:
         async with http_session(srv.url, token) as s:
@@ -356,6 +357,8 @@ def test_a_rejected_memory_write_is_a_tool_error(site: tuple[Serve, str, Path]) 
             assert res.is_error and res.structured_content["result"] == "rejected"
             assert text(res).startswith("could not resolve semantic subject: nobody-here")
             assert "force_inbox=true" in text(res) and "people/nobody-here.md" in text(res)
+            # an MCP agent is told the tool to call, not an HTTP route it cannot reach
+            assert "dory_write" in text(res) and "POST /v1/write" not in text(res), text(res)
             gate = dict(rejected, subject="Alex", allow_canonical=False)
             res = await s.call_tool("dory_memory_write", gate)
             assert res.is_error and "allow_canonical=true" in text(res)

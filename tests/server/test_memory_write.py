@@ -134,6 +134,15 @@ def test_unresolved_subject_rejected_or_quarantined(open_client, corpus: Path) -
     assert "They like jazz" in text and "quarantine_reason:" in text and "could not resolve" in text
 
 
+def test_a_rejection_with_a_candidate_names_it_instead_of_a_new_page(open_client, corpus: Path) -> None:
+    r, d = mw(open_client, subject="Alex Kimm", content="Alex likes jazz.", allow_canonical=True)
+    assert d["result"] == "rejected" and d["candidates"] == ["person:alex"], d
+    assert "subject=person:alex" in d["message"] and "people/alex.md" in d["message"], d["message"]
+    assert "people/alex-kimm.md" not in d["message"]  # no duplicate page of the same person
+    r, d = mw(open_client, subject="Nobody Known", content="They like jazz.", allow_canonical=True)
+    assert "people/nobody-known.md" in d["message"] and "POST /v1/write" in d["message"], d["message"]
+
+
 def test_ambiguous_subject_names_candidates(open_client, corpus: Path) -> None:
     (corpus / "concepts").mkdir()
     (corpus / "concepts/alex.md").write_text("---\ntitle: Alex\n---\n# Alex\n")
