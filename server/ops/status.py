@@ -18,7 +18,8 @@ and `compat_matrix`.
 commonplace's own fields stay alongside: `ok`, `ready`, `documents`, `files`, `chunks`,
 `vectors`, `index`, `model`, `dimensions`, `pending`, `last_build`, `last_refresh`,
 `server`. `ready` is the server's readiness, the state `/healthz` answers from, so
-status never says ready before /healthz does (issue 20).
+status never says ready before /healthz does (issue 20). Until the corpus is open (a first
+MCP call starts it), `documents`, `files` and `corpus_files` are the built index's counts.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def _openclaw(ctx: OpContext) -> dict[str, Any]:
     return out
 
 
-def dory_fields(ctx: OpContext, docs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def dory_fields(ctx: OpContext, docs: dict[str, Any], info: dict[str, Any], opening: bool = False) -> dict[str, Any]:
+    """Dory's status fields. `opening`: the corpus is not open yet, so its files are the
+    ones the built index holds (not none)."""
     live, root = ctx.live, ctx.root
     embed = bool(live.embed)
     try:
@@ -89,8 +92,9 @@ def dory_fields(ctx: OpContext, docs: dict[str, Any], info: dict[str, Any]) -> d
         counts = {}
     on_disk = session_files(root)
     indexed_sessions = counts.get("sessions", {})
-    corpus_files = sum(1 for d in docs.values() if not d.is_session and not d.path.startswith(EVIDENCE_PREFIX))
     files_indexed = counts.get("files", 0)
+    corpus_files = files_indexed if opening else sum(
+        1 for d in docs.values() if not d.is_session and not d.path.startswith(EVIDENCE_PREFIX))
     chunks_indexed = counts.get("chunks", 0)
     vectors_indexed = counts.get("vectors", 0)
     missing = max(0, corpus_files - files_indexed)
@@ -164,13 +168,15 @@ def status(ctx: OpContext, req: StatusRequest) -> dict[str, Any]:
         answer["model"] = emb.get("model") or emb.get("configured_model")
         answer["dimensions"] = emb.get("dimensions")
         answer["pending"] = (info.get("pending") or {}).get("documents")
+        if not ready and isinstance(info.get("documents"), int):  # opening: what the built index holds
+            answer["documents"] = answer["files"] = info["documents"]
     for key, value in (("last_build", live.last_build), ("last_refresh", live.last_refresh)):
         if value is not None:
             answer[key] = value.as_dict() if hasattr(value, "as_dict") else value
     lb = answer["last_build"]
     if isinstance(lb, dict):  # warnings name corpus files only; keep the answer small
         lb.pop("warnings", None)
-    answer.update(dory_fields(ctx, docs, info if isinstance(info, dict) else {}))
+    answer.update(dory_fields(ctx, docs, info if isinstance(info, dict) else {}, opening=not ready))
     from commonplace.compiler.search import recovered
 
     answer["recovered"] = recovered()  # derived state discarded and rebuilt by this process

@@ -370,3 +370,23 @@ def test_every_transport_refuses_deep_nesting_and_lone_surrogates() -> None:
             validate(SearchRequest, body=body)
         assert err_info.value.status == 422 and err_info.value.code == "invalid_json"
     assert validate(SearchRequest, body={"query": "fine"}).query == "fine"
+
+
+def test_status_before_the_corpus_is_open_counts_the_built_index(make_app, live) -> None:
+    """A first `dory_status` over MCP runs while the corpus opens: it said documents 0 while
+    the index on disk held every document. Until the corpus is open, the counts are the
+    built index's, and `ready` stays false."""
+    built = make_app().test_client().get("/v1/status").get_json()
+    assert built["ready"] is True and built["documents"] > 0
+
+    class Opening:
+        ready = False
+        embed = False
+        docs: dict = {}
+        last_build = None
+        last_refresh = None
+
+    d = make_app(live=Opening()).test_client().get("/v1/status").get_json()
+    assert d["ready"] is False
+    assert d["documents"] == d["files"] == d["index"]["documents"] > 0, d
+    assert d["corpus_files"] == d["files_indexed"] == built["files_indexed"] and d["index_missing_files"] == 0
