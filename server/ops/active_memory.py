@@ -31,7 +31,7 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
 
 The answer is `{kind: memory|none, block, summary, sources}`; debug adds `took_ms`,
 `profile` and `confidence` (high with durable evidence and a session line, medium with
-either). `rerank` is accepted and ignored. The prompt used as the query is cut to 2,000
+either, low when none of it holds a word of the prompt). `rerank` is accepted and ignored. The prompt used as the query is cut to 2,000
 characters: a longer message adds nothing a search can use, and costs time.
 """
 
@@ -54,8 +54,8 @@ from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, render
 from commonplace.compiler.context.when import asked_day
 from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page, names,
-    query_terms, rerank,
+    STOP, Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page,
+    names, overlap, query_terms, rerank,
 )
 
 DURABLE_K = 30  # results from the search (with snippets); deeper candidates come from `_deeper`
@@ -350,6 +350,19 @@ def _day_notes(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy) -
     return out
 
 
+def confidence_of(durable: list[Evidence], sessions: list[Evidence], prompt: str = "") -> str | None:
+    """high: durable evidence and a session line (beside it or on its own); medium: either;
+    low: none of it holds a content word of the prompt (found by meaning alone: "what's the
+    weather in Paris?" and the owner's home town); None: nothing found."""
+    if not durable and not sessions:
+        return None
+    terms = {t: w for t, w in query_terms(prompt).items() if t not in STOP} if prompt else None
+    found = (*durable, *sessions)
+    if not any(overlap(terms, e.text) > 0 for e in found) if terms is not None else not any(e.matched > 0 for e in found):
+        return "low"
+    return "high" if durable and (sessions or any(e.updates for e in durable)) else "medium"
+
+
 def _usable(items: list[Evidence]) -> list[Evidence]:
     """Evidence that shares a word with the prompt, or that the search scored well (the
     top ten need less: the block is never worse than pasting them)."""
@@ -430,8 +443,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     else:
         built = render(durable, sessions, req.budget_tokens, sessions_first=recent)
         block, sources, summary = built.text, built.sources, built.summary
-    confidence = "high" if durable and (sessions or any(e.updates for e in durable)) else \
-        "medium" if durable or sessions else None
+    confidence = confidence_of(durable, sessions, query)
     answer: dict[str, Any] = {"kind": "memory" if block else "none", "block": block, "summary": summary,
                               "sources": sources}
     if nothing:

@@ -14,6 +14,11 @@ from srvkit import post_ok, restarted
 
 SESSION_FM = "---\ntitle: {t}\ntype: session\ncreated: {d}\nagent: claude-code\n{p}---\n\n"
 FILES = {
+    "core/user.md": "---\ntitle: Dana Okafor\ntype: core\n---\n# Dana Okafor\n\nSenior backend developer. Based in "
+                    "Lisbon, timezone Europe/Lisbon (UTC+0, UTC+1 in summer).\n\n- Do not schedule anything before "
+                    "10:00 Lisbon time.\n",
+    "people/lena-fischer.md": "---\ntitle: Lena Fischer\ntype: person\n---\n# Lena Fischer\n\nProduct manager "
+                              "for harbormaster. Berlin (Europe/Berlin). Wants a weekly status update on Fridays.\n",
     "projects/tidepool/state.md": "---\ntitle: Tidepool\ntype: project\nupdated: 2026-11-24\n---\n# Tidepool\n\n"
                                   "A Rust CLI that tails structured logs.\n\n## Next milestone\n\n"
                                   "v0.9.0 — streaming mode for `tidepool tail --follow`, due 2026-12-05.\n",
@@ -91,3 +96,33 @@ def test_a_projects_session_does_not_attach_to_another_projects_fact(srv: Any) -
         for newer in _under("\n".join(lines[i:]), ln):
             project = re.search(r"logs/sessions/claude-code/[\d-]+-(\w+)-\w+\.md\)$", newer)
             assert project and project.group(1) == fact.group(1), (ln, newer)
+
+
+
+def test_evidence_found_only_by_meaning_is_low_confidence() -> None:
+    """"what's the weather in Paris?" found the owner's page by meaning (Lisbon, a
+    timezone) and was answered with confidence medium; no word of the prompt is in it."""
+    from commonplace.compiler.context.evidence import Evidence
+    from commonplace.server.ops.active_memory import confidence_of
+
+    by_meaning = Evidence("core/user.md", "Based in Lisbon.", score=0.4, matched=0.0)
+    worded = Evidence("projects/ferry/state.md", "Ferry booking beta due 2026-12-12.", score=0.4, matched=2.0)
+    session = Evidence("logs/sessions/x.md", "The beta moved.", session=True, matched=1.0)
+    assert confidence_of([by_meaning], []) == "low"
+    assert confidence_of([worded], []) == "medium"
+    assert confidence_of([worded], [session]) == "high"
+    assert confidence_of([], []) is None
+    # with the prompt: its content words, not "what" of "what's"
+    who = Evidence("core/identity.md", "Who keeps this memory and what it is for.", matched=1.0)
+    assert confidence_of([who], [], "what's the weather in Paris?") == "low"
+    assert confidence_of([worded], [], "when is the ferry booking beta due?") == "medium"
+
+
+def test_an_off_topic_prompt_is_not_answered_with_medium_confidence(srv: Any) -> None:
+    # this server runs without embeddings, so nothing is found by meaning (the test above)
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "what's the weather in Paris?", "agent": "claude-code",
+                                           "include_wake": False, "debug": True})
+    assert d["confidence"] in ("low", None), d
+    on_topic = post_ok(srv, "/v1/active-memory", {"prompt": "when is the ferry booking beta due?",
+                                                  "agent": "claude-code", "include_wake": False, "debug": True})
+    assert on_topic["confidence"] in ("medium", "high"), on_topic
