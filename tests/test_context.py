@@ -283,6 +283,7 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "Plugins written for\nDory can point at commonplace unchanged: its plugin works.\n\n"
         "Maya: I went hiking\nJon Silva: where to\n\n"
         "The docs preview now also grabs\n8001. Updated the Procfile.\n\n"
+        "- Moved the dev server from 8000 to\n8001. Updated the Procfile.\n\n"
         "1. first step\n2. second step\n"
     )
     units = [u.text for u in page_units("people/priya.md", text).units]
@@ -299,6 +300,7 @@ def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:
         "Maya: I went hiking",
         "Jon Silva: where to",
         "The docs preview now also grabs 8001. Updated the Procfile.",
+        "Moved the dev server from 8000 to 8001. Updated the Procfile.",  # a bullet's wrapped line, too
         "first step",
         "second step",
     ]

@@ -47,7 +47,6 @@ _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||<|\*\*|`{3}|~{3}|\[\
 # A number and a dot mid-paragraph ("...now also grabs\n8001. Updated") goes on with the
 # paragraph: only `1.` starts a list there (CommonMark), or any number inside a list.
 _ORDERED = re.compile(r"^\s*(\d+)[.)]\s")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 _ENDS = re.compile(r"(?:[.!?:;]|[.!?][\"')\]*_]+)$")
 ROLE = re.compile(r"^\s*(?:\*\*)?(user|assistant|system|developer|tool|human|ai)(?:\*\*)?\s*[:>—-]\s*", re.I)
 
@@ -162,7 +161,10 @@ def _unwrap(lines: list[str]) -> list[str]:
             joinable = False
             continue
         num = _ORDERED.match(raw)
-        starts = bool(_BLOCK_START.match(raw)) and not (num and num.group(1) != "1" and out and not _ITEM.match(out[-1]))
+        # Only `1.` starts a list inside a paragraph or a bullet (CommonMark); another number
+        # goes on from a numbered item, else it is the wrapped line's text ("from 8000 to / 8001.").
+        starts = bool(_BLOCK_START.match(raw)) and not (num and num.group(1) != "1" and out
+                                                        and not _ORDERED.match(out[-1]))
         if joinable and not starts and not _MARKER.match(raw):
             out[-1] = out[-1].rstrip() + " " + line
         else:
