@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 SAVE_DELAY_SECONDS = 2.0
 SAVE_MAX_DELAY_SECONDS = 30.0  # under steady writes the save still runs this often
 MERGE_IN_CHILD = True  # merge BM25 segments in a child process (`search.bm25_merge`): no GIL shared
+STALE_RETRIES = 4  # rescans when a page changes on disk while a refresh re-renders it
 
 
 @dataclass
@@ -266,11 +267,17 @@ class LiveCorpus(LiveWrites):
                 early = _EarlyIndex(self, state, upserts, deletes)
             t_site = time.perf_counter()
             try:
-                try:
-                    stats = state.update(upserts, deletes, runner_factory=_in_process)
-                except StaleState:
-                    upserts, deletes = self._classify(state, set(), True)
-                    stats = state.update(upserts, deletes, runner_factory=_in_process)
+                # A page re-rendered here changed on disk meanwhile (another writer): rescan
+                # and go again. Writers that keep appending can do it twice in a row (6
+                # clients, tests/hostile/test_hostile_load.py), so a few times.
+                for attempt in range(STALE_RETRIES + 1):
+                    try:
+                        stats = state.update(upserts, deletes, runner_factory=_in_process)
+                        break
+                    except StaleState:
+                        if attempt == STALE_RETRIES:
+                            raise
+                        upserts, deletes = self._classify(state, set(), True)
             finally:
                 if early is not None:
                     early.join()
