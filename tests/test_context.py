@@ -8,11 +8,11 @@ from pathlib import Path
 
 from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, hop_names, names, query_terms, rerank,
+    BRIEF_CHARS, Evidence, attach_updates, disk_reader, gather, hop_names, names, query_terms, rerank,
 )
 from commonplace.compiler.context.facts import page_units, session_summary
 from commonplace.compiler.context.pack import Packer
-from commonplace.compiler.context.plain import plain_line
+from commonplace.compiler.context.plain import plain_line, sentences
 from commonplace.compiler.context.tokens import estimate_tokens
 
 PAGE = """---
@@ -196,13 +196,13 @@ def test_a_line_of_links_only_is_a_pointer_not_a_fact() -> None:
 def test_a_chat_turn_is_one_line_its_header_leading(tmp_path: Path) -> None:
     """A chat export's turn (who and when, then the message) is shown whole, the header once
     and leading, without the date again when the header says it; its short form keeps the
-    speaker, the day and the sentence that matches."""
+    speaker and the day, and the whole message when it fits in a short line's room."""
     (tmp_path / "t.md").write_text("---\ntitle: \"Maya — 4:10 pm on 2 March, 2024\"\ndate: 2024-03-02\n---\n"
                                    "**Maya** — 4:10 pm on 2 March, 2024\n\nI went hiking yesterday. "
                                    "We saw a heron by the lake.\n", "utf-8")
     e = gather([{"path": "t.md"}], "Where did Maya spot the heron?", disk_reader(tmp_path))[0]
     assert e.text == "Maya, 2 March, 2024: I went hiking yesterday (1 March, 2024). We saw a heron by the lake."
-    assert e.dated and e.brief == "Maya, 2 March, 2024: We saw a heron by the lake."
+    assert e.dated and e.brief == e.text
     line = render([e], [], 200).text
     assert line.endswith("by the lake. (t.md)") and "2024-03-02" not in line
 
@@ -265,7 +265,39 @@ def test_a_short_line_for_a_question_about_time_keeps_the_sentence_that_says_whe
     when = gather([{"path": "t.md"}], "When did Maya go hiking?", disk_reader(tmp_path))[0]
     assert when.brief == "Maya, 2 March, 2024: We went hiking last weekend (the weekend before 2 March, 2024)."
     what = gather([{"path": "t.md"}], "Who does Maya go hiking with?", disk_reader(tmp_path))[0]
-    assert what.brief == "Maya, 2 March, 2024: Hiking with Maya's dog Rex is the best."
+    assert what.brief.startswith("Maya, 2 March, 2024: Hiking with Maya's dog Rex is the best.")
+
+
+def _turn(tmp_path: Path, who: str, body: str) -> Path:
+    (tmp_path / "t.md").write_text(f"---\ntitle: \"{who} — 6:29 pm on 7 July, 2023\"\ndate: 2023-07-07\n---\n"
+                                   f"**{who}** — 6:29 pm on 7 July, 2023\n\n{body}\n", "utf-8")
+    return tmp_path
+
+
+def test_a_short_line_is_the_run_of_sentences_that_holds_the_question(tmp_path: Path) -> None:
+    """A line cut short keeps the run of whole sentences holding most of the question's
+    words: here two short ones, each with half of them, where one sentence alone misses
+    what the question asks."""
+    _turn(tmp_path, "Maria", "For sure! We can keep doing great stuff and making a difference, and I am so proud "
+          "of the whole team. I ran the 5K race. It raised money for the animal shelter. Talk soon!")
+    e = gather([{"path": "t.md"}], "Which race did Maria do for the shelter?", disk_reader(tmp_path))[0]
+    assert len(e.brief) <= BRIEF_CHARS
+    assert "I ran the 5K race. It raised money for the animal shelter." in e.brief
+
+
+def test_a_short_line_picks_the_photo_a_turn_shares_when_it_is_what_was_asked(tmp_path: Path) -> None:
+    """"shares" and "share" are one word, and a photo's caption is a sentence of its own."""
+    _turn(tmp_path, "Evan", "It's been great! I find painting to be a great stress reliever. Here's what I did "
+          "last week. [shares a photo of a painting of a cactus in the desert]")
+    e = gather([{"path": "t.md"}], "What painting did Evan share with Sam in October?", disk_reader(tmp_path))[0]
+    assert "a painting of a cactus in the desert" in e.brief and len(e.brief) <= BRIEF_CHARS
+
+
+def test_an_abbreviation_does_not_end_a_sentence() -> None:
+    assert sentences('We used to rock a song by Tupac and Dr. Dre called "California Love". Ah, those were '
+                     "the days! J. K. Rowling wrote it.") == [
+        'We used to rock a song by Tupac and Dr. Dre called "California Love".', "Ah, those were the days!",
+        "J. K. Rowling wrote it."]
 
 
 def test_a_sentence_wrapped_over_lines_is_one_unit() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .evidence import Evidence
+from .evidence import BRIEF_CHARS, Evidence
 from .pack import Packer, fact_line, key_of
 
 LEAD = 3
@@ -25,7 +25,7 @@ EXPAND_UNITS = 8
 CLAIMS_FROM = 2  # sources whose other claims go before weaker sources
 EXPAND_CLAIMS = 4
 FULL = 5  # sources shown whole; past them a line is cut to SHORT characters, so more sources fit
-SHORT = 90
+SHORT = BRIEF_CHARS
 
 
 @dataclass

@@ -29,10 +29,12 @@ from typing import Any, Callable
 from .facts import ROLE, Page, Unit, page_units
 from .plain import plain_line, sentences, words
 from .updates import updates
+from .window import best_window
 from ..corpus.prose_dates import prose_date
 
 PER_SOURCE = 2
 LINE_CHARS = 200
+BRIEF_CHARS = 90  # a line past the block's first sources (`briefly`)
 AUDIT_PREFIXES = ("sources/semantic/", "inbox/", "references/reports/", "references/briefings/", "wiki/",
                   "archive/", ".commonplace/")
 AUDIT_KINDS = {"generated", "semantic"}
@@ -80,8 +82,14 @@ def stem(word: str) -> str:
     w = word.casefold().strip("'")
     for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            w = w[: -len(suffix)]
+            w = w[: -len(suffix)] + ("i" if suffix == "ies" else "")
             break
+    # "share", "shares" and "shared" are one word: a final e goes too; "try" is "tri" as
+    # in "tried" and "tries"
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    elif len(w) > 3 and w.endswith("y"):
+        w = w[:-1] + "i"
     return w[:7]
 
 
@@ -326,23 +334,24 @@ def asks_when(question: str) -> bool:
     return bool(_ASKS_WHEN.search(question or ""))
 
 
-def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float], when: bool = False) -> str:
-    """The unit that holds most of the question's words, after a chat line's speaker and
-    day (`Maya, 2 March, 2024: ...`, the time of day left out), for a line with little room.
-    For a question about time (`when`), a sentence that says a time goes first among those
-    sharing the question's words."""
+def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float], when: bool = False,
+            room: int = BRIEF_CHARS) -> str:
+    """The line in `room` characters, for a line with little room: a chat line's speaker
+    and day (`Maya, 2 March, 2024: ...`, the time of day left out), then the window of its
+    text that holds most of the question's words (`best_window`). For a question about
+    time (`when`), a window that says a time and shares a word goes first."""
     who = ""
     body = units
     if len(units) > 1 and every and units[0] is every[0]:
         m = _HEADER.match(units[0].text)
         if m:
             who, body = m.group("who").strip() + ", " + _TIME.sub("", m.group("when")), units[1:]
-    pieces = [s for u in body for s in sentences(u.text)] or [u.text for u in body]
-    def fit(t: str) -> tuple[bool, float]:
-        o = overlap(terms, t)
-        return (when and o > 0 and bool(_SAYS_WHEN.search(t)), o)
 
-    best = max(pieces, key=fit) if pieces else ""
+    def says_when(span: str) -> float:
+        return 10.0 if when and _SAYS_WHEN.search(span) and overlap(terms, span) > 0 else 0.0
+
+    text = " ".join(u.text for u in body)
+    best = best_window(text, terms, room - (len(who) + 2 if who else 0), stem, says_when)
     return f"{who}: {best}" if who else best
 
 

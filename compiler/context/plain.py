@@ -23,7 +23,11 @@ _BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")
 _CODE_SPLIT = re.compile(r"(`[^`]*`)")
 _TOKEN = re.compile(r"\S+")
 _NONWORD = re.compile(r"\W+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+# A full stop after these ends no sentence ("a song by Tupac and Dr. Dre"), nor after one
+# capital letter (an initial: "J. K. Rowling").
+_ABBREV = frozenset("dr mr mrs ms mx st jr sr prof rev gen capt lt col sgt fr vs etc inc ltd co no approx dept".split())
+_LAST_WORD = re.compile(r"(\w+)\.$")
 
 
 def plain_line(text: str) -> str:
@@ -69,7 +73,7 @@ def cut_repeat(line: str) -> str:
             if norm[p:p + k] == norm[:k]:
                 line = line[: toks[p].start()].rstrip(" -—,;")
                 break
-    parts = _SENTENCE.split(line)
+    parts = sentences(line)
     if len(parts) > 1:
         seen: set[str] = set()
         kept = []
@@ -84,4 +88,13 @@ def cut_repeat(line: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE.finditer(text):
+        w = _LAST_WORD.search(text, max(start, m.start() - 12), m.start())
+        if w and (w.group(1).casefold() in _ABBREV or (len(w.group(1)) == 1 and w.group(1).isupper())):
+            continue
+        out.append(text[start:m.start()])
+        start = m.end()
+    out.append(text[start:])
+    return [s.strip() for s in out if s.strip()]
