@@ -1,0 +1,116 @@
+"""An agent's day, the calls that went wrong (issue 28), against a live `commonplace serve`
+(real sockets) restarted over its build:
+
+- a saved research report is purged without `allow_canonical` (it is generated, not
+  canonical memory); a person's page still needs it.
+
+The people and project pages were written long before the window: their files and
+frontmatter are dated months ago.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from srvkit import post_ok, restarted
+
+TODAY = dt.datetime.now(dt.timezone.utc).date()
+LONG_AGO = TODAY - dt.timedelta(days=120)
+OLD = f"updated: {LONG_AGO.isoformat()}\n"
+BIO_MIRA = "Mira Okafor grew up in Lagos and studied mathematics at Edinburgh."
+BIO_TOMAS = "Tomas Reyes joined the company in 2019 after a decade in retail banking."
+FILES = {
+    "people/mira-okafor.md": f"---\ntitle: Mira Okafor\naliases: [Mira]\ntype: person\n{OLD}---\n# Mira Okafor\n\n"
+                             f"{BIO_MIRA} She leads the billing team's engineering work.\n",
+    "people/tomas-reyes.md": f"---\ntitle: Tomas Reyes\naliases: [Tomas]\ntype: person\n{OLD}---\n# Tomas Reyes\n\n"
+                             f"{BIO_TOMAS} He changed teams twice since then.\n",
+    "projects/ledgerline/state.md": f"---\ntitle: Ledgerline\ntype: project\n{OLD}---\n# Ledgerline\n\n"
+                                    "## Current State\n\nLedgerline is the billing team's ledger service. "
+                                    "The Ledgerline reconciliation job runs nightly at 02:00 UTC.\n",
+    f"logs/daily/{TODAY.isoformat()}.md": f"---\ntitle: {TODAY.isoformat()}\n---\n# Today\n\n"
+                                          "Walked through the Ledgerline cutover checklist with the on-call pair.\n",
+    f"logs/daily/{LONG_AGO.isoformat()}.md": f"---\ntitle: {LONG_AGO.isoformat()}\n---\n# Then\n\n"
+                                             "Archived the quarterly invoice exports.\n",
+}
+NOW = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+SESSION = f"logs/sessions/agent/{TODAY.isoformat()}-ledgerline.md"
+SESSIONS = [
+    {"path": f"logs/sessions/agent/{LONG_AGO.isoformat()}-exports.md", "agent": "hermes", "device": "cli",
+     "session_id": "old", "status": "done", "captured_from": "test", "updated": f"{LONG_AGO.isoformat()}T09:00:00Z",
+     "content": "user: the quarterly invoice exports are archived under finance/2026.\n\n"
+                "assistant: Noted, the quarterly invoice exports are archived.\n"},
+    {"path": SESSION, "agent": "hermes", "device": "cli", "session_id": "today", "status": "done",
+     "captured_from": "test", "updated": NOW,
+     "content": "user: Mira says Ledgerline's reconciliation job now runs at 03:30 UTC, the old slot clashed "
+                "with the backups.\n\n"
+                "assistant: Noted: the Ledgerline reconciliation job now runs at 03:30 UTC.\n\n"
+                "user: Mira is moving to the Porto office in January.\n\n"
+                "assistant: Noted, Mira moves to the Porto office in January.\n"},
+]
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    base = tmp_path_factory.mktemp("agent-day")
+
+    def setup(first: Any) -> None:
+        post_ok(first, "/v1/memory-write", {"action": "write", "allow_canonical": True, "subject": "Tomas Reyes",
+                                            "kind": "fact", "content": "Tomas now owns the payments on-call rota."})
+        for body in SESSIONS:
+            post_ok(first, "/v1/session-ingest", body)
+
+    # The pages were written long ago: their files say so too.
+    old = time.mktime(LONG_AGO.timetuple())
+    corpus = base / "corpus"
+    for rel in FILES:
+        if not rel.startswith("logs/daily/" + TODAY.isoformat()):
+            path = corpus / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(FILES[rel], encoding="utf-8")
+            os.utime(path, (old, old))
+    server = restarted(base, {k: v for k, v in FILES.items() if not (corpus / k).exists()}, setup)
+    yield server
+    server.stop()
+
+
+
+
+
+
+
+
+def _hash(srv: Any, rel: str) -> str:
+    r = srv.request("GET", f"/v1/get?path={rel}&debug=true", token=srv.token)
+    assert r.status == 200, r.text
+    return r.json()["hash"]
+
+
+def test_a_saved_report_is_purged_without_allow_canonical(srv: Any) -> None:
+    d = post_ok(srv, "/v1/research", {"question": "When does the Ledgerline reconciliation job run?", "save": True})
+    rel = d["artifact"]["path"]
+    assert rel.startswith("references/reports/"), d
+    dry = post_ok(srv, "/v1/purge", {"target": rel})
+    assert dry["action"] == "would_purge" and dry["paths"] == [rel], dry
+    done = post_ok(srv, "/v1/purge", {"target": rel, "dry_run": False, "reason": "a draft I no longer need",
+                                      "expected_hash": _hash(srv, rel)})
+    assert done["action"] == "purged" and done["indexed"] is True, done
+    assert srv.request("GET", f"/v1/get?path={rel}", token=srv.token).status == 404
+    # Canonical memory keeps its gate.
+    r = srv.request("POST", "/v1/purge", {"target": "people/mira-okafor.md"}, token=srv.token)
+    assert r.status == 400 and "allow_canonical" in r.json()["error"]["message"], r.text
+
+
+def test_a_report_marked_canonical_keeps_the_gate(srv: Any) -> None:
+    # A report someone marked canonical: true is canonical memory, wherever it lies.
+    d = post_ok(srv, "/v1/research", {"question": "Who leads the Ledgerline engineering work?", "save": True})
+    rel = d["artifact"]["path"]
+    text = srv.request("GET", f"/v1/get?path={rel}&debug=true", token=srv.token).json()
+    content = text["content"].replace("source_kind: generated", "source_kind: generated\ncanonical: true", 1)
+    post_ok(srv, "/v1/write", {"kind": "replace", "target": rel, "content": content, "expected_hash": text["hash"]})
+    r = srv.request("POST", "/v1/purge", {"target": rel}, token=srv.token)
+    assert r.status == 400 and "allow_canonical" in r.json()["error"]["message"], r.text
