@@ -1,6 +1,8 @@
 """An agent's day, the calls that went wrong (issue 28), against a live `commonplace serve`
 (real sockets) restarted over its build:
 
+- a digest proposes a fact about a project to the project, even when the line also names
+  the person it was said to;
 - a saved research report is purged without `allow_canonical` (it is generated, not
   canonical memory); a person's page still needs it.
 
@@ -82,6 +84,18 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 
+def test_a_digest_proposes_a_project_fact_to_the_project(srv: Any) -> None:
+    d = post_ok(srv, "/v1/digest", {"session": SESSION, "save": False})
+    assert any("03:30" in it["text"] and it["section"] == "fact" for it in d["digest"]["items"]), d["digest"]
+    listed = post_ok(srv, "/v1/proposals", {})["proposals"]
+    job = next(p for p in listed if "03:30" in p["content"])
+    # The job is Ledgerline's: the proposal goes to the project page, not to Mira's.
+    assert job["subject"] == "project:ledgerline", job
+    shown = post_ok(srv, "/v1/proposals/show", {"id": job["id"]})
+    assert shown["planned"]["target_path"] == "projects/ledgerline/state.md", shown
+    # A fact about Mira still goes to her page.
+    move = next(p for p in listed if "Porto" in p["content"])
+    assert move["subject"] == "person:mira-okafor", move
 
 
 def _hash(srv: Any, rel: str) -> str:
