@@ -1,6 +1,8 @@
 """An agent's day, the calls that went wrong (issue 28), against a live `commonplace serve`
 (real sockets) restarted over its build:
 
+- `research` for "what changed this week?" leads with what changed in the window (the
+  week's sessions, its daily notes, the claims written in it), not people's biographies;
 - a digest proposes a fact about a project to the project, even when the line also names
   the person it was said to;
 - a saved research report is purged without `allow_canonical` (it is generated, not
@@ -15,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,8 +81,51 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
     server.stop()
 
 
+def _section(body: str, name: str) -> str:
+    return body.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0] if f"## {name}\n" in body else ""
 
 
+def test_research_on_this_week_leads_with_what_changed(srv: Any) -> None:
+    d = post_ok(srv, "/v1/research", {"question": "What changed this week?", "save": False})
+    body = d["research"]["artifact"]["body"]
+    # No biographies: nothing about them changed this week.
+    assert "Lagos" not in body and "retail banking" not in body, body
+    answer = _section(body, "Answer")
+    first = answer.strip().split("\n")[0]
+    # The answer leads with the window's changes, each dated today.
+    assert TODAY.isoformat() in first, body
+    changed = [line for line in answer.split("\n") if line.strip()]
+    assert any("03:30" in line for line in changed), body
+    # The week's session, its daily note and the claim written this week are evidence;
+    # the old session and the old daily note are not.
+    assert "03:30 UTC" in _section(body, "Session Evidence"), body
+    evidence = _section(body, "Evidence")
+    assert "Ledgerline cutover checklist" in evidence, body
+    assert "Tomas now owns the payments on-call rota." in evidence, body
+    assert "invoice exports" not in body, body
+    assert SESSION in d["research"]["sources"] and f"logs/daily/{TODAY.isoformat()}.md" in d["research"]["sources"]
+    assert "people/tomas-reyes.md" in d["research"]["sources"]
+    assert "people/mira-okafor.md" not in d["research"]["sources"], d["research"]["sources"]
+
+
+def test_research_on_a_subject_this_week_keeps_to_the_subject(srv: Any) -> None:
+    d = post_ok(srv, "/v1/research", {"question": "What changed on Ledgerline this week?", "save": False})
+    body = d["research"]["artifact"]["body"]
+    first = _section(body, "Answer").strip().split("\n")[0]
+    assert "03:30" in first and TODAY.isoformat() in first, body
+    assert "Tomas now owns" not in _section(body, "Answer") and "Lagos" not in body, body
+    # The page's old value is not given alone: the week's session that changed it is beside it.
+    page = next(line for line in _section(body, "Evidence").split("\n") if "projects/ledgerline/state.md" in line)
+    assert "02:00" in page and "Newer (" in page and "03:30" in page, body
+
+
+def test_research_on_an_empty_span_says_so_and_saves_nothing(srv: Any) -> None:
+    # Nothing was said or written last week (the old pages are months old).
+    d = post_ok(srv, "/v1/research", {"question": "What changed last week?", "save": True})
+    assert d["artifact"] is None and "Lagos" not in d["research"]["artifact"]["body"], d
+    monday = TODAY - dt.timedelta(days=TODAY.weekday())
+    span = f"from {(monday - dt.timedelta(days=7)).isoformat()} to {(monday - dt.timedelta(days=1)).isoformat()}"
+    assert any(span in w for w in d["warnings"]), d["warnings"]
 
 
 def test_a_digest_proposes_a_project_fact_to_the_project(srv: Any) -> None:
