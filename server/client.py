@@ -67,10 +67,10 @@ def server_url(root: Path) -> str | None:
 
 
 def call(url: str, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = 300.0,
-         token: str | None = None) -> dict[str, Any]:
-    """One JSON request. Raises `ServerError` for an error status, `OSError` when the
-    server does not answer."""
-    headers = {"Content-Type": "application/json"}
+         token: str | None = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """One JSON request (with `headers` besides the JSON and token ones). Raises
+    `ServerError` for an error status, `OSError` when the server does not answer."""
+    headers = {**(headers or {}), "Content-Type": "application/json"}
     token = token if token is not None else os.environ.get("COMMONPLACE_TOKEN")
     if token:
         headers["Authorization"] = f"Bearer {token}"

@@ -111,7 +111,8 @@ ROUTES: tuple[Route, ...] = (
           "Question, Answer and Evidence sections. With save=true it is written into the corpus "
           "(references/reports/, references/briefings/, wiki/concepts/ or inbox/proposed/ by kind), unless "
           "nothing answered the question (then nothing is saved and `warnings` says so). Earlier reports "
-          "are never cited as evidence.",
+          "are never cited as evidence. A question that names a span of days (\"what changed this week?\", "
+          "yesterday, the past 3 days) leads with what was said and written in it, newest first.",
           m.ResearchRequest, _obj("artifact", "research", artifact={"type": ["object", "null"]}, research=OBJ),
           tool="dory_research", writes=True, handler="research:research", errors=WRITE_ERRORS,
           example={"question": "Who owns the billing migration?", "save": False}),

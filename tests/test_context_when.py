@@ -112,3 +112,18 @@ def test_any_text_and_day_resolve_without_an_error() -> None:
     check()
     assert resolve("see you tomorrow", dt.date.max, "iso") == "see you tomorrow"
     assert resolve("since yesterday", dt.date.min, "dmy") == "since yesterday"
+
+
+def test_a_question_names_the_span_of_days_it_asks_about() -> None:
+    from commonplace.compiler.context.when import asked_window
+
+    sat = dt.date(2026, 11, 28)  # a Saturday
+    day = dt.timedelta(days=1)
+    assert asked_window("What changed this week?", sat) == (dt.date(2026, 11, 23), sat)  # Monday to today
+    assert asked_window("what happened last week", sat) == (dt.date(2026, 11, 16), dt.date(2026, 11, 22))
+    assert asked_window("anything new in the past 3 days?", sat) == (sat - 2 * day, sat)
+    assert asked_window("the last two weeks", sat) == (sat - 13 * day, sat)
+    assert asked_window("What did we do yesterday?", sat) == (sat - day, sat - day)
+    assert asked_window("this morning's changes", sat) == (sat, sat)
+    for vague in ("What changed recently?", "the last week of August", "What changed on Ledgerline?"):
+        assert asked_window(vague, sat) is None, vague

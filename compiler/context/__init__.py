@@ -11,7 +11,8 @@ budget is spent on distinct text only.
 - `pack`: lines into bounded sections, de-duplicated across the whole block;
 - `sections`: a page as a wake section (heading with title and path, then its facts);
 - `evidence`: search results into ranked, compact evidence lines (active memory, research);
-- `active`: the active-memory block from that evidence.
+- `active`: the active-memory block from that evidence;
+- `when` and `recent`: the days a question names, and what was said and written in them.
 """
 
 from .facts import Unit, page_units, session_summary

@@ -149,3 +149,28 @@ def asked_day(prompt: str, today: dt.date) -> dt.date | None:
     if not m:
         return None
     return today - dt.timedelta(days=1) if m.group("y") else today
+
+
+_SPAN = re.compile(r"(?<![\w-])(?:(?P<this>this week)|(?P<last>(?<!the )last week)"
+                   r"|(?:the )?(?:past|last) (?:(?P<n>\d{1,2}|" + "|".join(NUMBERS) + r") (?P<unit>days|weeks)|week))"
+                   r"(?![\w-])(?! of\b)", re.I)
+
+
+def asked_window(prompt: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days a question about recent change names, first and last included: a day
+    (`asked_day`: today, yesterday, this morning, ...), this week (Monday to today), last
+    week (Monday to Sunday), the past week or N days or weeks (to today); None when it
+    names no span, or only a vague one ("recently", as `resolve` leaves it)."""
+    m = _SPAN.search(prompt or "")
+    if m is None:
+        day = asked_day(prompt, today)
+        return (day, day) if day is not None else None
+    monday = today - dt.timedelta(days=today.weekday())
+    if m.group("this"):
+        return monday, today
+    if m.group("last"):
+        return monday - dt.timedelta(days=7), monday - dt.timedelta(days=1)
+    n = m.group("n")
+    count = 1 if n is None else int(n) if n.isdigit() else NUMBERS[n.casefold()]
+    days = count * (7 if n is None or m.group("unit").casefold() == "weeks" else 1)
+    return today - dt.timedelta(days=max(1, days) - 1), today

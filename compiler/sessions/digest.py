@@ -279,6 +279,35 @@ def build(target: str, title: str, sessions: list[tuple[str, bytes]], date: str 
     return d
 
 
+# A name that only says who spoke or was spoken to ("Mira says ...", "Thanks, Mira: ...",
+# "told Mira that ...") is not what the statement is about.
+_REPORTER = re.compile(r"^\s+(?:also |just )?(?:says?|said|told|tells|mentioned|mentions|thinks|thought|asked|asks|"
+                       r"wrote|writes|confirmed|confirms|reported|reports|noted|notes|pointed out|explained|"
+                       r"explains)\b", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*[:—]")  # "Mira: ..." at the start of the line (a list "Alex, Sam and I" is not)
+_ADDRESSED = re.compile(r"\b(?:to|with|from|by|thanks|thank you|told|tell|asked|ask|per|according to|hey|hi)\s*,?\s*$",
+                        re.IGNORECASE)
+
+
+def subject_of(text: str, names: list[tuple[re.Pattern[str], str]]) -> str | None:
+    """The entity a statement is about, among the known ones it names (`names`: a
+    pattern per entity name and the entity's id): the first one named, past a name that
+    only says who spoke or was spoken to. "Mira says Ledgerline's reconciliation job now
+    runs at 03:30 UTC" is Ledgerline's fact, not Mira's; "Alex owns the Atlas migration"
+    is Alex's. A statement that names nobody else is about the one it names."""
+    found: list[tuple[int, str, bool]] = []
+    for pat, eid in names:
+        for m in pat.finditer(text):
+            before, after = text[:m.start()], text[m.end():]
+            reporter = bool(_REPORTER.match(after) or _ADDRESSED.search(before)
+                            or (not before.strip() and _LABEL.match(after)))
+            found.append((m.start(), eid, reporter))
+    if not found:
+        return None
+    found.sort(key=lambda f: f[0])
+    return next((eid for _, eid, reporter in found if not reporter), found[0][1])
+
+
 def digest_path(session: str) -> str:
     """logs/sessions/<x>.md -> logs/digests/sessions/<x>.md"""
     return "logs/digests/sessions/" + session.removeprefix("logs/sessions/")

@@ -10,7 +10,8 @@ the HTTP API's 422 message, word for word) and runs the route's operation, raisi
   atomic replace, refresh of the site and indexes).
 - `StdioBackend` (`commonplace mcp`): when a `commonplace serve` runs for the corpus, every
   call goes to it over HTTP (`server/client.py`), so the server and this process see each
-  other's writes at once; otherwise the local corpus answers.
+  other's writes at once; otherwise the local corpus answers. A forwarded call says it
+  is MCP's (`TRANSPORT_HEADER`): the server's hints then name tools, as they do over /mcp.
 
 The HTTP transport inside `commonplace serve` has its own backend over the app's state
 (`http.py`).
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlencode
 
 from ..errors import ApiError, not_ready  # noqa: F401 - not_ready: also mcp.http's
-from ..ops import OpContext
+from ..ops import TRANSPORT_HEADER, OpContext
 from ..registry import Route
 from ..validation import validate
 
@@ -179,7 +180,8 @@ def call_server(url: str, route: Route, args: dict[str, Any]) -> dict[str, Any]:
         scalars = {k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in args.items() if v is not None}
         path, body = f"{path}?{urlencode(scalars)}" if scalars else path, None
     try:
-        return call(url, method, path, body, timeout=REMOTE_TIMEOUT)
+        # The server words its hints for MCP (the tool to call, not the HTTP route).
+        return call(url, method, path, body, timeout=REMOTE_TIMEOUT, headers={TRANSPORT_HEADER: "mcp"})
     except ServerError as exc:
         err = exc.error if isinstance(exc.error, dict) else {}
         message = str(err.get("message") or f"HTTP {exc.status}")

@@ -27,3 +27,8 @@ class OpContext:
     compat: Callable[[], dict[str, str]] = field(default=lambda: {})
     migrate_roots: tuple[str, ...] = ()  # `serve --migrate-root`: folders /v1/migrate may read
     transport: str = "http"  # "mcp" when an MCP tool call runs the op: its hints name tools, not routes
+
+
+# Sent by `commonplace mcp` when it forwards a tool call to a running server (`mcp/backend.py`):
+# the server runs the op with `transport="mcp"`, so the agent reads the same hints as over /mcp.
+TRANSPORT_HEADER = "X-Commonplace-Transport"

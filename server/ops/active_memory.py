@@ -51,6 +51,7 @@ from . import OpContext
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, render
+from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.when import asked_day
 from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
@@ -63,9 +64,6 @@ MAX_SOURCES = 50
 HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
 DEEP = 100  # documents from the engine's vector list for the deeper look
 SESSION_K = 4
-RECENT_SCAN = 50  # newest session files looked at for a prompt about recent work
-RECENT_CHARS = 200
-DAY_NOTE_CHARS = 600  # a daily note shown whole up to this; the rest fills the budget left
 HOP_FROM = 1
 HOP_K = 3
 HOP_HEAD = True
@@ -296,58 +294,18 @@ def _recent_work(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy,
     """For a prompt about recent work, the sessions of the day it names (`day`), else
     the newest ones, each as what it did (its summary line), newest first. The session
     search finds sessions by their words, and "What did I work on yesterday?" shares none
-    with them."""
-    from commonplace.compiler.context.facts import said_on, session_summary, split_meta
-    from commonplace.compiler.context.wake import recent_sessions
-
-    out: list[Evidence] = []
-    for rel in recent_sessions(ctx.live.docs, Path(ctx.root), RECENT_SCAN):
-        if rel in have or not policy.allows(rel, True):
-            continue
-        text, modified = read(rel)
-        if not text:
-            continue
-        said = said_on(rel, split_meta(text)[0])
-        when = said.isoformat() if said else modified
-        if day is not None and when != day.isoformat():
-            continue
-        summary = session_summary(text, RECENT_CHARS, rel)
-        if summary:
-            out.append(Evidence(rel, summary, when, 1.0, True))
-        if len(out) >= SESSION_K:
-            break
-    return out
+    with them (`compiler/context/recent.py`, which research reads a span of days with)."""
+    return sessions_in(ctx.live.docs, Path(ctx.root), read, (day, day) if day else None, SESSION_K, skip=have,
+                       allows=lambda rel: policy.allows(rel, True))
 
 
 def _day_notes(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy) -> list[Evidence]:
     """For a prompt about recent work, the daily note of the day it names (else the
-    newest one, shown only when no session is newer), read whole as far as DAY_NOTE_CHARS go (the rest is its `rest`): "What
-    did I do yesterday?" shares no word with the note that says it."""
-    from commonplace.compiler.context.facts import said_on
-    from commonplace.compiler.context.wake import notes_of
-
-    docs = ctx.live.docs
-    if day is None:
-        dated = [(d, p) for p, doc in docs.items() if p.startswith("logs/daily/")
-                 for d in [said_on(p, doc.frontmatter)] if d is not None]
-        paths = [max(dated)[1]] if dated else []
-    else:
-        paths = notes_of(docs, lambda rel: (Path(ctx.root) / rel).is_file(), day)
-    out: list[Evidence] = []
-    for rel in paths:
-        if not policy.allows(rel, False):
-            continue
-        page, mdate = load_page(read, rel)
-        if page is None or not page.units:
-            continue
-        shown: list[str] = []
-        for u in page.units:
-            if shown and sum(map(len, shown)) + len(u.text) > DAY_NOTE_CHARS:
-                break
-            shown.append(u.text if u.text[-1] in ".!?;:" else u.text + ".")
-        out.append(Evidence(rel, " ".join(shown), page.date or mdate, 1.0, units=page.units[:len(shown)],
-                            rest=page.units[len(shown):], matched=1.0))
-    return out
+    newest one, shown only when no session is newer), read whole as far as DAY_NOTE_CHARS
+    go (the rest is its `rest`): "What did I do yesterday?" shares no word with the note
+    that says it."""
+    return notes_in(ctx.live.docs, Path(ctx.root), read, (day, day) if day else None,
+                    allows=lambda rel: policy.allows(rel, False))
 
 
 def confidence_of(durable: list[Evidence], sessions: list[Evidence], prompt: str = "") -> str | None:

@@ -5,7 +5,8 @@ holds, each with its source turn (compiler/sessions/digest.py).
 The page is written through the write path (atomic, under the corpus lock) and
 refreshed; writing it again from the same sessions changes nothing. The digest's
 decisions, and its facts that name a known entity, become proposals for review
-(`proposals.py`), never durable writes.
+(`proposals.py`), never durable writes; a fact is proposed to the entity it is about
+(`digest.subject_of`), not to whoever else the line names.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _proposals(ctx: OpContext, d: dg.Digest) -> list[dict[str, Any]]:
             subject = "-".join(x.lower() for x in words) or "session-decision"
             fields = {"kind": "decision", "subject": f"decision:{subject}"[:200], "scope": "decision"}
         elif it.section in ("fact", "followup"):
-            hit = next((eid for pat, eid in names if pat.search(it.text)), None)
+            hit = dg.subject_of(it.text, names)  # the project a line is about, not the person it names
             if hit is None:
                 continue
             fields = {"kind": "fact" if it.section == "fact" else "note", "subject": hit}

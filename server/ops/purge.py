@@ -8,7 +8,10 @@ commonplace erases: `forget` keeps the text and marks it superseded.
 
 Paths as Dory allows them: `inbox/`, `sources/semantic/`, `logs/evals/`, `eval/` and
 `tmp/` freely; `core/`, `people/`, `projects/`, `decisions/canonical/` and any page with
-`canonical: true` only with `allow_canonical`; anything else also needs `allow_canonical`.
+`canonical: true` only with `allow_canonical`; anything else also needs `allow_canonical`,
+except a report research generated (`source_kind: generated` with its `question`, or
+under `references/reports/` or `references/briefings/`: the search's `audit_kind`
+"report"): it is not memory anyone wrote, and an agent that saved one can take it back.
 """
 
 from __future__ import annotations
@@ -34,13 +37,20 @@ def _refuse(message: str, code: str = "invalid_request", **extra: Any) -> ApiErr
     return ApiError(400, code, message, detail=detail, **extra)
 
 
-def _is_canonical(data: bytes) -> bool:
+def _meta(data: bytes) -> dict[str, Any]:
     try:
         raw, _, _ = fm.split(data.decode("utf-8", "replace"))
         meta = fm.load(raw) if raw is not None else {}
     except fm.FrontmatterError:
-        return False
-    return meta.get("canonical") is True
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _generated_report(rel: str, meta: dict[str, Any]) -> bool:
+    """A report research saved (`save: true`), as search knows it: generated, not canonical."""
+    from commonplace.compiler.search import audit_kind
+
+    return audit_kind(rel, meta) == "report"
 
 
 def _file(ctx: OpContext, rel: str) -> tuple[Any, bytes]:
@@ -64,12 +74,14 @@ def purge(ctx: OpContext, req: PurgeRequest) -> dict[str, Any]:
         with w.write_lock(ctx.root):
             full, data = _file(ctx, rel)
             current = content_hash(data)
-            protected = rel.startswith(PROTECTED) or _is_canonical(data)
+            meta = _meta(data)
+            protected = rel.startswith(PROTECTED) or meta.get("canonical") is True
             if protected and not req.allow_canonical:
                 raise _refuse("purge of canonical/protected memory requires allow_canonical=true", "protected")
-            if not protected and not rel.startswith(FREE) and not req.allow_canonical:
-                raise _refuse("purge outside inbox/, sources/semantic/, logs/evals/, eval/, or tmp/ requires "
-                              "allow_canonical=true", "protected")
+            free = rel.startswith(FREE) or _generated_report(rel, meta)
+            if not protected and not free and not req.allow_canonical:
+                raise _refuse("purge outside inbox/, sources/semantic/, logs/evals/, eval/, tmp/ or a saved "
+                              "research report requires allow_canonical=true", "protected")
             if not req.dry_run:
                 if not (req.reason or "").strip():
                     raise _refuse("live purge requires a reason")

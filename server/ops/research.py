@@ -22,10 +22,19 @@ Evidence is what the search found minus earlier research output (saved reports,
 briefings, proposals, generated wiki notes: `is_report`), and nothing when nothing
 matched well. With no evidence, `save` writes nothing: `artifact` is null and `warnings`
 says why.
+
+A question that names a span of days ("What changed this week?", "what did we do
+yesterday?", "the past 3 days") leads with what changed in it, newest first
+(`compiler/context/recent.py`): the sessions of those days (the lines a digest keeps),
+their daily notes, the claims and pages written in them; each answer line says its day
+and source. Without other words the search is not asked (it matched pages that only
+share "changed" or "week": people's biographies); with a subject ("on Ledgerline"), the
+span's items about it lead and the search's results for the subject alone follow.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import unicodedata
 from pathlib import Path
@@ -43,6 +52,7 @@ from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, is_audit, names, overlap, query_terms, rerank,
 )
 from commonplace.compiler.context.pack import fact_line
+from commonplace.compiler.context.recent import subject_query, window_evidence
 
 MAX_TITLE = 120
 MAX_SUFFIX = 50
@@ -99,21 +109,30 @@ def _bears_on(question: str, u: Any) -> bool:
     return overlap(terms, u.text) > 0
 
 
-def findings(question: str, results: list[dict[str, Any]], read: Any = None) -> str:
+def findings(question: str, results: list[dict[str, Any]], read: Any = None,
+             lead: list[Evidence] | None = None) -> str:
     """The artifact's body. With `read` (path -> (text, date)), the evidence is packed by
     the context builder: each source's sentences that bear on the question, with date
     and path, no markup or bookkeeping; audit material (per-write evidence, inbox, saved
-    research, generated pages) is not evidence."""
+    research, generated pages) is not evidence. `lead`: what changed in the span of days
+    the question names (`window_evidence`, newest first); it leads the answer and both
+    evidence lists, and the search's results follow it."""
     if read is not None:
-        durable = gather([r for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],
-                         question, read)
-        sessions = gather([r for r in results if str(r.get("path", "")).startswith("logs/sessions/")],
-                          question, read, session=True)
+        lead = lead or []
+        led = {e.path for e in lead}
+        durable = gather([r for r in results if not str(r.get("path", "")).startswith("logs/sessions/")
+                          and r.get("path") not in led], question, read)
+        sessions = gather([r for r in results if str(r.get("path", "")).startswith("logs/sessions/")
+                           and r.get("path") not in led], question, read, session=True)
         # A session newer than a durable line about the same thing is said with it, as in
         # active memory: a report must not state the old value as the answer.
+        # (the span's sessions too: a page's fact they changed is not shown alone)
         left = attach_updates(durable, list(sessions), query_terms(question))
-        items = {"durable": [(e.path, fact_line(_with_updates(e), e.date)) for e in durable],
-                 "sessions": [(e.path, fact_line(e.text, e.date)) for e in sessions]}
+        attach_updates(durable, [e for e in lead if e.session], query_terms(question))
+        items = {"durable": [(e.path, fact_line(e.text, e.date)) for e in lead if not e.session]
+                 + [(e.path, fact_line(_with_updates(e), e.date)) for e in durable],
+                 "sessions": [(e.path, fact_line(e.text, e.date)) for e in lead if e.session]
+                 + [(e.path, fact_line(e.text, e.date)) for e in sessions]}
         # The answer is the evidence that holds most of the question's rarer words, as in
         # active memory (`rerank`); the search's order alone put a page that shares only
         # "model" ahead of the note that says how the calibration went.
@@ -122,6 +141,8 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None) -> 
         claims = [u.text for u in ranked[0].rest if _bears_on(question, u)][:ANSWER_LINES - 1] if ranked else []
         answers = _dedupe([_with_updates(e) for e in ranked[:1]] + claims
                           + [_with_updates(e) for e in ranked[1:]])[:ANSWER_LINES]
+        if lead:  # what changed in the span, newest first, each with its day and source
+            answers = _dedupe([fact_line(e.text, e.date, e.path) for e in lead] + answers)[:ANSWER_LINES]
     else:
         items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")))
                              for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],
@@ -182,22 +203,37 @@ def is_report(r: dict[str, Any]) -> bool:
 def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
     from ..models import SearchRequest
 
-    sreq = SearchRequest(query=req.question, k=min(50, req.limit + 5), mode="hybrid", corpus=req.corpus,
-                         include_content=False)
-    answer = run_engine(ctx.live, engine_request(sreq, debug=True))
-    warnings = list(answer.get("warnings") or [])
-    answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)]
-    results = shape(answer, sreq)["results"]  # (debug off: the engine's frontmatter goes)
-    results = [r for r in results if not is_audit(str(r.get("path", "")))][: req.limit]  # never evidence
-    if any(w.startswith("nothing matched the query well") for w in warnings):
-        results = []  # weak matches are no evidence
-    sources = _dedupe([str(r.get("path", "")) for r in results])
+    read = disk_reader(Path(ctx.root))
+    # "What changed this week?": what was said and written in those days leads, found by
+    # its day (compiler/context/recent.py, as active memory finds "yesterday"); the
+    # search's words ("changed", "week") matched only pages that were there all along.
+    window, subject, lead = window_evidence(req.question, ctx.live.docs, Path(ctx.root), read,
+                                            dt.datetime.now(dt.timezone.utc).date(), req.limit,
+                                            sessions=req.corpus != "durable", durable=req.corpus != "sessions")
+    results: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    if window is None or subject:  # a question of the span alone has no words a search could use
+        query = req.question if window is None else subject_query(req.question)
+        sreq = SearchRequest(query=query, k=min(50, req.limit + 5), mode="hybrid", corpus=req.corpus,
+                             include_content=False)
+        answer = run_engine(ctx.live, engine_request(sreq, debug=True))
+        warnings = list(answer.get("warnings") or [])
+        answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)]
+        results = shape(answer, sreq)["results"]  # (debug off: the engine's frontmatter goes)
+        results = [r for r in results if not is_audit(str(r.get("path", "")))][: req.limit]  # never evidence
+        if any(w.startswith("nothing matched the query well") for w in warnings):
+            results = []  # weak matches are no evidence
+    if window is not None and not lead:
+        warnings.append(f"nothing was said or written from {window[0].isoformat()} to {window[1].isoformat()}"
+                        + (" about the question's subject" if subject else ""))
+    sources = _dedupe([e.path for e in lead] + [str(r.get("path", "")) for r in results])
     title = _one_line(req.question).rstrip("?").strip()[:MAX_TITLE] or "Research"
     artifact = {"kind": req.kind, "title": title, "question": req.question.strip(),
-                "body": findings(req.question, results, disk_reader(Path(ctx.root))), "sources": sources, "target": None, "status": "draft"}
+                "body": findings(req.question, results, read, lead), "sources": sources, "target": None,
+                "status": "draft"}
     saved = None
     out: dict[str, Any] = {"artifact": None, "research": {"artifact": artifact, "sources": sources}}
-    if req.save and not results:
+    if req.save and not sources:
         out["warnings"] = warnings + ["no evidence found for the question; nothing was saved"]
         return out
     if req.save:

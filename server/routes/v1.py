@@ -15,7 +15,7 @@ from flask import Blueprint, Response, g, jsonify, request
 
 from ..context import ServerState, state
 from ..errors import ApiError, not_ready
-from ..ops import OpContext
+from ..ops import TRANSPORT_HEADER, OpContext
 from ..openapi import openapi_document, tools_document
 from ..registry import ROUTES, WRITE_PATHS, Route
 from ..validation import check_body, validate
@@ -86,9 +86,11 @@ def answer(data: dict[str, Any], status: int = 200) -> Response:
 
 
 def op_context(st: ServerState) -> OpContext:
+    # A tool call `commonplace mcp` forwarded says so: its hints name the MCP tools.
+    mcp = request.headers.get(TRANSPORT_HEADER, "").strip().lower() == "mcp"
     return OpContext(live=st.live, root=st.root, out=st.out, excluded=st.excluded(),
                      actor=getattr(g, "actor", None), server_info=lambda: server_info(st),
-                     migrate_roots=tuple(st.config.migrate_roots))
+                     migrate_roots=tuple(st.config.migrate_roots), transport="mcp" if mcp else "http")
 
 
 def server_info(st: ServerState) -> dict[str, Any]:

@@ -138,6 +138,29 @@ def test_calls_go_through_a_running_server(corpus: Path, token: str, tmp_path: P
     assert not own_out.exists()
 
 
+def test_a_rejection_through_a_running_server_names_the_mcp_tool(corpus: Path, token: str, tmp_path: Path) -> None:
+    """A rejected memory-write that `commonplace mcp` forwards to a running server tells the
+    agent what it can do over MCP, as the server's own /mcp and a local corpus do: the
+    dory_write tool and its arguments, not an HTTP route it cannot call."""
+    unknown = {"action": "write", "kind": "fact", "subject": "nobody-here", "scope": "person",
+               "content": "Likes tea.", "allow_canonical": True}
+    with Serve(corpus, tmp_path / "site", "--no-embed") as srv:
+        status, body = http(srv.url, "POST", "/v1/memory-write", unknown, token)
+        assert status == 200 and "POST /v1/write" in body["message"]  # an HTTP client keeps the route
+
+        async def run() -> str:
+            async with stdio_session(corpus, tmp_path / "mcp-site", "--no-embed",
+                                     env=child_env(COMMONPLACE_TOKEN=token)) as s:
+                res = await s.call_tool("dory_memory_write", unknown)
+                assert res.is_error and res.structured_content["result"] == "rejected", text(res)
+                return text(res)
+
+        said = anyio.run(run)
+    assert "people/nobody-here.md" in said and "force_inbox=true" in said, said
+    assert "the dory_write tool (kind: create" in said and "POST /v1/" not in said, said
+    assert not (tmp_path / "mcp-site").exists()  # it was the server that answered
+
+
 def test_restart_over_an_existing_build(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     counts: list[int] = []

@@ -194,3 +194,23 @@ def test_the_whole_page_fits_a_quarter_of_the_session() -> None:
         text, _ = session(7, i, 20)
         d = dg.build("x.md", "Digest", [(f"logs/sessions/s{i}.md", text.encode())], None)
         assert d.items and dg.estimate_tokens(d.body()) <= 0.25 * d.session_tokens
+
+
+def test_a_statement_is_proposed_to_the_entity_it_is_about() -> None:
+    import re
+
+    names = [(re.compile(r"\b" + n + r"\b"), eid) for n, eid in
+             (("Mira", "person:mira"), ("Sam", "person:sam"), ("Alex", "person:alex"),
+              ("Ledgerline", "project:ledgerline"), ("Atlas", "project:atlas"))]
+    for text, want in [
+        ("Mira says Ledgerline's reconciliation job now runs at 03:30 UTC.", "project:ledgerline"),
+        ("Thanks Mira, the Ledgerline reconciliation job now runs at 03:30 UTC.", "project:ledgerline"),
+        ("Mira: Ledgerline's cutover moved to March.", "project:ledgerline"),
+        ("I told Mira that Atlas ships on Friday.", "project:atlas"),
+        ("Alex owns the Atlas migration and ships it on Friday.", "person:alex"),
+        ("Alex, Sam and I reviewed the Atlas plan.", "person:alex"),
+        ("Mira is moving to the Porto office in January.", "person:mira"),
+        ("Mira says she is moving to Porto.", "person:mira"),
+        ("Nobody known is named here.", None),
+    ]:
+        assert dg.subject_of(text, names) == want, text
