@@ -459,13 +459,16 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
     same day counts: a page's date is often its file's, which any later write to the page
     moves, so an agent's day of calls puts the page and the session on one date."""
     left: list[Evidence] = []
+    dws: dict[int, set[str]] = {}  # each durable line's words, once (4 sessions x 130 lines: 3 ms)
     for s in sessions:
         best, best_score = None, 0.0
         sw = {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2}
         for d in durable:
             if d.date and s.date and s.date < _date_of(d, sw):
                 continue
-            dw = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
+            dw = dws.get(id(d))
+            if dw is None:
+                dw = dws[id(d)] = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
             shared = sw & dw
             score = len(shared) + sum(terms.get(x, 0.0) for x in shared)
             if (len(shared) >= 2 and any(x in terms for x in shared) and score > best_score
@@ -488,7 +491,7 @@ def attach_to_other_facts(durable: list[Evidence], sessions: list[Evidence]) -> 
 def _date_of(d: Evidence, sw: set[str]) -> str:
     """The date of what a session line would update in `d`: its units that share words
     with it (a line can join an old fact and a claim recorded today), else `d`'s date."""
-    dates = [u.date for u in d.units if u.date and len(sw & {stem(w) for w in words(u.text)}) >= 2]
+    dates = [u.date for u in d.units if u.date and len(sw & unit_stems(u)) >= 2]
     return max(dates) if dates else d.date
 
 
@@ -502,7 +505,7 @@ def _update_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> bo
         for i, u in enumerate(d.rest):
             if u.date and s.date and s.date < u.date:
                 continue
-            shared = len(sw & {stem(w) for w in words(u.text) if w not in STOP and len(w) > 2})
+            shared = len(sw & unit_stems(u))  # `sw` holds no stop word: the unit's need no filter
             if shared > best_shared and updates(d.path, u.text, s.path, s.text, durable):
                 best, best_shared = (d, i), shared
     if best is None:

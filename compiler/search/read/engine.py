@@ -562,7 +562,7 @@ class SearchEngine:
         return self._results(hits, req, terms, prefixes)
 
     def _audit(self, hits: list[_Hit], policy: bool, demote: bool = True) -> list[_Hit]:
-        return audit.apply(self._db, hits, policy, demote)
+        return audit.apply(self._db, hits, policy, demote, self._cached(("audit-kinds",), dict) if policy else None)
 
 
 # ---------------------------------------------------------------------- registry
