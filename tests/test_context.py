@@ -390,3 +390,11 @@ def test_a_claim_hides_the_prose_it_restates_when_the_prose_adds_code_or_a_reaso
     units = [u.text for u in page_units("projects/harbormaster/state.md", text).units]
     assert not [u for u in units if "8001" in u], units
     assert "The dev server runs on port 8002." in units and any("invoicing rewrite" in u for u in units)
+
+
+def test_a_day_of_the_week_is_not_a_name_but_a_month_is_kept() -> None:
+    """"my Friday update to Otto" is about Otto: a filter on "Friday" put every note about
+    Friday updates ahead of Otto's page, and his preference fell out of the block. A month
+    stays: it matches the dated header of the turns said in it."""
+    assert names("Draft my Friday update to Otto: how does Otto like updates?") == ["Otto"]
+    assert names("What did Maria plan on 7 July, 2023?") == ["Maria", "July"]
