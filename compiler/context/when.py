@@ -160,7 +160,11 @@ def asked_window(prompt: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     """The days a question about recent change names, first and last included: a day
     (`asked_day`: today, yesterday, this morning, ...), this week (Monday to today), last
     week (Monday to Sunday), the past week or N days or weeks (to today); None when it
-    names no span, or only a vague one ("recently", as `resolve` leaves it)."""
+    names no span, or only a vague one ("recently", as `resolve` leaves it), or when it
+    states another day its words are relative to ("last week before 23 January, 2023")."""
+    said = stated_day(prompt or "")
+    if said is not None and said != today:
+        return None
     m = _SPAN.search(prompt or "")
     if m is None:
         day = asked_day(prompt, today)

@@ -16,8 +16,9 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
 3. Session evidence: a session search for every prompt (by words; hybrid when the
    prompt asks about recent work). A session line newer than a durable line on the same
    subject goes under it, both dated; other session lines appear only when the prompt
-   asks about recent work (today, yesterday, last session, ...), as in Dory; such a
-   prompt also gets that day's daily note first.
+   asks about recent work (today, yesterday, last session, ...), as in Dory, or names a
+   span of days (this week, the past 3 days); such a prompt also gets those days' daily
+   notes first.
    A second, words-only session search with the best sources' other facts puts the
    sessions that change them beside them (`_updates_of_other_facts`).
 4. The block (`compiler/context/active.py`): each source read from disk as facts (claims
@@ -52,7 +53,7 @@ from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, render
 from commonplace.compiler.context.recent import notes_in, sessions_in
-from commonplace.compiler.context.when import asked_day
+from commonplace.compiler.context.when import asked_window
 from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
     STOP, Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page,
@@ -132,11 +133,20 @@ def _has(low: str, phrases: tuple[str, ...]) -> bool:
 # do today?") has no subject a durable search could match, only noise.
 _ABOUT_RECENT = frozenset(query_terms(
     "work worked working happen happened going left leave off last latest recent previous session sessions time "
-    "today yesterday morning afternoon evening night tonight conversation context where were"))
+    "today yesterday morning afternoon evening night tonight conversation context where were week weeks days past "
+    "done"))
 
 
-def only_recent(prompt: str) -> bool:
-    return wants_sessions(prompt) and not set(query_terms(prompt)) - _ABOUT_RECENT
+def only_recent(prompt: str, span: bool = False) -> bool:
+    """Nothing but recent work is asked (`span`: the prompt names a span of days, whose
+    words and numbers are no subject either)."""
+    rest = set(query_terms(prompt)) - _ABOUT_RECENT
+    if span:
+        rest = {t for t in rest if not t.isdigit() and t not in _SPAN_WORDS}
+    return (span or wants_sessions(prompt)) and not rest
+
+
+_SPAN_WORDS = frozenset(query_terms("this week weeks day days past last one two three four five six seven"))
 
 
 def profile_for(prompt: str) -> str:
@@ -290,21 +300,22 @@ def _updates_of_other_facts(ctx: OpContext, durable: list[Evidence], seen: set[s
     attach_to_other_facts(durable[:EXPAND], gather(more, text, read, session=True, snippet_of=_snippet_of(text)))
 
 
-def _recent_work(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy, have: set[str]) -> list[Evidence]:
-    """For a prompt about recent work, the sessions of the day it names (`day`), else
+def _recent_work(ctx: OpContext, span: tuple[dt.date, dt.date] | None, read: Any, policy: Policy,
+                 have: set[str]) -> list[Evidence]:
+    """For a prompt about recent work, the sessions of the days it names (`span`), else
     the newest ones, each as what it did (its summary line), newest first. The session
     search finds sessions by their words, and "What did I work on yesterday?" shares none
     with them (`compiler/context/recent.py`, which research reads a span of days with)."""
-    return sessions_in(ctx.live.docs, Path(ctx.root), read, (day, day) if day else None, SESSION_K, skip=have,
+    return sessions_in(ctx.live.docs, Path(ctx.root), read, span, SESSION_K, skip=have,
                        allows=lambda rel: policy.allows(rel, True))
 
 
-def _day_notes(ctx: OpContext, day: dt.date | None, read: Any, policy: Policy) -> list[Evidence]:
-    """For a prompt about recent work, the daily note of the day it names (else the
+def _day_notes(ctx: OpContext, span: tuple[dt.date, dt.date] | None, read: Any, policy: Policy) -> list[Evidence]:
+    """For a prompt about recent work, the daily notes of the days it names (else the
     newest one, shown only when no session is newer), read whole as far as DAY_NOTE_CHARS
     go (the rest is its `rest`): "What did I do yesterday?" shares no word with the note
     that says it."""
-    return notes_in(ctx.live.docs, Path(ctx.root), read, (day, day) if day else None,
+    return notes_in(ctx.live.docs, Path(ctx.root), read, span,
                     allows=lambda rel: policy.allows(rel, False))
 
 
@@ -333,8 +344,10 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     deadline = t0 + req.timeout_ms / 1000
     profile = req.profile if req.profile != "auto" else profile_for(req.prompt)
     policy = POLICIES[profile]
-    recent = wants_sessions(req.prompt)
-    day = asked_day(req.prompt, dt.datetime.now(dt.timezone.utc).date()) if recent else None
+    # A span of days ("this week", "the past 3 days") asks about recent work as "yesterday"
+    # does: its sessions and daily notes, found by their dates (`asked_window`).
+    span = asked_window(req.prompt, dt.datetime.now(dt.timezone.utc).date())
+    recent = wants_sessions(req.prompt) or span is not None
     query = " ".join(req.prompt.split())[:MAX_QUERY]
     terms = query_terms(query)
     root = Path(ctx.root)
@@ -342,7 +355,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     durable: list[Evidence] = []
     sessions: list[Evidence] = []
     said: list[str] = []  # the durable search's warnings
-    if query and policy.durable and not only_recent(query):
+    if query and policy.durable and not only_recent(query, span is not None):
         results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, deep=DEEP), policy, False)
         snippet_of = _snippet_of(query)
         found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
@@ -372,11 +385,11 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
             _updates_of_other_facts(ctx, durable, {e.path for e in found}, read, policy)
         if recent:
             seen = {e.path for e in found}
-            sessions += _recent_work(ctx, day, read, policy, seen)[: max(0, SESSION_K - len(sessions))]
+            sessions += _recent_work(ctx, span, read, policy, seen)[: max(0, SESSION_K - len(sessions))]
 
     if recent and policy.durable:  # "what did I do yesterday?": that day's daily note first
         newest = max((e.date for e in sessions if e.date), default="")
-        notes = [n for n in _day_notes(ctx, day, read, policy) if day is not None or n.date >= newest]
+        notes = [n for n in _day_notes(ctx, span, read, policy) if span is not None or n.date >= newest]
         durable = notes + [e for e in durable if e.path not in {n.path for n in notes}]
 
     # Nothing matched: say so (in the block and in `warnings`), rather than hand over the

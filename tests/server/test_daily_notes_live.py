@@ -98,3 +98,14 @@ def test_a_question_about_recent_work_gets_that_days_note_whole(srv: Any, prompt
     # Its words are all about time and work: a page that shares them ("work", "leave",
     # "time") is not what was done, and is not shown.
     assert "work-hours" not in d["block"], d["block"]
+
+
+@pytest.mark.parametrize("prompt", ["What did I get done in the past 3 days?", "What happened over the last week?"])
+def test_a_span_of_days_gets_its_sessions_and_notes(srv: Any, prompt: str) -> None:
+    """A span ("the past 3 days", "the last week") is recent work as "yesterday" is: the
+    span's session and daily note, found by their dates, not pages sharing its words; the
+    sessions and notes from before it stay out."""
+    d = post_ok(srv, "/v1/active-memory", {"prompt": prompt, "agent": "a"})
+    block = d["block"]
+    assert f"logs/sessions/codex/{YESTERDAY}-retry.md" in block and f"logs/daily/{YESTERDAY}.md" in block, block
+    assert "2025-03-07" not in block and "2025-03-06" not in block and "work-hours" not in block, block
