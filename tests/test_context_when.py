@@ -128,3 +128,32 @@ def test_a_question_names_the_span_of_days_it_asks_about() -> None:
     for vague in ("What changed recently?", "the last week of August", "What changed on Ledgerline?",
                   "What project did Jolene finish last week before 23 January, 2023?"):  # relative to that day
         assert asked_window(vague, sat) is None, vague
+
+
+def test_a_fresh_checkout_is_not_read_page_by_page_for_what_changed(tmp_path) -> None:
+    """Every file of a fresh checkout changed today, but a page whose frontmatter dates
+    are older than the span, with no claim recorded in it, cannot have been written in
+    it: research over "this week" opens none of them (opening each of 10,000 took 11 s),
+    and a page dated in the span is still found."""
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.context.evidence import disk_reader
+    from commonplace.compiler.context.recent import changed_in
+
+    for i in range(30):
+        (tmp_path / "people").mkdir(exist_ok=True)
+        (tmp_path / f"people/p{i}.md").write_text(f"---\ntitle: P{i}\ntype: person\ndate: 2024-01-0{1 + i % 9}\n---\n"
+                                                  f"# P{i}\n\nP{i} changed teams twice.\n", "utf-8")
+    (tmp_path / "notes.md").write_text("---\ntitle: Notes\ndate: 2026-11-27\n---\n# Notes\n\nThe cutover moved to "
+                                       "Tuesday.\n", "utf-8")
+    docs = {d.path: d for d in load_corpus(tmp_path).docs}
+    opened: list[str] = []
+    read = disk_reader(tmp_path)
+
+    def counting(path: str):  # noqa: ANN202
+        opened.append(path)
+        return read(path)
+
+    week = (dt.date(2026, 11, 23), dt.date(2026, 11, 28))
+    found = changed_in(docs, tmp_path, counting, week, 10)
+    assert [e.path for e in found] == ["notes.md"] and "cutover" in found[0].text
+    assert not any(p.startswith("people/") for p in opened), opened
