@@ -9,9 +9,10 @@ commonplace erases: `forget` keeps the text and marks it superseded.
 Paths as Dory allows them: `inbox/`, `sources/semantic/`, `logs/evals/`, `eval/` and
 `tmp/` freely; `core/`, `people/`, `projects/`, `decisions/canonical/` and any page with
 `canonical: true` only with `allow_canonical`; anything else also needs `allow_canonical`,
-except a report research generated (`source_kind: generated` with its `question`, or
-under `references/reports/` or `references/briefings/`: the search's `audit_kind`
-"report"): it is not memory anyone wrote, and an agent that saved one can take it back.
+except a report research saved: generated (the search's `audit_kind` "report") and under
+`references/reports/` or `references/briefings/`, where research saves them. It is not
+memory anyone wrote, and an agent that saved one can take it back. Frontmatter alone is
+not enough: a token holder could rewrite any page's to read as a report.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ def _meta(data: bytes) -> dict[str, Any]:
 
 
 def _generated_report(rel: str, meta: dict[str, Any]) -> bool:
-    """A report research saved (`save: true`), as search knows it: generated, not canonical."""
-    from commonplace.compiler.search import audit_kind
+    """A report research saved (`save: true`): in its folders, and generated."""
+    from commonplace.compiler.search import REPORT_PREFIXES, audit_kind
 
-    return audit_kind(rel, meta) == "report"
+    return rel.startswith(REPORT_PREFIXES) and audit_kind(rel, meta) == "report"
 
 
 def _file(ctx: OpContext, rel: str) -> tuple[Any, bytes]:

@@ -37,6 +37,7 @@ FILES = {
                                     "The Ledgerline reconciliation job runs nightly at 02:00 UTC.\n",
     f"logs/daily/{TODAY.isoformat()}.md": f"---\ntitle: {TODAY.isoformat()}\n---\n# Today\n\n"
                                           "Walked through the Ledgerline cutover checklist with the on-call pair.\n",
+    "knowledge/runbook.md": "---\ntitle: Runbook\n---\n# Runbook\n\nRestart the reconciler before paging anyone.\n",
     f"logs/daily/{LONG_AGO.isoformat()}.md": f"---\ntitle: {LONG_AGO.isoformat()}\n---\n# Then\n\n"
                                              "Archived the quarterly invoice exports.\n",
 }
@@ -172,3 +173,19 @@ def test_a_report_marked_canonical_keeps_the_gate(srv: Any) -> None:
     post_ok(srv, "/v1/write", {"kind": "replace", "target": rel, "content": content, "expected_hash": text["hash"]})
     r = srv.request("POST", "/v1/purge", {"target": rel}, token=srv.token)
     assert r.status == 400 and "allow_canonical" in r.json()["error"]["message"], r.text
+
+
+def test_a_page_made_to_look_like_a_report_keeps_the_gate(srv: Any) -> None:
+    """A token holder rewrites a hand-written page's frontmatter to read as a generated
+    report (`source_kind: generated` and a `question`): it is still not a saved report
+    (those lie under references/reports/ or references/briefings/), so purging it still
+    needs allow_canonical."""
+    rel = "knowledge/runbook.md"
+    page = srv.request("GET", f"/v1/get?path={rel}&debug=true", token=srv.token).json()
+    forged = page["content"].replace("title: Runbook", "title: Runbook\nsource_kind: generated\n"
+                                     "question: How do we restart?", 1)
+    post_ok(srv, "/v1/write", {"kind": "replace", "target": rel, "content": forged, "expected_hash": page["hash"]})
+    r = srv.request("POST", "/v1/purge", {"target": rel, "dry_run": False, "reason": "gone",
+                                          "expected_hash": _hash(srv, rel)}, token=srv.token)
+    assert r.status == 400 and "allow_canonical" in r.json()["error"]["message"], r.text
+    assert srv.request("GET", f"/v1/get?path={rel}", token=srv.token).status == 200
