@@ -29,6 +29,7 @@ from typing import Any, Callable
 from .facts import ROLE, Page, Unit, page_units
 from .plain import plain_line, sentences, words
 from .updates import updates
+from .when import DAYS
 from .window import best_window
 from ..corpus.prose_dates import prose_date
 
@@ -435,7 +436,7 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]+)?|[A-Z]{2,})
 # Days of the week name no one ("my Friday update to Otto" names Otto). Months stay: a
 # question's month matches the dated header of the turns said in it ("in July, 2023"),
 # which filtered LoCoMo's candidates well (without them: -1.0 evidence, -0.3 to -1.3 answer).
-_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_WEEKDAYS = frozenset(DAYS)
 
 
 def names(text: str) -> list[str]:
