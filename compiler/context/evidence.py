@@ -30,7 +30,7 @@ from .facts import ROLE, Page, Unit, page_units
 from .plain import plain_line, sentences, words
 from .updates import updates
 from .when import DAYS
-from .window import best_window
+from .window import best_window, drop_restated
 from ..corpus.prose_dates import prose_date
 
 PER_SOURCE = 2
@@ -211,13 +211,17 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
     if note(page, units):
         # A short note (a chat turn: who and when, then a message) is shown whole: the
         # sentence that answers is often not the one that shares the question's words.
-        return units
+        return drop_restated(units, _content)
     if len(page.units) <= 4 and len(units[0].text) <= 40 and page.units and units[0].text == page.units[0].text:
         if all(i != 0 for _, i, _ in keep):
             keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
         elif len(units) > 1 and all(i == 0 for _, i, _ in keep):
             keep.append((0.0, 1, units[1]))  # and it alone (the name matched) says nothing: what follows it
-    return [u for _, _, u in sorted(keep, key=lambda x: x[1])]
+    return drop_restated([u for _, _, u in sorted(keep, key=lambda x: x[1])], _content)
+
+
+def _content(u: Unit) -> frozenset[str]:
+    return frozenset(s for s in unit_stems(u) if len(s) > 2 and s not in STOP)
 
 
 NOTE_CHARS = 320

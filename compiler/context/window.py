@@ -81,3 +81,24 @@ def _cut(sentence: str, terms: dict[str, float], room: int, stem: Stemmer) -> st
     lead = "…" if best_i else ""
     tail = "…" if best_i + len(out) < len(toks) else ""
     return lead + cut + tail
+
+
+RESTATED = 0.8  # the share of a sentence's words another kept sentence of the line holds
+RESTATED_MIN = 3  # shorter sentences ("Thanks!") are left alone: they say too little to tell
+
+
+def drop_restated(kept: list, content: Callable[[object], frozenset[str]]) -> list:
+    """`kept` (a line's units, in order) without a unit that another says again: most of
+    its content words are in a longer one (the earlier, if equal). A chat's "Noted: the job
+    now runs at 03:30 UTC." after "Mira says the job now runs at 03:30 UTC, the old slot
+    clashed with the backups." repeats it: the line's room goes to what is new."""
+    sets = [content(u) for u in kept]
+    out = []
+    for i, u in enumerate(kept):
+        mine = sets[i]
+        if len(mine) >= RESTATED_MIN and any(
+                j != i and (len(sets[j]) > len(mine) or (len(sets[j]) == len(mine) and j < i))
+                and len(mine & sets[j]) >= RESTATED * len(mine) for j in range(len(kept))):
+            continue
+        out.append(u)
+    return out

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .plaintext import inline_plain
     from .read.audit import EVIDENCE_PREFIX, REPORT_PREFIXES, audit_kind
     from .read.engine import IndexNotReady, SearchEngine, existing_engine, open_engine
+    from .read.notes import NO_SESSIONS
     from .read.switch import hold_engine, prepare_engine_switch
     from .read.query import MODES, InvalidRequest, Scope, SearchRequest, iso_date, make_scope
     from .read.snippet import make_snippet
@@ -77,6 +78,7 @@ _EXPORTS = {
     "SearchRequest": "read.query", "Scope": "read.query", "make_scope": "read.query", "iso_date": "read.query",
     "MODES": "read.query", "InvalidRequest": "read.query", "make_snippet": "read.snippet",
     "audit_kind": "read.audit", "EVIDENCE_PREFIX": "read.audit", "REPORT_PREFIXES": "read.audit",
+    "NO_SESSIONS": "read.notes",
     # status and recovery
     "index_status": "status", "format_status": "status", "index_counts": "status", "index_root": "store.disk",
     "unreadable": "store.recover", "recovered": "store.recover", "UnreadableSchema": "store.recover",

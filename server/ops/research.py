@@ -46,7 +46,7 @@ from ..errors import ApiError, from_write_error
 from ..models import ResearchRequest
 from . import OpContext
 from .refresh import refresh
-from .search import engine_request, run_engine, shape
+from .search import engine_request, run_engine, shape, worded
 
 from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, is_audit, names, overlap, query_terms, rerank,
@@ -92,6 +92,7 @@ def _with_updates(e: Evidence) -> str:
     return e.text + "".join(f" Newer ({u.date}, {u.path}): {u.text}" for u in e.updates)
 
 
+_DATED = re.compile(r" \(\d{4}-\d{2}-\d{2}\)$")
 _PREFERS = re.compile(r"\b(?:prefer\w*|like[sd]?|want[s]?|favou?rite|dislike[sd]?|rather)\b", re.I)
 
 
@@ -127,12 +128,13 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
         # A session newer than a durable line about the same thing is said with it, as in
         # active memory: a report must not state the old value as the answer.
         # (the span's sessions too: a page's fact they changed is not shown alone)
+        # A session said beside a durable line is not listed again under Session Evidence.
         left = attach_updates(durable, list(sessions), query_terms(question))
-        attach_updates(durable, [e for e in lead if e.session], query_terms(question))
+        lead_left = attach_updates(durable, [e for e in lead if e.session], query_terms(question))
         items = {"durable": [(e.path, fact_line(e.text, e.date)) for e in lead if not e.session]
                  + [(e.path, fact_line(_with_updates(e), e.date)) for e in durable],
-                 "sessions": [(e.path, fact_line(e.text, e.date)) for e in lead if e.session]
-                 + [(e.path, fact_line(e.text, e.date)) for e in sessions]}
+                 "sessions": [(e.path, fact_line(e.text, e.date)) for e in lead_left]
+                 + [(e.path, fact_line(e.text, e.date)) for e in left]}
         # The answer is the evidence that holds most of the question's rarer words, as in
         # active memory (`rerank`); the search's order alone put a page that shares only
         # "model" ahead of the note that says how the calibration went.
@@ -153,7 +155,13 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
         return "## Answer\nNo grounded findings.\n"
 
     def evidence(rows: list[tuple[str, str]]) -> list[str]:
-        return [f"- {path}" + (f": {text}" if text else "") for path, text in rows]
+        # The same text in several files (a note kept in two places) is one line naming
+        # them all, with the first one's date.
+        lines: dict[str, tuple[list[str], str]] = {}
+        for path, text in rows:
+            key = _DATED.sub("", text).casefold() if text else "\0" + path
+            lines.setdefault(key, ([], text))[0].append(path)
+        return [f"- {', '.join(dict.fromkeys(ps))}" + (f": {text}" if text else "") for ps, text in lines.values()]
 
     lines = ["## Question", _one_line(question), "", "## Answer", *([f"- {a}" for a in answers] or
                                                                    ["- No grounded answer."]),
@@ -217,7 +225,7 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
         sreq = SearchRequest(query=query, k=min(50, req.limit + 5), mode="hybrid", corpus=req.corpus,
                              include_content=False)
         answer = run_engine(ctx.live, engine_request(sreq, debug=True))
-        warnings = list(answer.get("warnings") or [])
+        warnings = worded(list(answer.get("warnings") or []), ctx.transport)
         answer["results"] = [r for r in answer.get("results") or [] if not is_report(r)]
         results = shape(answer, sreq)["results"]  # (debug off: the engine's frontmatter goes)
         results = [r for r in results if not is_audit(str(r.get("path", "")))][: req.limit]  # never evidence

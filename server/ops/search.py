@@ -139,7 +139,17 @@ def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
         from .compaction import with_originals
 
         answer = with_originals(ctx, req, answer)
+    answer["warnings"] = worded(answer.get("warnings") or [], ctx.transport)
     return shape(answer, req)
+
+
+def worded(warnings: list[str], transport: str) -> list[str]:
+    """The engine's warnings with how to act on them in the caller's terms: an MCP agent
+    is told the tool to call, an HTTP client the route."""
+    from commonplace.compiler.search import NO_SESSIONS
+
+    how = "the dory_session_ingest tool" if transport == "mcp" else "POST /v1/session-ingest"
+    return [f"{w}; store a session with {how}" if w == NO_SESSIONS else w for w in warnings]
 
 
 def run_engine(live: LiveContract, req: engine_query.SearchRequest) -> dict[str, Any]:

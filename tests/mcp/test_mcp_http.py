@@ -366,3 +366,32 @@ def test_a_rejected_memory_write_is_a_tool_error(site: tuple[Serve, str, Path]) 
             assert not ok.is_error and ok.structured_content["result"] == "preview"
 
     anyio.run(run)
+
+
+def test_warnings_name_the_tool_not_the_route(tmp_path: Path) -> None:
+    """A recall with no session stored says how to store one: over HTTP the route, over
+    MCP the tool (an MCP agent cannot POST to a route)."""
+    from mcpkit import CORPUS
+
+    from commonplace.server.tokens import TokenStore
+
+    root = write_corpus(tmp_path / "corpus", {k: v for k, v in CORPUS.items() if not k.startswith("logs/")})
+    token = TokenStore(root).create("tests")
+    srv = Serve(root, tmp_path / "site", "--no-embed")
+    try:
+        args = {"query": "what did we say last time", "mode": "recall"}
+        status, body = http(srv.url, "POST", "/v1/search", args, token)
+        assert status == 200 and body["count"] == 0
+        assert any("no sessions have been ingested" in w and "POST /v1/session-ingest" in w
+                   for w in body["warnings"]), body["warnings"]
+
+        async def run() -> None:
+            async with http_session(srv.url, token) as s:
+                res = await s.call_tool("dory_search", args)
+                said = res.structured_content["warnings"]
+                assert any("no sessions have been ingested" in w and "dory_session_ingest" in w for w in said), said
+                assert not any("/v1/" in w for w in said), said
+
+        anyio.run(run)
+    finally:
+        srv.stop()

@@ -26,6 +26,7 @@ TODAY = dt.datetime.now(dt.timezone.utc).date()
 LONG_AGO = TODAY - dt.timedelta(days=120)
 OLD = f"updated: {LONG_AGO.isoformat()}\n"
 BIO_MIRA = "Mira Okafor grew up in Lagos and studied mathematics at Edinburgh."
+DASHBOARD = "The Ledgerline dashboard refreshes every hour and pages the billing on-call."
 BIO_TOMAS = "Tomas Reyes joined the company in 2019 after a decade in retail banking."
 FILES = {
     "people/mira-okafor.md": f"---\ntitle: Mira Okafor\naliases: [Mira]\ntype: person\n{OLD}---\n# Mira Okafor\n\n"
@@ -38,6 +39,9 @@ FILES = {
     f"logs/daily/{TODAY.isoformat()}.md": f"---\ntitle: {TODAY.isoformat()}\n---\n# Today\n\n"
                                           "Walked through the Ledgerline cutover checklist with the on-call pair.\n",
     "knowledge/runbook.md": "---\ntitle: Runbook\n---\n# Runbook\n\nRestart the reconciler before paging anyone.\n",
+    # two notes that say the same thing (a copy kept in two places)
+    "knowledge/notes/dashboard.md": f"---\ntitle: Dashboard\n{OLD}---\n# Dashboard\n\n{DASHBOARD}\n",
+    "knowledge/notes/dashboard-copy.md": f"---\ntitle: Dashboard copy\n{OLD}---\n# Dashboard copy\n\n{DASHBOARD}\n",
     f"logs/daily/{LONG_AGO.isoformat()}.md": f"---\ntitle: {LONG_AGO.isoformat()}\n---\n# Then\n\n"
                                              "Archived the quarterly invoice exports.\n",
 }
@@ -118,6 +122,26 @@ def test_research_on_a_subject_this_week_keeps_to_the_subject(srv: Any) -> None:
     # The page's old value is not given alone: the week's session that changed it is beside it.
     page = next(line for line in _section(body, "Evidence").split("\n") if "projects/ledgerline/state.md" in line)
     assert "02:00" in page and "Newer (" in page and "03:30" in page, body
+
+
+def test_research_says_a_session_fact_once(srv: Any) -> None:
+    # The session that moved the job is said beside the page's old time; it is not listed
+    # again under Session Evidence, and a text two notes share is one evidence line.
+    d = post_ok(srv, "/v1/research", {"question": "What time does the Ledgerline reconciliation job run now? "
+                                                  "How often does the dashboard refresh?", "save": False})
+    body = d["research"]["artifact"]["body"]
+    evidence = _section(body, "Evidence") + _section(body, "Session Evidence")
+    assert evidence.count("now runs at 03:30 UTC") == 1, body
+    page = next(line for line in _section(body, "Evidence").split("\n") if "projects/ledgerline/state.md" in line)
+    assert "Newer (" in page and "03:30" in page, body
+    assert evidence.count(DASHBOARD) == 1, body
+    shared = next(line for line in evidence.split("\n") if DASHBOARD in line)
+    assert "knowledge/notes/dashboard.md" in shared and "knowledge/notes/dashboard-copy.md" in shared, body
+    assert SESSION in d["research"]["sources"], d["research"]["sources"]
+    # Active memory says it once too: the chat's "Noted: ..." repeats what was said.
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "What time does the Ledgerline reconciliation job run now?",
+                                               "agent": "test", "budget_tokens": 600})["block"]
+    assert block.count("now runs at 03:30 UTC") == 1 and "02:00" in block, block
 
 
 def test_research_on_an_empty_span_says_so_and_saves_nothing(srv: Any) -> None:

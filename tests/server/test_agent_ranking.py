@@ -176,7 +176,7 @@ def test_warnings_say_what_happened(live: tuple[Api, Path, Path]) -> None:
     w = api.search("the of and", mode="bm25")["warnings"]
     assert any("no searchable words" in x for x in w)
     w = api.search("what did we say", mode="recall")["warnings"]
-    assert any("no sessions have been ingested" in x for x in w), w
+    assert any("no sessions have been ingested" in x and "POST /v1/session-ingest" in x for x in w), w
     # A mistyped scope is named, not taken for words that are nowhere.
     typo = api.search("apple", scope={"type": "peson"})
     assert typo["count"] == 0 and any("no document has type 'peson'" in x and "types in this corpus" in x

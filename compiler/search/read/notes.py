@@ -9,6 +9,10 @@ from typing import Any
 
 from ..text import weighted_terms
 
+# The server adds how to store one, in the words of the caller's transport (an HTTP route
+# or an MCP tool).
+NO_SESSIONS = "no sessions have been ingested yet, so there is nothing to recall"
+
 
 def empty(mode: str, pq: Any, found: int, min_score: float | None, sessions: bool) -> str:
     """The warning for an empty answer. `found`: results before `min_score`; `sessions`:
@@ -16,7 +20,7 @@ def empty(mode: str, pq: Any, found: int, min_score: float | None, sessions: boo
     if found and min_score is not None:
         return f"{found} result(s) scored below min_score {min_score:g}; nothing left"
     if not sessions:
-        return "no sessions have been ingested yet (POST /v1/session-ingest), so there is nothing to recall"
+        return NO_SESSIONS
     if mode == "exact":
         return "no matches: no document contains that text"
     words = " ".join([pq.words, *pq.phrases, *pq.prefixes, *(v for _f, v in pq.fielded)])
