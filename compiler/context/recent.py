@@ -106,11 +106,8 @@ def notes_in(docs: dict[str, Any], root: Path, read: Reader, window: Any, *,
                  for d in [said_on(p, doc.frontmatter)] if d is not None]
         paths = [max(dated)[1]] if dated else []
     else:
-        paths = []
-        day = window[1]
-        while day >= window[0]:
-            paths += [p for p in notes_of(docs, lambda rel: (Path(root) / rel).is_file(), day) if p not in paths]
-            day -= dt.timedelta(days=1)
+        days = [window[1] - dt.timedelta(days=i) for i in range((window[1] - window[0]).days + 1)]
+        paths = notes_of(docs, lambda rel: (Path(root) / rel).is_file(), *days)
     out: list[Evidence] = []
     for rel in paths:
         if not allows(rel):

@@ -367,22 +367,28 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
 
 def daily_notes(docs: dict[str, Document], read: _Reader, today: dt.date) -> list[str]:
     """Today's and yesterday's daily notes."""
+    return notes_of(docs, read.exists, today, today - dt.timedelta(days=1))
+
+
+def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], *days: dt.date) -> list[str]:
+    """The daily notes of `days`, in their order, each once: pages of type `daily` dated
+    that day, and `logs/daily/<day>.md` (also under a year or year/month folder). The
+    documents are read once for all the days (a week's research at 10k: one pass, not seven)."""
+    wanted = {day.isoformat() for day in days}
+    typed: dict[str, list[str]] = {}
+    for d in docs.values():
+        if d.type == "daily":
+            iso = str(d.date or d.frontmatter.get("date") or "")[:10]
+            if iso in wanted:
+                typed.setdefault(iso, []).append(d.path)
     found: list[str] = []
-    for day in (today, today - dt.timedelta(days=1)):
-        found += [p for p in notes_of(docs, read.exists, day) if p not in found]
-    return found
-
-
-def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], day: dt.date) -> list[str]:
-    """The daily notes of `day`: pages of type `daily` dated that day, and
-    `logs/daily/<day>.md` (also under a year or year/month folder)."""
-    iso = day.isoformat()
-    found = [d.path for d in sorted(docs.values(), key=lambda d: d.path)
-             if d.type == "daily" and str(d.date or d.frontmatter.get("date") or "")[:10] == iso]
-    y, m, _ = iso.split("-")
-    for cand in (f"logs/daily/{iso}.md", f"logs/daily/{y}/{iso}.md", f"logs/daily/{y}/{m}/{iso}.md"):
-        if cand not in found and exists(cand):
-            found.append(cand)
+    for day in days:
+        iso = day.isoformat()
+        y, m, _ = iso.split("-")
+        for cand in (*sorted(typed.get(iso, ())), f"logs/daily/{iso}.md", f"logs/daily/{y}/{iso}.md",
+                     f"logs/daily/{y}/{m}/{iso}.md"):
+            if cand not in found and (cand in typed.get(iso, ()) or exists(cand)):
+                found.append(cand)
     return found
 
 
