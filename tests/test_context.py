@@ -113,6 +113,23 @@ def test_gather_picks_the_answering_sentence_and_skips_audit(tmp_path: Path) -> 
     assert [u.text for u in got[0].rest][0] == "Alex is back from leave."  # claims first for the budget left
 
 
+def test_a_line_does_not_say_a_fact_twice_but_keeps_a_changed_value(tmp_path: Path) -> None:
+    """A chat's "Noted: ..." restating the sentence before it is left out of the line; a
+    sentence with another value (02:00, not 03:30) is not a restatement and stays."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes/job.md").write_text(
+        "# Job\n\nMira says the reconciliation job now runs at 03:30 UTC, the old slot clashed with the backups.\n\n"
+        "Noted: the reconciliation job now runs at 03:30 UTC.\n")
+    (tmp_path / "notes/move.md").write_text(
+        "# Move\n\nThe reconciliation job ran nightly at 02:00 UTC.\n\n"
+        "The reconciliation job runs nightly at 03:30 UTC since the move.\n")
+    results = [{"path": "notes/job.md", "snippet": "", "score_normalized": 1.0},
+               {"path": "notes/move.md", "snippet": "", "score_normalized": 0.9}]
+    got = {e.path: e.text for e in gather(results, "When does the reconciliation job run?", disk_reader(tmp_path))}
+    assert got["notes/job.md"].count("03:30") == 1 and "old slot clashed" in got["notes/job.md"], got
+    assert "02:00" in got["notes/move.md"] and "03:30" in got["notes/move.md"], got
+
+
 def test_newer_session_goes_beside_the_fact() -> None:
     fact = Evidence("projects/l/state.md", "The reconciliation job runs nightly at 02:00 UTC.", "2026-11-16")
     newer = Evidence("logs/sessions/s.md", "The reconciliation job now runs at 03:30 UTC.", "2026-11-26", session=True)

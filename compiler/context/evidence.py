@@ -221,7 +221,7 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
 
 
 def _content(u: Unit) -> frozenset[str]:
-    return frozenset(s for s in unit_stems(u) if len(s) > 2 and s not in STOP)
+    return frozenset(s for s in unit_stems(u) if (len(s) > 2 or s.isdigit()) and s not in STOP)
 
 
 NOTE_CHARS = 320

@@ -91,14 +91,16 @@ def drop_restated(kept: list, content: Callable[[object], frozenset[str]]) -> li
     """`kept` (a line's units, in order) without a unit that another says again: most of
     its content words are in a longer one (the earlier, if equal). A chat's "Noted: the job
     now runs at 03:30 UTC." after "Mira says the job now runs at 03:30 UTC, the old slot
-    clashed with the backups." repeats it: the line's room goes to what is new."""
+    clashed with the backups." repeats it: the line's room goes to what is new. Every number
+    it holds must be in the other too: "runs at 02:00" is not restated by "runs at 03:30"."""
     sets = [content(u) for u in kept]
     out = []
     for i, u in enumerate(kept):
         mine = sets[i]
+        values = {w for w in mine if any(c.isdigit() for c in w)}
         if len(mine) >= RESTATED_MIN and any(
                 j != i and (len(sets[j]) > len(mine) or (len(sets[j]) == len(mine) and j < i))
-                and len(mine & sets[j]) >= RESTATED * len(mine) for j in range(len(kept))):
+                and len(mine & sets[j]) >= RESTATED * len(mine) and values <= sets[j] for j in range(len(kept))):
             continue
         out.append(u)
     return out
