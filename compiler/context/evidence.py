@@ -221,7 +221,9 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
 
 
 def _content(u: Unit) -> frozenset[str]:
-    return frozenset(s for s in unit_stems(u) if (len(s) > 2 or s.isdigit()) and s not in STOP)
+    if u.content is None:
+        u.content = frozenset(s for s in unit_stems(u) if (len(s) > 2 or s.isdigit()) and s not in STOP)
+    return u.content
 
 
 NOTE_CHARS = 320

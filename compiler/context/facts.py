@@ -58,6 +58,7 @@ class Unit:
     date: str = ""
     heading: str = ""
     stems: frozenset[str] | None = field(default=None, repr=False, compare=False)  # filled on first use
+    content: frozenset[str] | None = field(default=None, repr=False, compare=False)  # stems less stop words
     follows: bool = False  # the next sentence of the same paragraph as the unit before it
 
 

@@ -93,6 +93,8 @@ def drop_restated(kept: list, content: Callable[[object], frozenset[str]]) -> li
     now runs at 03:30 UTC." after "Mira says the job now runs at 03:30 UTC, the old slot
     clashed with the backups." repeats it: the line's room goes to what is new. Every number
     it holds must be in the other too: "runs at 02:00" is not restated by "runs at 03:30"."""
+    if len(kept) < 2:
+        return kept
     sets = [content(u) for u in kept]
     out = []
     for i, u in enumerate(kept):
