@@ -10,7 +10,7 @@ from commonplace.compiler.context.active import render
 from commonplace.compiler.context.evidence import (
     BRIEF_CHARS, Evidence, attach_updates, disk_reader, gather, hop_names, names, query_terms, rerank,
 )
-from commonplace.compiler.context.facts import page_units, session_summary
+from commonplace.compiler.context.facts import Unit, page_units, session_summary
 from commonplace.compiler.context.pack import Packer
 from commonplace.compiler.context.plain import plain_line, sentences
 from commonplace.compiler.context.tokens import estimate_tokens
@@ -128,6 +128,25 @@ def test_a_line_does_not_say_a_fact_twice_but_keeps_a_changed_value(tmp_path: Pa
     got = {e.path: e.text for e in gather(results, "When does the reconciliation job run?", disk_reader(tmp_path))}
     assert got["notes/job.md"].count("03:30") == 1 and "old slot clashed" in got["notes/job.md"], got
     assert "02:00" in got["notes/move.md"] and "03:30" in got["notes/move.md"], got
+
+
+def test_a_session_beside_a_fact_shows_only_what_bears_on_it() -> None:
+    """A short session is evidence whole, but beside the page's old time only its lines
+    about that job are shown: not the question that opened it or the small talk."""
+    said = ["can you check the Tidewell jobs?", "Looked at the queue and the alerts.",
+            "we moved the Tidewell reconciliation job from 04:15 to 00:45 UTC today.",
+            "Noted: the Tidewell reconciliation job now runs at 00:45 UTC."]
+    units = [Unit(t) for t in said]
+    fact = Evidence("projects/tidewell/state.md", "The Tidewell reconciliation job runs nightly at 04:15 UTC.",
+                    "2026-11-16")
+    session = Evidence("logs/sessions/t.md", " ".join(said), "2026-11-19", session=True, units=units)
+    left = attach_updates([fact], [session], query_terms("What time does the Tidewell reconciliation job run now?"))
+    assert left == [] and len(fact.updates) == 1
+    shown = fact.updates[0].text
+    assert "00:45" in shown and "now runs at 00:45" in shown, shown
+    assert "queue" not in shown and "can you check" not in shown, shown
+    block = render([fact], [], 300).text
+    assert "queue" not in block and "00:45 UTC today" in block, block
 
 
 def test_newer_session_goes_beside_the_fact() -> None:

@@ -22,13 +22,13 @@ import stat
 import threading
 from collections import OrderedDict
 from functools import lru_cache
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from .facts import ROLE, Page, Unit, page_units
-from .plain import plain_line, sentences, words
-from .updates import updates
+from .plain import STOP, plain_line, sentences, words
+from .updates import bearing, updates
 from .when import DAYS
 from .window import best_window, drop_restated
 from ..corpus.prose_dates import prose_date
@@ -39,13 +39,6 @@ BRIEF_CHARS = 90  # a line past the block's first sources (`briefly`)
 AUDIT_PREFIXES = ("sources/semantic/", "inbox/", "references/reports/", "references/briefings/", "wiki/",
                   "archive/", ".commonplace/")
 AUDIT_KINDS = {"generated", "semantic"}
-STOP = set("""a an and are as at be been being but by can could did do does doing for from had has have having
-he her hers him his how i if in into is it its just me my no nor not of on or our ours she should so some such
-than that the their them then there these they this those to too us very was we were what when where which while
-who whom why will with would you your yours about above after again all am any because before below between both
-down during each few further here just more most off once only other out over own same under until up also
-anything something know tell please thing things get got really much many any ever now
-""".split())
 
 Reader = Callable[[str], "tuple[str | None, str]"]  # path -> (text, modification date)
 
@@ -489,7 +482,7 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
                     and updates(d.path, d.text, s.path, s.text, durable)):
                 best, best_score = d, score
         if best is not None:
-            best.updates.append(s)
+            best.updates.append(_bearing(s, dws[id(best)]))
         elif not _update_other_fact(durable, s, sw):
             left.append(s)
     return left
@@ -524,8 +517,14 @@ def _update_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> bo
                 best, best_shared = (d, i), shared
     if best is None:
         return False
-    best[0].rest_updates.setdefault(best[1], []).append(s)
+    best[0].rest_updates.setdefault(best[1], []).append(_bearing(s, unit_stems(best[0].rest[best[1]])))
     return True
+
+
+def _bearing(s: Evidence, about: "set[str] | frozenset[str]") -> Evidence:
+    """`s` shown beside the fact it updates: only its units that bear on that fact."""
+    kept = bearing(s.units, about, _content)
+    return s if s.dated or len(kept) == len(s.units) else replace(s, text=" ".join(u.text for u in kept), units=kept)
 
 
 _PAGES: "OrderedDict[tuple[str, str], tuple[tuple[int, int], Page, str]]" = OrderedDict()

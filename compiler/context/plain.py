@@ -13,6 +13,14 @@ from functools import lru_cache
 
 from ..search import inline_plain
 
+# Words too common to tell what a line is about (the question words among them).
+STOP = set("""a an and are as at be been being but by can could did do does doing for from had has have having
+he her hers him his how i if in into is it its just me my no nor not of on or our ours she should so some such
+than that the their them then there these they this those to too us very was we were what when where which while
+who whom why will with would you your yours about above after again all am any because before below between both
+down during each few further here just more most off once only other out over own same under until up also
+anything something know tell please thing things get got really much many any ever now
+""".split())
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 _IDS = re.compile(r"`?\b[ce]_[0-9a-f]{12,}\b`?")

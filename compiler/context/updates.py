@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from ..markdown.restate import content_words
 from .facts import ROLE, split_meta
@@ -88,3 +88,15 @@ def session_turns(text: str) -> tuple[str | None, list[str]]:
         if t:
             out.append(t)
     return (project.strip() or None) if project else None, out
+
+
+def bearing(units: list, about: "set[str] | frozenset[str]", content: Callable[[Any], frozenset[str]]) -> list:
+    """The units of a session line that bear on the fact it is shown beside (`about`: that
+    fact's words): those sharing at least two words with it and 60% as many as the best
+    one. A short session is kept whole as evidence, but beside the page's "runs at 04:15"
+    its "can you check the jobs? Looked at the queue." says nothing."""
+    shared = [len(content(u) & about) for u in units]
+    top = max(shared, default=0)
+    if top < 2:
+        return units
+    return [u for u, n in zip(units, shared) if n >= max(2, 0.6 * top)]
