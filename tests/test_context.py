@@ -85,6 +85,9 @@ def test_plain_line_cuts_markup_and_repeats() -> None:
 def test_session_summary_is_not_the_first_message() -> None:
     text = "---\ntitle: s\n---\nuser: can you look at the job?\n\nassistant: Moved the job to 03:30 UTC.\n"
     assert session_summary(text) == "Moved the job to 03:30 UTC."
+    # An answer that names nothing is led by the ask that did: which jobs were checked
+    vague = "---\ntitle: s\n---\nuser: can you check the Quillstone jobs?\n\nassistant: Looked at the queue and the alerts.\n"
+    assert "Quillstone" in session_summary(vague) and "Looked at the queue" in session_summary(vague)
     assert session_summary("---\nsummary: Shipped the fix.\n---\nuser: hi\n") == "Shipped the fix."
     assert session_summary("# S\n\nStarted the plan.\nStopped at: write the runbook.\n") == \
         "Stopped at: write the runbook."

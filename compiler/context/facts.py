@@ -303,6 +303,7 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
             return _clip(plain_line(f"{m.group(1).capitalize()}: {m.group(2)}"), limit)
     last_assistant = ""
     first_other = ""
+    first_user = ""
     role = ""
     for raw in lines:
         h = _HEADING.match(raw)
@@ -319,9 +320,19 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
             continue
         if role in ("assistant", "ai"):
             last_assistant = t
+        elif role in ("user", "human") and not first_user:
+            first_user = t
         elif role not in ("user", "human", "system", "developer", "tool") and not first_other:
             first_other = t
+    if last_assistant and first_user and not _SPECIFIC.search(last_assistant) and _SPECIFIC.search(first_user):
+        # "Looked at the queue and the alerts." does not say what was looked at; the ask did
+        ask = first_user if first_user[-1] in ".?!" else first_user + "."
+        return _clip(f"{ask} {last_assistant}", limit)
     return _clip(last_assistant or first_other, limit)
+
+
+# A name (a capital inside the line) or a number: what tells one session from another.
+_SPECIFIC = re.compile(r"\d|(?<=[\w,;:] )[A-Z]")
 
 
 def _clip(text: str, limit: int) -> str:
