@@ -385,10 +385,9 @@ def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], *days: dt
     for day in days:
         iso = day.isoformat()
         y, m, _ = iso.split("-")
-        for cand in (*sorted(typed.get(iso, ())), f"logs/daily/{iso}.md", f"logs/daily/{y}/{iso}.md",
-                     f"logs/daily/{y}/{m}/{iso}.md"):
-            if cand not in found and (cand in typed.get(iso, ()) or exists(cand)):
-                found.append(cand)
+        found += [p for p in sorted(typed.get(iso, ())) if p not in found]
+        found += [c for c in (f"logs/daily/{iso}.md", f"logs/daily/{y}/{iso}.md", f"logs/daily/{y}/{m}/{iso}.md")
+                  if c not in found and exists(c)]
     return found
 
 

@@ -92,7 +92,6 @@ def _with_updates(e: Evidence) -> str:
     return e.text + "".join(f" Newer ({u.date}, {u.path}): {u.text}" for u in e.updates)
 
 
-_DATED = re.compile(r" \(\d{4}-\d{2}-\d{2}\)$")
 _PREFERS = re.compile(r"\b(?:prefer\w*|like[sd]?|want[s]?|favou?rite|dislike[sd]?|rather)\b", re.I)
 
 
@@ -131,10 +130,9 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
         # A session said beside a durable line is not listed again under Session Evidence.
         left = attach_updates(durable, list(sessions), query_terms(question))
         lead_left = attach_updates(durable, [e for e in lead if e.session], query_terms(question))
-        items = {"durable": [(e.path, fact_line(e.text, e.date)) for e in lead if not e.session]
-                 + [(e.path, fact_line(_with_updates(e), e.date)) for e in durable],
-                 "sessions": [(e.path, fact_line(e.text, e.date)) for e in lead_left]
-                 + [(e.path, fact_line(e.text, e.date)) for e in left]}
+        items = {"durable": [(e.path, e.text, e.date) for e in lead if not e.session]
+                 + [(e.path, _with_updates(e), e.date) for e in durable],
+                 "sessions": [(e.path, e.text, e.date) for e in [*lead_left, *left]]}
         # The answer is the evidence that holds most of the question's rarer words, as in
         # active memory (`rerank`); the search's order alone put a page that shares only
         # "model" ahead of the note that says how the calibration went.
@@ -146,22 +144,21 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
         if lead:  # what changed in the span, newest first, each with its day and source
             answers = _dedupe([fact_line(e.text, e.date, e.path) for e in lead] + answers)[:ANSWER_LINES]
     else:
-        items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")))
+        items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")), "")
                              for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],
-                 "sessions": [(str(r["path"]), _one_line(r.get("snippet")))
+                 "sessions": [(str(r["path"]), _one_line(r.get("snippet")), "")
                               for r in results if str(r.get("path", "")).startswith("logs/sessions/")]}
         answers = _dedupe([_one_line(r.get("snippet")) for r in results])[:ANSWER_LINES]
     if not items["durable"] and not items["sessions"]:
         return "## Answer\nNo grounded findings.\n"
 
-    def evidence(rows: list[tuple[str, str]]) -> list[str]:
+    def evidence(rows: list[tuple[str, str, str]]) -> list[str]:
         # The same text in several files (a note kept in two places) is one line naming
         # them all, with the first one's date.
         lines: dict[str, tuple[list[str], str]] = {}
-        for path, text in rows:
-            key = _DATED.sub("", text).casefold() if text else "\0" + path
-            lines.setdefault(key, ([], text))[0].append(path)
-        return [f"- {', '.join(dict.fromkeys(ps))}" + (f": {text}" if text else "") for ps, text in lines.values()]
+        for path, text, date in rows:
+            lines.setdefault(text.casefold() if text else "\0" + path, ([], fact_line(text, date)))[0].append(path)
+        return [f"- {', '.join(dict.fromkeys(ps))}" + (f": {shown}" if shown else "") for ps, shown in lines.values()]
 
     lines = ["## Question", _one_line(question), "", "## Answer", *([f"- {a}" for a in answers] or
                                                                    ["- No grounded answer."]),
