@@ -14,6 +14,7 @@ from commonplace.compiler.context.facts import Unit, page_units, session_summary
 from commonplace.compiler.context.pack import Packer
 from commonplace.compiler.context.plain import plain_line, sentences
 from commonplace.compiler.context.tokens import estimate_tokens
+from commonplace.compiler.context.turns import read_on
 
 PAGE = """---
 title: Alex Kim
@@ -437,3 +438,62 @@ def test_a_day_of_the_week_is_not_a_name_but_a_month_is_kept() -> None:
     stays: it matches the dated header of the turns said in it."""
     assert names("Draft my Friday update to Otto: how does Otto like updates?") == ["Otto"]
     assert names("What did Maria plan on 7 July, 2023?") == ["Maria", "July"]
+
+
+def _chat(tmp_path: Path, turns: list[tuple[str, str]], name: str = "D3-{}.md") -> None:
+    for i, (who, body) in enumerate(turns, start=1):
+        (tmp_path / name.format(i)).write_text(
+            f"---\ntitle: \"{who} — 6:29 pm on 7 July, 2023\"\ndate: 2023-07-07\n---\n"
+            f"**{who}** — 6:29 pm on 7 July, 2023\n\n{body}\n", "utf-8")
+
+
+def test_a_chat_turn_is_shown_with_the_turns_said_after_it(tmp_path: Path) -> None:
+    """The turn that matches a question is often the one asking it; the answer is the next
+    turn, in its own file, sharing no word with the question. A best source that is a chat
+    turn is shown with the two turns after it, each as a short line under it."""
+    _chat(tmp_path, [("Caroline", "Thanks, Melanie! Appreciate it. You play any instruments?"),
+                     ("Melanie", "Yeah, I play clarinet! Started when I was young."),
+                     ("Caroline", "That's lovely. I'm learning the guitar, slowly."),
+                     ("Melanie", "Keep at it!")])
+    q = "What instruments does Melanie play?"
+    read = disk_reader(tmp_path)
+    found = gather([{"path": "D3-1.md"}], q, read)
+    read_on(found, q, read)
+    block = render(found, [], 600).text
+    lines = block.split("\n")
+    asked = next(i for i, ln in enumerate(lines) if "You play any instruments?" in ln)
+    assert "clarinet" in lines[asked + 1] and "(D3-2.md)" in lines[asked + 1]
+    assert "guitar" in lines[asked + 2] and "(D3-3.md)" in lines[asked + 2]
+    assert "Keep at it" not in block  # two turns on, no more
+    assert lines[asked + 1].startswith("  - next: Melanie: Yeah")  # the day is said once, above
+
+
+def test_numbered_notes_that_are_not_chat_turns_are_not_read_on(tmp_path: Path) -> None:
+    """`note-014.md` and `note-015.md` are two notes, not a conversation."""
+    (tmp_path / "note-014.md").write_text("# Backups\n\nThe backup job runs at 02:00 UTC.\n", "utf-8")
+    (tmp_path / "note-015.md").write_text("# Lunch\n\nThe canteen closes at 14:00.\n", "utf-8")
+    q = "When does the backup job run?"
+    read = disk_reader(tmp_path)
+    found = gather([{"path": "note-014.md"}], q, read)
+    read_on(found, q, read)
+    assert "canteen" not in render(found, [], 600).text
+
+
+def test_the_turns_after_a_turn_keep_its_numbering(tmp_path: Path) -> None:
+    """Zero-padded turn numbers (`turn-009.md`, `turn-010.md`) and a speaker named in the
+    frontmatter (`Aiko: ...` lines) are a conversation too; a turn already among the best
+    sources is not shown twice: it moves under the turn it follows, whole."""
+    for i, (who, body) in enumerate([("Theo", "Did you book anything for the spring?"),
+                                     ("Aiko", "Flights to Lisbon, for the third week of April."),
+                                     ("Theo", "Lisbon in April sounds perfect.")], start=9):
+        (tmp_path / f"turn-{i:03d}.md").write_text(
+            f"---\ntitle: \"Session 2, turn {i}: {who}\"\ndate: 2024-05-04\nspeaker: {who}\n---\n{who}: {body}\n",
+            "utf-8")
+    q = "What did Aiko book for the spring?"
+    read = disk_reader(tmp_path)
+    found = gather([{"path": "turn-009.md"}, {"path": "turn-011.md"}], q, read)
+    read_on(found, q, read)
+    block = render(found, [], 600).text
+    assert "Lisbon, for the third week of April" in block and "(2024-05-04, turn-010.md)" in block
+    assert block.count("turn-011.md") == 1
+    assert block.index("turn-010.md") < block.index("turn-011.md")

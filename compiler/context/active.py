@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .evidence import BRIEF_CHARS, Evidence
 from .pack import Packer, fact_line, key_of
+from .turns import next_line
 
 LEAD = 3
 EXPAND = 3  # sources whose other facts fill the budget left
@@ -39,7 +40,11 @@ class Block:
 def _line(e: Evidence, clip: int = 0) -> tuple[str, str, str]:
     text = e.text if not clip or len(e.text) <= clip else (e.brief or e.text)
     text = text if not clip or len(text) <= clip else text[: clip - 1].rsplit(" ", 1)[0] + "…"
-    return _beside(e.text, fact_line(text, "" if e.dated else e.date, e.path), e.date, e.updates, e.path)
+    key, shown, path = _beside(e.text, fact_line(text, "" if e.dated else e.date, e.path), e.date, e.updates, e.path)
+    for a in e.after:  # what was said next in its conversation (`turns.read_on`), short
+        shown += f"\n  - next: {fact_line(next_line(a, e.date), '' if a.dated else a.date, a.path)}"
+        key += " " + a.text
+    return key, shown, path
 
 
 def _beside(key: str, shown: str, date: str, updates: list[Evidence], path: str) -> tuple[str, str, str]:
@@ -82,8 +87,9 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     paths = []
     for e in [*durable, *sessions]:
         shown_later = [u.path for i, ups in e.rest_updates.items() if pack.seen(key_of(_other(e, i)[0])) for u in ups]
-        for p in (e.path, *[u.path for u in e.updates], *shown_later):
-            if p in pack.sources or p in shown_later or any(p == u.path for u in e.updates if e.path in pack.sources):
+        for p in (e.path, *[u.path for u in (*e.updates, *e.after)], *shown_later):
+            if p in pack.sources or p in shown_later or any(p == u.path for u in (*e.updates, *e.after)
+                                                            if e.path in pack.sources):
                 if p not in paths:
                     paths.append(p)
     summary = " | ".join(e.text for e in (durable + sessions)[:2])[:280]

@@ -58,6 +58,7 @@ class Evidence:
     dated: bool = False  # its text already says its date (a chat line's `who — when` header)
     brief: str = ""  # a short form: who (a chat line's speaker) and the unit that matches best
     terms: dict[str, float] = field(default_factory=dict, repr=False)  # the question's (`query_terms`)
+    after: list["Evidence"] = field(default_factory=list)  # a chat turn's next turns (`turns.read_on`)
 
 
 def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
@@ -335,11 +336,12 @@ def asks_when(question: str) -> bool:
 
 
 def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float], when: bool = False,
-            room: int = BRIEF_CHARS) -> str:
+            room: int = BRIEF_CHARS, fill: float = 0.0) -> str:
     """The line in `room` characters, for a line with little room: a chat line's speaker
     and day (`Maya, 2 March, 2024: ...`, the time of day left out), then the window of its
     text that holds most of the question's words (`best_window`). For a question about
-    time (`when`), a window that says a time and shares a word goes first."""
+    time (`when`), a window that says a time and shares a word goes first; with `fill`
+    (below any word's weight), the fuller of two windows that hold as much goes first."""
     who = ""
     body = units
     if len(units) > 1 and every and units[0] is every[0]:
@@ -348,7 +350,8 @@ def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float], when:
             who, body = m.group("who").strip() + ", " + _TIME.sub("", m.group("when")), units[1:]
 
     def says_when(span: str) -> float:
-        return 10.0 if when and _SAYS_WHEN.search(span) and overlap(terms, span) > 0 else 0.0
+        timed = 10.0 if when and _SAYS_WHEN.search(span) and overlap(terms, span) > 0 else 0.0
+        return timed + fill * len(span) / room
 
     text = " ".join(u.text for u in body)
     best = best_window(text, terms, room - (len(who) + 2 if who else 0), stem, says_when)

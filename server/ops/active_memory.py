@@ -51,8 +51,9 @@ from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
 from .search import engine_request, run_engine, shape
 
-from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, render
+from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
 from commonplace.compiler.context.recent import notes_in, sessions_in
+from commonplace.compiler.context.turns import read_on
 from commonplace.compiler.context.when import asked_window
 from commonplace.compiler.search import make_snippet, unique_terms
 from commonplace.compiler.context.evidence import (
@@ -367,6 +368,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
+        read_on(durable, query, read, whole=FULL)  # a chat turn with what was said next
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that

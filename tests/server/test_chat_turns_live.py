@@ -1,0 +1,74 @@
+"""A chat kept one file per turn, read as a conversation by active memory (issue 28),
+against a live `commonplace serve` restarted over its build: the best turn comes with what
+was said next, which shares none of the question's words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from srvkit import post_ok, restarted
+
+TURNS = [
+    ("Caroline", "Thanks, Melanie! Appreciate it. You play any instruments?"),
+    ("Melanie", "Yeah, since I was seven! Every Sunday, with my granddad."),
+    ("Caroline", "Lovely. I'm learning the guitar, slowly."),
+    ("Melanie", "Keep at it, it gets easier."),
+    ("Caroline", "Did you see the parade downtown last Friday?"),
+    ("Melanie", "No, we were away at the lake with the kids all weekend."),
+]
+
+OTHER_DAY = [
+    "Morning! The kids start school on Monday, so we are sorting out uniforms.",
+    "Good luck with that. I signed up for a pottery class at the community center.",
+    "Pottery sounds fun. Did you make a bowl yet?",
+    "Not yet, we only practised centring the clay on the wheel.",
+    "We want to play some board games at the weekend, any tips?",
+    "Try Ticket to Ride, the kids will love it and it is quick to learn.",
+    "My brother plays in a band and keeps asking me to come to a gig.",
+    "You should go, live shows are the best way to unwind.",
+    "I finished the painting of the sunset over the lake.",
+    "Send me a picture, I bet the colours came out great.",
+    "The adoption agency called back about the next interview.",
+    "That is big news, tell me how it goes.",
+]
+
+
+def _files() -> dict[str, str]:
+    files = {}
+    for i, (who, body) in enumerate(TURNS, start=1):
+        files[f"chats/session-15/D15-{i}.md"] = (
+            f"---\ntitle: \"{who} — 3:19 pm on 28 August, 2023\"\ndate: 2023-08-28\n---\n"
+            f"**{who}** — 3:19 pm on 28 August, 2023\n\n{body}\n")
+    # Another day's talk, so that the reply is not among the best sources on its own
+    for i, body in enumerate(OTHER_DAY, start=1):
+        who = ("Caroline", "Melanie")[i % 2]
+        files[f"chats/session-16/D16-{i}.md"] = (
+            f"---\ntitle: \"{who} — 9:02 am on 4 September, 2023\"\ndate: 2023-09-04\n---\n"
+            f"**{who}** — 9:02 am on 4 September, 2023\n\n{body}\n")
+    files["knowledge/notes/note-014.md"] = "# Backups\n\nThe backup job runs at 02:00 UTC.\n"
+    files["knowledge/notes/note-015.md"] = "# Canteen\n\nThe canteen closes at 14:00.\n"
+    return files
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    server = restarted(tmp_path_factory.mktemp("chat-turns"), _files())
+    yield server
+    server.stop()
+
+
+def test_the_best_turn_comes_with_the_reply_to_it(srv: Any) -> None:
+    got = post_ok(srv, "/v1/active-memory", {"prompt": "Does anyone play instruments?", "agent": "a",
+                                             "budget_tokens": 600})
+    lines = got["block"].split("\n")
+    asked = next(i for i, ln in enumerate(lines) if "You play any instruments?" in ln)
+    assert asked + 1 < len(lines), got["block"]
+    assert lines[asked + 1].startswith("  - next: Melanie: Yeah, since I was seven!"), got["block"]
+    assert "chats/session-15/D15-2.md" in got["sources"]
+
+
+def test_numbered_notes_are_not_read_as_a_conversation(srv: Any) -> None:
+    got = post_ok(srv, "/v1/active-memory", {"prompt": "When does the backup job run?", "agent": "a",
+                                             "budget_tokens": 600})
+    assert "02:00 UTC" in got["block"] and "- next:" not in got["block"], got["block"]
