@@ -12,6 +12,7 @@ budget is spent on distinct text only.
 - `sections`: a page as a wake section (heading with title and path, then its facts);
 - `evidence`: search results into ranked, compact evidence lines (active memory, research);
 - `active`: the active-memory block from that evidence;
+- `turns`: a chat kept one file per turn, a turn read with the turns said after it;
 - `when` and `recent`: the days a question names, and what was said and written in them.
 """
 

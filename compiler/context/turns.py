@@ -14,14 +14,14 @@ stops where the conversation does (no next file, or one that is not a turn).
 
 Measured with bench_context (600 tokens, 2026-11-28). On LoCoMo, the best source with two
 turns after it: evidence 75.5 → 77.2 held out and 74.0 → 77.0 on the tuning half, answers
-42.7 → 43.4 and 47.0 → 48.2. The two best sources gained half a point more there, but
-cost up to 5 points on the synthetic dialogues, whose turns are shuffled filler with
-nothing to say about the turn before (one source: up to 2). Five sources, or three turns
-on, gained less: the short lines push out deeper sources that held the answer. Moving a
-reply that was among the best sources under its question scored the same (+0.1 on
-answers) and reads as the conversation did. Showing
-a next turn only when it shares a word with the turn or the question kept the synthetic
-scores but lost most of LoCoMo's gain: real replies often share none.
+42.7 → 43.6 and 47.0 → 48.3. The two best sources gained half a point more there but cost
+up to 5 points on the synthetic dialogues, whose turns are shuffled filler with nothing to
+say about the turn before (one source: up to 2). Five sources, or three turns on, gained
+less: the short lines push out deeper sources that held the answer. Moving a reply that
+was among the best sources under its question scored the same (+0.1 on answers) and reads
+as the conversation did. Showing a next turn only when it shares a word with the turn or
+the question kept the synthetic scores but lost most of LoCoMo's gain: real replies often
+share none. (docs/decisions/2026-11-28-what-was-said-next.md)
 """
 
 from __future__ import annotations
