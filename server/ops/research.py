@@ -53,6 +53,7 @@ from commonplace.compiler.context.evidence import (
 )
 from commonplace.compiler.context.pack import fact_line
 from commonplace.compiler.context.recent import subject_query, window_evidence
+from commonplace.compiler.context.turns import next_line, read_on
 
 MAX_TITLE = 120
 MAX_SUFFIX = 50
@@ -110,13 +111,14 @@ def _bears_on(question: str, u: Any) -> bool:
 
 
 def findings(question: str, results: list[dict[str, Any]], read: Any = None,
-             lead: list[Evidence] | None = None) -> str:
+             lead: list[Evidence] | None = None, also: list[str] | None = None) -> str:
     """The artifact's body. With `read` (path -> (text, date)), the evidence is packed by
     the context builder: each source's sentences that bear on the question, with date
     and path, no markup or bookkeeping; audit material (per-write evidence, inbox, saved
     research, generated pages) is not evidence. `lead`: what changed in the span of days
     the question names (`window_evidence`, newest first); it leads the answer and both
-    evidence lists, and the search's results follow it."""
+    evidence lists, and the search's results follow it. A best source that is a chat turn
+    is said with the turns after it (`read_on`), whose paths are added to `also`."""
     if read is not None:
         lead = lead or []
         led = {e.path for e in lead}
@@ -138,8 +140,14 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
         # "model" ahead of the note that says how the calibration went.
         # After the best line, that source's claims that bear on the question (`_bears_on`).
         ranked = rerank([*durable, *left], names_of=names(question))
+        read_on(ranked, question, read, whole=ANSWER_LINES)
+        then = [a for e in ranked[:1] for a in e.after]
+        items["durable"] += [(a.path, a.text, a.date) for a in then]
+        if also is not None:
+            also += [a.path for a in then]
         claims = [u.text for u in ranked[0].rest if _bears_on(question, u)][:ANSWER_LINES - 1] if ranked else []
-        answers = _dedupe([_with_updates(e) for e in ranked[:1]] + claims
+        answers = _dedupe([_with_updates(e) + "".join(f" Next ({a.path}): {next_line(a, e.date)}" for a in e.after)
+                           for e in ranked[:1]] + claims
                           + [_with_updates(e) for e in ranked[1:]])[:ANSWER_LINES]
         if lead:  # what changed in the span, newest first, each with its day and source
             answers = _dedupe([fact_line(e.text, e.date, e.path) for e in lead] + answers)[:ANSWER_LINES]
@@ -231,11 +239,12 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
     if window is not None and not lead:
         warnings.append(f"nothing was said or written from {window[0].isoformat()} to {window[1].isoformat()}"
                         + (" about the question's subject" if subject else ""))
-    sources = _dedupe([e.path for e in lead] + [str(r.get("path", "")) for r in results])
+    also: list[str] = []  # the turns said after a best source that is a chat turn
+    body = findings(req.question, results, read, lead, also)
+    sources = _dedupe([e.path for e in lead] + [str(r.get("path", "")) for r in results] + also)
     title = _one_line(req.question).rstrip("?").strip()[:MAX_TITLE] or "Research"
     artifact = {"kind": req.kind, "title": title, "question": req.question.strip(),
-                "body": findings(req.question, results, read, lead), "sources": sources, "target": None,
-                "status": "draft"}
+                "body": body, "sources": sources, "target": None, "status": "draft"}
     saved = None
     out: dict[str, Any] = {"artifact": None, "research": {"artifact": artifact, "sources": sources}}
     if req.save and not sources:

@@ -72,3 +72,14 @@ def test_numbered_notes_are_not_read_as_a_conversation(srv: Any) -> None:
     got = post_ok(srv, "/v1/active-memory", {"prompt": "When does the backup job run?", "agent": "a",
                                              "budget_tokens": 600})
     assert "02:00 UTC" in got["block"] and "- next:" not in got["block"], got["block"]
+
+
+def test_research_answers_with_the_reply_too(srv: Any) -> None:
+    """Research reads the chat the same way: its answer says what was said next, and the
+    reply is among its sources."""
+    got = post_ok(srv, "/v1/research", {"question": "Does anyone play instruments?", "save": False})
+    body = got["research"]["artifact"]["body"]
+    answer = body.split("## Answer", 1)[1].split("## Evidence", 1)[0]
+    assert "You play any instruments?" in answer and "Yeah, since I was seven!" in answer, body
+    assert answer.index("You play any instruments?") < answer.index("Yeah, since I was seven!")
+    assert "chats/session-15/D15-2.md" in got["research"]["sources"]
