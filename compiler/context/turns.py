@@ -102,4 +102,3 @@ def read_on(items: list[Evidence], query: str, read: Reader, first: int = FIRST,
                 got[0].brief = briefly(nxt.units, nxt.units, terms, when, fill=FILL)
                 e.after.append(got[0])
                 shown.add(path)
-
