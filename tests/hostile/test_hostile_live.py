@@ -4,6 +4,9 @@ them before the app), the Secure cookie behind a TLS proxy."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 import hostile_cases as hc
@@ -14,8 +17,7 @@ from livekit import LiveServers, live_servers, send  # noqa: F401 - fixture
 @pytest.mark.parametrize("case", hc.LIVE, ids=[c.id for c in hc.LIVE])
 def test_live_case(case: hc.LiveCase, live_servers: LiveServers) -> None:
     server, env = live_servers.get(case.flags)
-    before = sorted(p.relative_to(env.corpus).as_posix() for p in env.corpus.rglob("*.md")
-                    if ".commonplace" not in p.parts)
+    before = _notes(env.corpus)
     r = send(server, case, env)
     assert r.status in case.status, f"{case.id}: {r.status} {r.text[:300]}"
     assert case.says in r.text, f"{case.id}: the answer does not say {case.says!r}: {r.text[:300]}"
@@ -23,9 +25,19 @@ def test_live_case(case: hc.LiveCase, live_servers: LiveServers) -> None:
     if r.status >= 400 and r.header("Content-Type") == "application/json":
         assert r.json()["error"]["code"], r.text
     if r.status >= 400 and case.method == "POST":
-        after = sorted(p.relative_to(env.corpus).as_posix() for p in env.corpus.rglob("*.md")
-                       if ".commonplace" not in p.parts)
+        after = _notes(env.corpus)
         assert after == before, f"{case.id}: a refused request changed the corpus"
+
+
+def _notes(corpus: Path) -> list[str]:
+    """The corpus's markdown files. `.commonplace/` is not walked: it is the server's own
+    state, and a generation directory it retires can vanish mid-walk (a rglob that
+    descended into it failed with FileNotFoundError)."""
+    out = []
+    for top, dirs, files in os.walk(corpus):
+        dirs[:] = [d for d in dirs if d != ".commonplace"]
+        out += [(Path(top) / f).relative_to(corpus).as_posix() for f in files if f.endswith(".md")]
+    return sorted(out)
 
 
 def _login(server, headers: dict[str, str]):
