@@ -27,7 +27,7 @@ share none. (docs/decisions/2026-11-28-what-was-said-next.md)
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from .evidence import Evidence, Reader, asks_when, briefly, gather, load_page, names, query_terms
 from .facts import Page
@@ -70,11 +70,13 @@ def following(path: str, ahead: int = AHEAD) -> list[str]:
 
 
 def read_on(items: list[Evidence], query: str, read: Reader, first: int = FIRST, ahead: int = AHEAD,
-            whole: int = 5) -> None:
+            whole: int = 5, allows: Callable[[str, dict[str, Any]], bool] | None = None) -> None:
     """Give each of the first `first` items that is a chat turn the turns said after it
     (`Evidence.after`), each cut short. A next turn already among the first `whole` items
     (shown in full) moves from its place to under this one, still in full: the reply is
-    read with the question it answers."""
+    read with the question it answers. `allows(path, frontmatter)`: the caller's rule for
+    what may be evidence (a profile's blocked paths, a superseded page), which a next turn
+    must pass as the search's results did."""
     shown = {e.path for e in items[:whole]}
     # The names of the people talking are in every turn's greeting ("Wow, Caroline!"):
     # a next turn's short line is the part that holds the question's other words.
@@ -88,6 +90,8 @@ def read_on(items: list[Evidence], query: str, read: Reader, first: int = FIRST,
             nxt, _ = load_page(read, path)
             if nxt is None or not is_turn(nxt):
                 break  # the conversation ends here
+            if allows is not None and not allows(path, nxt.meta):
+                continue
             if path in shown:  # already among the best: moved under this turn, whole
                 moved = next((x for x in items if x.path == path and x is not e), None)
                 if moved is not None:

@@ -368,7 +368,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
-        read_on(durable, query, read, whole=FULL)  # a chat turn with what was said next
+        read_on(durable, query, read, whole=FULL,  # a chat turn with what was said next
+                allows=lambda p, fm: policy.allows(p, False) and _candidate({"path": p, "frontmatter": fm}, False))
     # Sessions are read for every prompt the profile allows them for: a newer session
     # line that updates a durable fact is shown beside it; the rest only when the prompt
     # asks about recent work (Dory's rule). Not cut by the time budget: a first call that

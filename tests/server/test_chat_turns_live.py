@@ -37,8 +37,10 @@ OTHER_DAY = [
 def _files() -> dict[str, str]:
     files = {}
     for i, (who, body) in enumerate(TURNS, start=1):
+        # The third turn was superseded: not evidence, though it follows the best turn
+        status = "status: superseded\n" if i == 3 else ""
         files[f"chats/session-15/D15-{i}.md"] = (
-            f"---\ntitle: \"{who} — 3:19 pm on 28 August, 2023\"\ndate: 2023-08-28\n---\n"
+            f"---\ntitle: \"{who} — 3:19 pm on 28 August, 2023\"\ndate: 2023-08-28\n{status}---\n"
             f"**{who}** — 3:19 pm on 28 August, 2023\n\n{body}\n")
     # Another day's talk, so that the reply is not among the best sources on its own
     for i, body in enumerate(OTHER_DAY, start=1):
@@ -66,6 +68,7 @@ def test_the_best_turn_comes_with_the_reply_to_it(srv: Any) -> None:
     assert asked + 1 < len(lines), got["block"]
     assert lines[asked + 1].startswith("  - next: Melanie: Yeah, since I was seven!"), got["block"]
     assert "chats/session-15/D15-2.md" in got["sources"]
+    assert "learning the guitar" not in got["block"], got["block"]
 
 
 def test_numbered_notes_are_not_read_as_a_conversation(srv: Any) -> None:
