@@ -299,7 +299,7 @@ def named(page: Page, text: str) -> str:
     return f"{page.title}: {text}"
 
 
-_HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
+CHAT_HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
 
 
 def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
@@ -308,7 +308,7 @@ def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
     it names the page's own day (its year and day of the month), it leads as `Maya, 2
     March, 2024: ...` and the line's date is not repeated after it (`dated`)."""
     if len(units) > 1 and every and units[0] is every[0]:
-        m = _HEADER.match(units[0].text)
+        m = CHAT_HEADER.match(units[0].text)
         if m:
             rest = " ".join(u.text for u in units[1:])
             y, _, d = (date.split("-") + ["", ""])[:3] if date else ("", "", "")
@@ -345,7 +345,7 @@ def briefly(units: list[Unit], every: list[Unit], terms: dict[str, float], when:
     who = ""
     body = units
     if len(units) > 1 and every and units[0] is every[0]:
-        m = _HEADER.match(units[0].text)
+        m = CHAT_HEADER.match(units[0].text)
         if m:
             who, body = m.group("who").strip() + ", " + _TIME.sub("", m.group("when")), units[1:]
 
@@ -419,7 +419,7 @@ def _naming(items: list[Evidence], asked: list[str]) -> list[int]:
 def speaker_stems(e: Evidence) -> set[str]:
     """Who says a chat line (its `who — when` header), as stems."""
     for u in (*e.units, *e.rest):
-        m = _HEADER.match(u.text) if len(u.text) <= 80 else None
+        m = CHAT_HEADER.match(u.text) if len(u.text) <= 80 else None
         if m:
             return {stem(w) for w in words(m.group("who"))}
     return set()
