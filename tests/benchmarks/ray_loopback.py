@@ -197,7 +197,8 @@ def main() -> int:
     ap.add_argument("--cpus", default="1,1", help="CPUs of each node, head first")
     ap.add_argument("--object-store-mb", type=int, default=400)
     a = ap.parse_args()
-    os.environ.setdefault("COMMONPLACE_RAY_TMP", tempfile.mkdtemp(prefix="cp-ray-") + "/r")
+    if "COMMONPLACE_RAY_TMP" not in os.environ:  # not setdefault: its argument would make a dir every run
+        os.environ["COMMONPLACE_RAY_TMP"] = tempfile.mkdtemp(prefix="cp-ray-") + "/r"
     Path(os.environ["COMMONPLACE_RAY_TMP"]).parent.mkdir(parents=True, exist_ok=True)
     return serve(a.port, [int(x) for x in a.cpus.split(",")], a.object_store_mb)
 
