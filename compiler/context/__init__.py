@@ -13,6 +13,8 @@ budget is spent on distinct text only.
 - `evidence`: search results into ranked, compact evidence lines (active memory, research);
 - `active`: the active-memory block from that evidence;
 - `turns`: a chat kept one file per turn, a turn read with the turns said after it;
+- `transcript`: a conversation kept in one page: names not matched, a turn with its reply;
+- `terms`: a question's words as stems, weighted, as every module matches them;
 - `when` and `recent`: the days a question names, and what was said and written in them.
 """
 

@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 from .facts import ROLE, Page, Unit, page_units
 from .plain import STOP, plain_line, sentences, words
+from .terms import overlap, query_terms, stem
+from .transcript import speakers, with_reply, without
 from .updates import bearing, updates
 from .when import DAYS
 from .window import best_window, drop_restated
@@ -56,9 +58,22 @@ class Evidence:
     rest_updates: dict[int, list["Evidence"]] = field(default_factory=dict)  # by index into `rest`
     matched: float = 0.0  # how much of the question its text holds (`overlap`)
     dated: bool = False  # its text already says its date (a chat line's `who — when` header)
-    brief: str = ""  # a short form: who (a chat line's speaker) and the unit that matches best
+    # Its short form (who, a chat line's speaker, and the window that matches best), made
+    # on first use: most evidence gathered is never shown short (a tenth of a call's time).
+    brief_of: "Callable[[], str] | None" = field(default=None, repr=False, compare=False)
+    _brief: "str | None" = field(default=None, repr=False, compare=False)
     terms: dict[str, float] = field(default_factory=dict, repr=False)  # the question's (`query_terms`)
     after: list["Evidence"] = field(default_factory=list)  # a chat turn's next turns (`turns.read_on`)
+
+    @property
+    def brief(self) -> str:
+        if self._brief is None:
+            self._brief = self.brief_of() if self.brief_of is not None else ""
+        return self._brief
+
+    @brief.setter
+    def brief(self, text: str) -> None:
+        self._brief = text
 
 
 def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
@@ -70,41 +85,6 @@ def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
         if str(fm.get("status") or "").strip().lower() in ("quarantined", "quarantine"):
             return True
     return False
-
-
-@lru_cache(maxsize=1 << 16)
-def stem(word: str) -> str:
-    w = word.casefold().strip("'")
-    for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            w = w[: -len(suffix)] + ("i" if suffix == "ies" else "")
-            break
-    # "share", "shares" and "shared" are one word: a final e goes too; "try" is "tri" as
-    # in "tried" and "tries"
-    if len(w) > 3 and w.endswith("e"):
-        w = w[:-1]
-    elif len(w) > 3 and w.endswith("y"):
-        w = w[:-1] + "i"
-    return w[:7]
-
-
-def query_terms(query: str) -> dict[str, float]:
-    """Content words of the question as stems, each weighted (longer words and names
-    say more than short ones)."""
-    out: dict[str, float] = {}
-    for raw in re.findall(r"[\w']+", query):
-        w = raw.casefold()
-        if w in STOP or len(w) < 3 or w.isdigit() and len(w) < 2:
-            continue
-        weight = 1.0 + (0.5 if len(w) >= 7 else 0.0) + (0.5 if raw[:1].isupper() else 0.0)
-        s = stem(w)
-        out[s] = max(out.get(s, 0.0), weight)
-    return out
-
-
-def overlap(terms: dict[str, float], text: str) -> float:
-    have = {stem(w) for w in words(text)}
-    return sum(wt for s, wt in terms.items() if s in have)
 
 
 def unit_stems(u: Unit) -> frozenset[str]:
@@ -152,6 +132,8 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
     units = _split_units(page, session) if units is None else units
     if not units:
         return []
+    who = speakers(units)  # a conversation in one page: its speakers' names are not matched
+    terms = without(terms, who) if who else terms
     made: list[set[str]] = []
 
     def snip() -> set[str]:
@@ -211,7 +193,8 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
             keep.append((0.0, 0, units[0]))  # a short note's short first line says who or what (`Maya — 1:56 pm`)
         elif len(units) > 1 and all(i == 0 for _, i, _ in keep):
             keep.append((0.0, 1, units[1]))  # and it alone (the name matched) says nothing: what follows it
-    return drop_restated([u for _, _, u in sorted(keep, key=lambda x: x[1])], _content)
+    kept = drop_restated([u for _, _, u in sorted(keep, key=lambda x: x[1])], _content)
+    return with_reply(units, kept, best[0][2]) if who else kept  # and its reply with the best turn
 
 
 def _content(u: Unit) -> frozenset[str]:
@@ -269,14 +252,17 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
             continue
         date = page.date or mdate
         shown, dated = joined(units, every, date)
-        brief = briefly(units, every, terms, asks_when(query))
-        shown, brief = named(page, shown), named(page, brief)
+        shown = named(page, shown)
+
+        def brief_of(units: list[Unit] = units, every: list[Unit] = every, page: Page = page) -> str:
+            return named(page, briefly(units, every, terms, asks_when(query)))
+
         shown = _clip(shown, LINE_CHARS + (100 if len(units) > 1 else 0))
         unit_date = max((u.date for u in units if u.date), default="") or date
         rest = [u for u in every if all(u is not x for x in units)]
         rest.sort(key=lambda u: u.kind != "claim")  # stable: claims first, then page order
         out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
-                            rest=rest, matched=overlap(terms, shown), terms=terms, dated=dated, brief=brief))
+                            rest=rest, matched=overlap(terms, shown), terms=terms, dated=dated, brief_of=brief_of))
     return out
 
 

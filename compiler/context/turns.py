@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from .evidence import CHAT_HEADER, Evidence, Reader, asks_when, briefly, gather, load_page, names, query_terms
 from .facts import Page
+from .transcript import LABEL
 
 FIRST = 1  # the best sources read on
 AHEAD = 2  # turns after each
@@ -38,7 +39,6 @@ TURN_CHARS = 1200  # a page longer than this is not one message
 FILL = 0.5  # a next turn's short line: the fuller window of two that hold as much (`briefly`)
 
 _NUMBERED = re.compile(r"^(?P<stem>.*?)(?P<n>\d+)(?P<ext>\.md)$")
-_SPEAKER = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}:\s")
 _DAY_LED = re.compile(r"^(?P<who>[^,:]{1,40}), [^:]*\d{4}: ")
 
 
@@ -56,7 +56,7 @@ def is_turn(page: Page) -> bool:
         return False
     speaker = page.meta.get("speaker")
     return (isinstance(speaker, str) and bool(speaker.strip())) or bool(CHAT_HEADER.match(units[0].text)) \
-        or bool(_SPEAKER.match(units[0].text))
+        or bool(LABEL.match(units[0].text))
 
 
 def following(path: str, ahead: int = AHEAD) -> list[str]:

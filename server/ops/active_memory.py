@@ -55,7 +55,7 @@ from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, rend
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.turns import read_on
 from commonplace.compiler.context.when import asked_window
-from commonplace.compiler.search import make_snippet, unique_terms
+from commonplace.compiler.search import unique_terms
 from commonplace.compiler.context.evidence import (
     STOP, Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page,
     names, overlap, query_terms, rerank,
@@ -65,6 +65,11 @@ DURABLE_K = 30  # results from the search (with snippets); deeper candidates com
 MAX_SOURCES = 50
 HEAD = 10  # the search's own top ten lead the block: it is never worse than pasting them
 DEEP = 100  # documents from the engine's vector list for the deeper look
+# ... while their text lasts: a hundred chat turns are a few pages' worth, a hundred long
+# pages (a conversation a file) would be read sentence by sentence for sources the
+# search's own results already hold (LoCoMo a file per session: 126 ms a call, and no
+# better for it).
+DEEP_CHARS = 60_000
 SESSION_K = 4
 HOP_FROM = 1
 HOP_K = 3
@@ -79,6 +84,7 @@ NOTES = ("logs/daily/", "logs/weekly/")
 WEAK = 0.3  # score_normalized below this, and no word of the prompt: not evidence
 TOP_WEAK = 0.1  # the same, for the search's top ten
 EXCERPT_READ = 64 * 1024
+NARROW, LEAD = 300, 60  # where in a chunk the question's words are (`_around`)
 NOTHING = "Nothing in memory matched this prompt"
 
 _PRIVACY = ("privacy", "private", "sensitive", "boundary", "boundaries", "redact", "public-safe", "do not share")
@@ -211,14 +217,36 @@ def _search(ctx: OpContext, query: str, k: int, corpus: str,
 
 
 def _snippet_of(query: str) -> Callable[[dict[str, Any]], str]:
-    """A result's snippet made from its chunk's text, as the search makes it (without the
-    rarity weights and wikilink titles: it only points to where in the page the match is)."""
+    """A result's snippet: the part of its chunk's text where the question's words are
+    (`_around`)."""
     terms = set(unique_terms(query))
+    starts = re.compile(r"\b(?:" + "|".join(sorted(re.escape(t[:4]) for t in terms)) + ")") if terms else None
 
     def make(r: dict[str, Any]) -> str:
-        return make_snippet(str(r.get("content") or ""), terms, style="none")
+        content = str(r.get("content") or "")
+        return content[:NARROW] if starts is None else _around(content, starts)
 
     return make
+
+
+def _around(text: str, starts: re.Pattern[str]) -> str:
+    """The NARROW characters of a chunk where most of the question's words start (by
+    their first four letters: the search's stems are not whole words), as the search's
+    snippet would point. Not the snippet itself: it only says where in the page the match
+    is (`evidence.pick`), and making one reads every line it is given, which cost a
+    quarter of a call on a conversation kept one page a session (24 of 103 ms)."""
+    if len(text) <= NARROW:
+        return text
+    low = text.casefold()
+    hits = [(m.start(), m.group(0)) for m in starts.finditer(low)]
+    if not hits:
+        return text[:NARROW]
+    best, at = -1, 0
+    for i, (pos, _) in enumerate(hits):
+        n = len({w for p, w in hits[i:] if p < pos + NARROW - 2 * LEAD})
+        if n > best:
+            best, at = n, max(0, pos - LEAD)
+    return text[at:at + NARROW]
 
 
 def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> list[dict[str, Any]]:
@@ -254,6 +282,7 @@ def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: An
     except Exception:  # noqa: BLE001 - a deeper look is optional; the search's own answer stands
         return []
     out: list[dict[str, Any]] = []
+    chars = 0
     # A vector candidate counts as a match by meaning (score 1e-6, above none).
     for path, score in ((p, 1e-6) for p, _ in lists.get("vector", [])):
         if path in have or not policy.allows(path, False):
@@ -261,6 +290,9 @@ def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: An
         have.add(path)
         page, _ = load_page(read, path)
         fm = page.meta if page is not None else {}
+        chars += sum(len(u.text) for u in page.units) if page is not None else 0
+        if chars > DEEP_CHARS:
+            break
         r = {"path": path, "frontmatter": fm, "snippet": "", "score_normalized": score}
         if _candidate(r, False):
             out.append(r)

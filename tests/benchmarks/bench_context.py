@@ -2,7 +2,7 @@
 generated corpora (issue 28).
 
     python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
-        [--only dialogue|week] [--http] [--scale N] [--locomo DIR [--both]]
+        [--only dialogue|week] [--http] [--scale N] [--locomo DIR [--layout turn|session] [--both]]
 
 Corpora (built fresh under a temporary folder, or --workdir):
 
@@ -18,7 +18,8 @@ Corpora (built fresh under a temporary folder, or --workdir):
 - `locomo` (`--locomo DIR`, only it): a public long-conversation benchmark's conversation
   files (`quality/locomo.py`: all conversations in one corpus, a file per turn in the
   transcript format, questions but the adversarial ones); per-category rows follow the
-  table. With `--workdir` the corpus and its build are kept and reused between runs (only
+  table. `--layout session`: a file per session instead (`locomo-session`), as a chat log
+  kept one file per conversation; a question's evidence is then its sessions. With `--workdir` the corpus and its build are kept and reused between runs (only
   changed files are rewritten; the embedding cache makes a rebuild cheap).
 
 Systems, each answering every question within the same token budget:
@@ -174,9 +175,10 @@ def dialogue_corpus(work: Path, conversations: int, style: str = "plain") -> dic
     return {"name": f"dialogue-{style}", "root": root, "questions": questions, "calls": [], "projects": []}
 
 
-def locomo_corpus(work: Path, src: Path) -> dict[str, Any]:
-    root = work / "locomo"
-    return {"name": "locomo", "root": root, "questions": locomo.load(src, root), "calls": [], "projects": []}
+def locomo_corpus(work: Path, src: Path, layout: str = "turn") -> dict[str, Any]:
+    name = "locomo" if layout == "turn" else f"locomo-{layout}"
+    root = work / name
+    return {"name": name, "root": root, "questions": locomo.load(src, root, layout), "calls": [], "projects": []}
 
 
 def week_corpus(work: Path, seed: int) -> dict[str, Any]:
@@ -346,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=("dialogue", "week"), default=None, help="only these corpora")
     ap.add_argument("--locomo", type=Path, default=None, metavar="DIR",
                     help="only the long-conversation benchmark whose conversation .json files are in DIR")
+    ap.add_argument("--layout", choices=("turn", "session"), default="turn",
+                    help="--locomo: a file per turn, or per session (a chat log kept one file per conversation)")
     ap.add_argument("--both", action="store_true", help="report the held-out and the tuning half")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
@@ -353,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     if args.locomo:
-        corpora = [locomo_corpus(work, args.locomo)]
+        corpora = [locomo_corpus(work, args.locomo, args.layout)]
     elif args.scale:
         corpora = [scale_corpus(work, args.scale, args.conversations)]
     else:

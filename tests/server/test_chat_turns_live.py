@@ -1,6 +1,7 @@
 """A chat kept one file per turn, read as a conversation by active memory (issue 28),
 against a live `commonplace serve` restarted over its build: the best turn comes with what
-was said next, which shares none of the question's words."""
+was said next, which shares none of the question's words. The same for a conversation
+kept in one page (`compiler/context/transcript.py`)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def _files() -> dict[str, str]:
         files[f"chats/session-16/D16-{i}.md"] = (
             f"---\ntitle: \"{who} — 9:02 am on 4 September, 2023\"\ndate: 2023-09-04\n---\n"
             f"**{who}** — 9:02 am on 4 September, 2023\n\n{body}\n")
+    files["chats/2023-06-08-dana-and-mel.md"] = (
+        "---\ntitle: Dana and Mel\ndate: 2023-06-08\n---\n# Dana and Mel\n\n"
+        "**Dana:** Hey Mel! Good to see you.\n\n**Mel:** Hey Dana! Long time no see. The kids keep me busy.\n\n"
+        "**Dana:** Wow, what a lovely family photo! How long have you been married?\n\n"
+        "**Mel:** Five years already! We had the wedding on a beach near Lisbon.\n\n"
+        "**Dana:** That sounds perfect, Mel.\n\n**Mel:** Thanks, Dana! Off to pick up the kids from swimming.\n")
     files["knowledge/notes/note-014.md"] = "# Backups\n\nThe backup job runs at 02:00 UTC.\n"
     files["knowledge/notes/note-015.md"] = "# Canteen\n\nThe canteen closes at 14:00.\n"
     return files
@@ -86,3 +93,15 @@ def test_research_answers_with_the_reply_too(srv: Any) -> None:
     assert "You play any instruments?" in answer and "Yeah, since I was seven!" in answer, body
     assert answer.index("You play any instruments?") < answer.index("Yeah, since I was seven!")
     assert "chats/session-15/D15-2.md" in got["research"]["sources"]
+
+
+def test_a_conversation_in_one_page_answers_with_the_reply(srv: Any) -> None:
+    """The question's words are in the turn that asks; the answer is the reply, and a
+    greeting that only names Mel is not the best line."""
+    got = post_ok(srv, "/v1/active-memory", {"prompt": "How long have Mel and her husband been married?",
+                                             "agent": "a", "budget_tokens": 600})
+    first = got["block"].split("\n")[1]  # the block's best line
+    assert "chats/2023-06-08-dana-and-mel.md" in first, got["block"]
+    assert "How long have you been married? Mel: Five years already!" in first, got["block"]
+    assert "Hey Mel" not in first, got["block"]
+    assert "chats/2023-06-08-dana-and-mel.md" in got["sources"]

@@ -14,6 +14,10 @@ and `date:` (the session's day), then `**<speaker>** — <time>`, then the text,
 photo the turn shares as `[shares <caption>]`. `<time>` is the session's own
 `session_N_date_time` ("4:10 pm on 2 March, 2024"). All conversations go into ONE corpus.
 
+With `layout="session"` each session is one file instead, `<conv>/session-NN.md`, as a
+chat log kept one file per conversation reads: a `# <speakers> — <time>` heading, then each
+turn as a paragraph `**<speaker>:** <text>`. A question's evidence is then its sessions.
+
 Questions: every `qa` item except category 5 (adversarial: the answer is not in the
 conversation), as `{text, relevant (paths of its evidence dia_ids), answer, category}`.
 A file is rewritten only when its bytes change, so a kept corpus is rebuilt cheaply.
@@ -68,7 +72,9 @@ def _write(f: Path, text: str) -> None:
     f.write_text(text, "utf-8")
 
 
-def load(src: Path, root: Path) -> list[dict[str, Any]]:
+def load(src: Path, root: Path, layout: str = "turn") -> list[dict[str, Any]]:
+    if layout not in ("turn", "session"):
+        raise SystemExit(f"layout {layout!r}: turn or session")
     files = sorted(Path(src).glob("*.json"))
     if not files:
         raise SystemExit(f"--locomo {src}: no .json conversation files there")
@@ -79,32 +85,50 @@ def load(src: Path, root: Path) -> list[dict[str, Any]]:
         for i, d in enumerate(convs):
             name = f.stem if len(convs) == 1 else str(d.get("sample_id") or f"{f.stem}-{i}")
             conv = "conv-" + re.sub(r"[^\w.-]+", "-", name)
-            questions += _conversation(d.get("conversation", d), d.get("qa", []), conv, root)
+            questions += _conversation(d.get("conversation", d), d.get("qa", []), conv, root, layout)
     return questions
 
 
-def _conversation(c: dict[str, Any], qa: list[dict[str, Any]], conv: str, root: Path) -> list[dict[str, Any]]:
+def session_text(speakers: list[str], stamp: str, day: str, turns: list[tuple[str, str]]) -> str:
+    title = f"{' and '.join(speakers)} — {stamp}"
+    head = f"---\ntitle: {_yaml(title)}\n" + (f"date: {day}\n" if day else "") + "---\n"
+    return head + f"# {title}\n\n" + "".join(f"**{who}:** {text}\n\n" for who, text in turns)
+
+
+def _conversation(c: dict[str, Any], qa: list[dict[str, Any]], conv: str, root: Path,
+                  layout: str = "turn") -> list[dict[str, Any]]:
     have: set[str] = set()
+    where: dict[str, str] = {}  # a turn's path -> the file it is in
     for key, turns in c.items():
         m = re.fullmatch(r"session_(\d+)", key)
         if not m or not isinstance(turns, list):
             continue
         stamp = str(c.get(f"{key}_date_time") or "")
         day = session_day(stamp)
+        said: list[tuple[str, str]] = []
         for t in turns:
             rel = turn_path(conv, str(t.get("dia_id", "")))
             if rel is None:
                 continue
             have.add(rel)
-            _write(root / rel, turn_text(str(t.get("speaker", "")), stamp, day, t.get("text", ""),
-                                         str(t.get("blip_caption") or "")))
+            who, text, caption = str(t.get("speaker", "")), t.get("text", ""), str(t.get("blip_caption") or "")
+            if layout == "turn":
+                where[rel] = rel
+                _write(root / rel, turn_text(who, stamp, day, text, caption))
+            else:
+                where[rel] = f"{conv}/session-{int(m.group(1)):02d}.md"
+                body = " ".join(str(text or "").split())
+                said.append((who, f"{body} [shares {' '.join(caption.split())}]".strip() if caption else body))
+        if said:
+            speakers = list(dict.fromkeys(w for w, _ in said))
+            _write(root / f"{conv}/session-{int(m.group(1)):02d}.md", session_text(speakers, stamp, day, said))
     out = []
     for q in qa:
         cat = int(q.get("category") or 0)
         if cat == 5 or "answer" not in q:
             continue
         ids = _DIA.findall(" ".join(map(str, q.get("evidence") or [])))
-        rel = [p for p in (turn_path(conv, f"D{a}:{b}") for a, b in ids) if p in have]
+        rel = [where[p] for p in (turn_path(conv, f"D{a}:{b}") for a, b in ids) if p in have]
         out.append({"text": str(q["question"]), "relevant": list(dict.fromkeys(rel)),
                     "answer": str(q["answer"]), "forbidden": [], "category": CATEGORIES.get(cat, str(cat))})
     return out

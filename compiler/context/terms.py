@@ -1,0 +1,47 @@
+"""A question's words as the context builder matches them: stems, weighted.
+
+Kept apart from `evidence` so the modules that read a source's text (`transcript`) match
+words the same way without importing the evidence pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .plain import STOP, words
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    w = word.casefold().strip("'")
+    for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            w = w[: -len(suffix)] + ("i" if suffix == "ies" else "")
+            break
+    # "share", "shares" and "shared" are one word: a final e goes too; "try" is "tri" as
+    # in "tried" and "tries"
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    elif len(w) > 3 and w.endswith("y"):
+        w = w[:-1] + "i"
+    return w[:7]
+
+
+def query_terms(query: str) -> dict[str, float]:
+    """Content words of the question as stems, each weighted (longer words and names
+    say more than short ones)."""
+    out: dict[str, float] = {}
+    for raw in re.findall(r"[\w']+", query):
+        w = raw.casefold()
+        if w in STOP or len(w) < 3 or w.isdigit() and len(w) < 2:
+            continue
+        weight = 1.0 + (0.5 if len(w) >= 7 else 0.0) + (0.5 if raw[:1].isupper() else 0.0)
+        s = stem(w)
+        out[s] = max(out.get(s, 0.0), weight)
+    return out
+
+
+def overlap(terms: dict[str, float], text: str) -> float:
+    have = {stem(w) for w in words(text)}
+    return sum(wt for s, wt in terms.items() if s in have)
