@@ -42,6 +42,7 @@ import dataclasses
 import datetime as dt
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -241,11 +242,17 @@ def _around(text: str, starts: re.Pattern[str]) -> str:
     hits = [(m.start(), m.group(0)) for m in starts.finditer(low)]
     if not hits:
         return text[:NARROW]
-    best, at = -1, 0
-    for i, (pos, _) in enumerate(hits):
-        n = len({w for p, w in hits[i:] if p < pos + NARROW - 2 * LEAD})
-        if n > best:
-            best, at = n, max(0, pos - LEAD)
+    best, at, j = -1, 0, 0
+    inside: Counter[str] = Counter()  # the words in the window from hit i (hits are in text order)
+    for pos, word in hits:
+        while j < len(hits) and hits[j][0] < pos + NARROW - 2 * LEAD:
+            inside[hits[j][1]] += 1
+            j += 1
+        if len(inside) > best:
+            best, at = len(inside), max(0, pos - LEAD)
+        inside[word] -= 1
+        if not inside[word]:
+            del inside[word]
     return text[at:at + NARROW]
 
 
