@@ -21,7 +21,6 @@ import re
 import stat
 import threading
 from collections import OrderedDict
-from functools import lru_cache
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable

@@ -6,10 +6,11 @@ Two things change when evidence picks such a page's sentences (`evidence.pick`):
 - The speakers' names are not words to match. Every turn starts with one, so "What did
   Melanie paint?" would otherwise pick "Melanie: Hey Caroline!" over the sentence about the
   painting. (When the question has no other word, the names stay.)
-- The reply goes with the best sentence: the opening of the next turn is shown after it. A question's words match the turn that asks ("How long have you
-  been married?") and the answer is the reply ("5 years already!"), as with a chat kept one
-  file per turn (`turns.py`). A reply that opens with a few words ("Thanks, Mel!") goes on
-  to its next sentence, until it holds REPLY_CHARS.
+- The reply goes with the best sentence: the opening of the next turn is shown after it.
+  A question's words match the turn that asks ("How long have you been married?") and the
+  answer is the reply ("5 years already!"), as with a chat kept one file per turn
+  (`turns.py`). A reply that opens with a few words ("Thanks, Mel!") goes on to its next
+  sentence, until it holds REPLY_CHARS.
 
 Measured with bench_context on LoCoMo built a file per session (`--layout session`, 600
 tokens, 2026-11-29): answers 31.8 → 35.1 held out and 34.0 → 39.5 on the tuning half
