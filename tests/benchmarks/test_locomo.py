@@ -52,3 +52,21 @@ def test_turn_files_and_questions(tmp_path: Path) -> None:
 def test_no_conversation_files(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no .json conversation files"):
         load(tmp_path, tmp_path / "corpus")
+
+
+def test_session_files_and_questions(tmp_path: Path) -> None:
+    """`--layout session`: a file per session, each turn a paragraph led by its speaker;
+    a question's evidence is its session."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "c1.json").write_text(json.dumps(CONV), "utf-8")
+    root = tmp_path / "corpus"
+    qs = load(src, root, "session")
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*.md")) == ["conv-c1/session-01.md"]
+    text = (root / "conv-c1/session-01.md").read_text("utf-8")
+    assert text == ('---\ntitle: "Ada and Ben — 4:10 pm on 2 March, 2024"\ndate: 2024-03-02\n---\n'
+                    "# Ada and Ben — 4:10 pm on 2 March, 2024\n\n"
+                    "**Ada:** I planted tomatoes yesterday.\n\n**Ben:** Nice! [shares a photo of a garden]\n\n")
+    assert [q["relevant"] for q in qs] == [["conv-c1/session-01.md"], ["conv-c1/session-01.md"]]
+    with pytest.raises(SystemExit, match="turn or session"):
+        load(src, root, "day")
