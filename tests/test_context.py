@@ -208,7 +208,7 @@ def test_a_snippet_is_made_only_when_it_can_change_the_choice(tmp_path: Path) ->
         return "Alex moved the invoice export to the new queue in March."
 
     results = [{"path": "a.md", "score_normalized": 0.9}, {"path": "b.md", "score_normalized": 0.8}]
-    got = gather(results, "Where does the invoice export run?", disk_reader(tmp_path), per_source=1,
+    got = gather(results, "Where is the invoice export now?", disk_reader(tmp_path), per_source=1,
                  snippet_of=snippet_of)
     assert asked == ["b.md"]  # a.md has one matching sentence: no snippet needed
     assert got[0].text == "The invoice export runs on Mondays."

@@ -54,3 +54,16 @@ def test_a_page_of_fields_is_not_a_conversation(tmp_path: Path) -> None:
     e = gather([{"path": "atlas.md"}], "What is the status of Atlas?", disk_reader(tmp_path))[0]
     assert e.text.startswith("Status: paused until the audit is signed off."), e.text
     assert "Alex Kim" not in e.text, e.text
+
+
+def test_a_short_plural_is_the_same_word(tmp_path: Path) -> None:
+    """"pet" in the question matches "pets" in the turn that asks, so the reply (the answer)
+    comes with it; the small talk around it does not."""
+    (tmp_path / "talk.md").write_text(
+        "# Dana and Mel\n\n**Dana:** Hey Mel! How was the weekend?\n\n**Mel:** Busy, Dana. Lots of errands.\n\n"
+        "**Dana:** Do you have any pets at home?\n\n**Mel:** Yes, a guinea pig called Oscar. He loves carrots.\n\n"
+        "**Dana:** Cute! See you on Monday.\n\n**Mel:** See you, Dana.\n", "utf-8")
+    e = gather([{"path": "talk.md"}], "What pet does Mel have?", disk_reader(tmp_path))[0]
+    assert "Do you have any pets at home?" in e.text, e.text
+    assert "guinea pig called Oscar" in e.text, e.text
+    assert "How was the weekend" not in e.text, e.text

@@ -16,7 +16,9 @@ from .plain import STOP, words
 def stem(word: str) -> str:
     w = word.casefold().strip("'")
     for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+        # a plural of four letters counts ("pets" is "pet"), but not "plus", "less" or "this"
+        least = 4 if suffix == "s" and not w.endswith(("ss", "us", "is")) else len(suffix) + 4
+        if len(w) >= least and w.endswith(suffix):
             w = w[: -len(suffix)] + ("i" if suffix == "ies" else "")
             break
     # "share", "shares" and "shared" are one word: a final e goes too; "try" is "tri" as
