@@ -14,6 +14,7 @@ budget is spent on distinct text only.
 - `active`: the active-memory block from that evidence;
 - `turns`: a chat kept one file per turn, a turn read with the turns said after it;
 - `transcript`: a conversation kept in one page: names not matched, a turn with its reply;
+- `asks`: the part of a long prompt that asks (searched first), and the rest;
 - `terms`: a question's words as stems, weighted, as every module matches them;
 - `when` and `recent`: the days a question names, and what was said and written in them.
 """

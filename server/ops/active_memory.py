@@ -6,7 +6,9 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    which wake profile, whether durable and session evidence may be used, and which paths
    it leaves out (coding leaves out core/user, soul, identity and people/; writing keeps
    people, whose preferences a draft needs; privacy uses nothing but the privacy wake).
-2. Durable evidence: one hybrid search with the prompt (thirty results, without
+2. Durable evidence: one hybrid search with the prompt, or with what a long prompt asks
+   (`asks.split`: a pasted traceback or draft, then the question; the rest of it gets a
+   words-only search of its own, `_about_the_rest`, shown after the best three) (thirty results, without
    snippets: `gather` makes one only where it can change the choice), in the engine's
    order nudged by Dory's path weights; tombstones, sessions, superseded, raw and audit
    material (per-write evidence files, inbox, quarantine, saved research, generated wiki
@@ -33,7 +35,8 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
 The answer is `{kind: memory|none, block, summary, sources}`; debug adds `took_ms`,
 `profile` and `confidence` (high with durable evidence and a session line, medium with
 either, low when none of it holds a word of the prompt). `rerank` is accepted and ignored. The prompt used as the query is cut to 2,000
-characters: a longer message adds nothing a search can use, and costs time.
+characters (and read to 20,000 for the part that asks): a longer message adds nothing a
+search can use, and costs time.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
 from .search import engine_request, run_engine, shape
 
+from commonplace.compiler.context.asks import split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.turns import read_on
@@ -78,6 +82,9 @@ HOP_HEAD = True
 _QWORDS = {"what", "which", "when", "where", "who", "whom", "why", "how", "is", "are", "did", "does", "do", "the",
            "after", "considering", "for", "on", "around", "since", "in", "i", "a", "an"}
 MAX_QUERY = 2000
+REST_CHARS, REST_K, REST_AT = 600, 2, 3  # the rest of a long prompt (`_about_the_rest`)
+REST_MATCHED = 3.0  # ... and how much of it a source must share to be shown
+MAX_PROMPT = 20_000  # characters of a prompt read for the part that asks (`asks.split`)
 OTHER_FACTS_QUERY = 800  # characters of the second session search (`_updates_of_other_facts`)
 # A person's own daily and weekly notes are memory like any page (Dory's search keeps them);
 # the rest of `logs/` (sessions, read on their own; eval and job logs) is not evidence.
@@ -322,6 +329,17 @@ def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence
     return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
 
 
+def _about_the_rest(ctx: OpContext, rest: str, have: set[str], policy: Policy, read: Any) -> list[Evidence]:
+    """What memory holds about the rest of a long prompt (the traceback or draft pasted
+    before the question): a words-only search of its opening, whose best sources go after
+    the question's best three. Words only: the text is long, and its embedding would cost
+    more than the rest of the call."""
+    query = rest[:REST_CHARS]
+    results = [r for r in _ranked(_search(ctx, query, REST_K, "durable", mode="bm25"), policy, False)
+               if r["path"] not in have]
+    return [e for e in gather(results, query, read, snippet_of=_snippet_of(query)) if e.matched >= REST_MATCHED]
+
+
 def _updates_of_other_facts(ctx: OpContext, durable: list[Evidence], seen: set[str], read: Any,
                             policy: Policy) -> None:
     """Sessions that change the other facts the block may show of its best sources (the
@@ -388,7 +406,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     # does: its sessions and daily notes, found by their dates (`asked_window`).
     span = asked_window(req.prompt, dt.datetime.now(dt.timezone.utc).date())
     recent = wants_sessions(req.prompt) or span is not None
-    query = " ".join(req.prompt.split())[:MAX_QUERY]
+    asked = split(req.prompt[:MAX_PROMPT])  # a long message is searched for what it asks
+    query = " ".join(asked.focus.split())[:MAX_QUERY]
     terms = query_terms(query)
     root = Path(ctx.root)
     read = disk_reader(root, EXCERPT_READ)
@@ -407,6 +426,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
+        if asked.rest and time.perf_counter() < deadline:
+            durable[REST_AT:REST_AT] = _about_the_rest(ctx, asked.rest, {e.path for e in durable}, policy, read)
         read_on(durable, query, read, whole=FULL,  # a chat turn with what was said next
                 allows=lambda p, fm: policy.allows(p, False) and _candidate({"path": p, "frontmatter": fm}, False))
     # Sessions are read for every prompt the profile allows them for: a newer session

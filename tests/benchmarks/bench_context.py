@@ -3,6 +3,7 @@ generated corpora (issue 28).
 
     python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
         [--only dialogue|week] [--http] [--scale N] [--locomo DIR [--layout turn|session] [--both]]
+        [--pasted]
 
 Corpora (built fresh under a temporary folder, or --workdir):
 
@@ -39,6 +40,10 @@ the second system asked, paste, is timed with the prompt's embedding ready). Wit
 `--scale N` runs only one corpus of N documents, for latency at size: the dialogue
 corpus's conversations (their questions are asked) inside a synthetic notes corpus
 (`corpus_gen`) that makes up the rest; active memory and paste only.
+
+`--pasted` asks every question after the same pasted traceback (about 1,100 characters),
+as an agent host sends a user's whole message: what a long prompt costs active memory and
+paste.
 
 Columns (per system, held-out questions: every other question of each corpus is kept
 for tuning and not reported unless --tuning): evidence = share of gold paths present in
@@ -333,6 +338,22 @@ def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str,
     return "\n".join(lines)
 
 
+# A user's message before the question: a traceback pasted while at work (`--pasted`)
+PASTED = """I'm in the middle of refactoring the ingestion worker and hit this again, pasting the whole thing:
+
+Traceback (most recent call last):
+  File "/srv/app/worker/ingest.py", line 214, in run_batch
+    rows = self.reader.fetch(batch_id, limit=self.config.batch_size)
+  File "/srv/app/worker/reader.py", line 88, in fetch
+    cursor.execute(QUERY, (batch_id, limit))
+psycopg2.errors.QueryCanceled: canceling statement due to statement timeout
+CONTEXT: while scanning relation "events_2026_11"
+
+The batch size is 5000 and the timeout is 30s. It only happens on Mondays after the weekly rollup,
+which makes me think the vacuum hasn't caught up. Before I dig into that though, quick unrelated question
+while I remember it, from the notes: """
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--conversations", type=int, default=3)
@@ -351,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layout", choices=("turn", "session"), default="turn",
                     help="--locomo: a file per turn, or per session (a chat log kept one file per conversation)")
     ap.add_argument("--both", action="store_true", help="report the held-out and the tuning half")
+    ap.add_argument("--pasted", action="store_true", help="every question after a pasted traceback (a long prompt)")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
     if not args.locomo:  # a kept --locomo corpus is reused: only changed turns are rewritten
@@ -364,6 +386,10 @@ def main(argv: list[str] | None = None) -> int:
         corpora = [] if args.only == "week" else [dialogue_corpus(work, args.conversations, style)
                                                   for style in ("plain", "transcript")]
         corpora += [] if args.only == "dialogue" else [week_corpus(work, s) for s in range(1, args.seeds + 1)]
+    if args.pasted:
+        for c in corpora:
+            c["name"] += " (pasted)"
+            c["questions"] = [{**q, "text": PASTED + q["text"]} for q in c["questions"]]
     systems = ("active", "paste") if args.scale or args.locomo else ("active", "wake", "paste")
     split = "tuning" if args.tuning else "held-out"
     how = "commonplace serve over HTTP (real sockets)" if args.http else "in-process server routes (Flask test client)"

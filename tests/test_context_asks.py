@@ -1,0 +1,44 @@
+"""What a long prompt asks (`compiler/context/asks.py`): the part active memory searches
+first, and the rest, searched on its own."""
+
+from __future__ import annotations
+
+from commonplace.compiler.context.asks import split
+
+LOG = "\n".join(f'  File "/srv/app/worker/step_{i}.py", line {i * 7}, in run x = a ? b : c  # ?q={i}'
+                for i in range(12))
+
+
+def test_a_short_prompt_is_searched_whole() -> None:
+    prompt = "We moved the export. When does it run now?"
+    assert split(prompt).focus == prompt and split(prompt).rest == ""
+
+
+def test_the_question_after_a_paste() -> None:
+    got = split(f"Hit this again:\n\n{LOG}\n\nQuick one while I remember: what is Dana allergic to?")
+    assert got.focus == "Quick one while I remember: what is Dana allergic to?"
+    assert "step_3.py" in got.rest and "Dana" not in got.rest
+
+
+def test_the_question_before_a_paste() -> None:
+    """The last paragraph that asks, wherever it is; the "?" of code is not a question."""
+    got = split(f"Why does the ingest worker time out on Mondays?\n\n{LOG}")
+    assert got.focus == "Why does the ingest worker time out on Mondays?"
+
+
+def test_a_question_without_its_subject_takes_the_sentence_before() -> None:
+    got = split("We moved the nightly reconciliation export to the new queue. " * 8
+                + "\n\nWe moved the export to Hetzner. When does it run now?")
+    assert got.focus == "We moved the export to Hetzner. When does it run now?"
+
+
+def test_an_instruction_without_a_question_mark() -> None:
+    got = split("Here is my draft:\n\n" + "The quarterly numbers are in and look fine. " * 12
+                + "\n\nDraft my Friday update to Dana about the billing migration.")
+    assert got.focus == "Draft my Friday update to Dana about the billing migration."
+    assert got.rest.startswith("Here is my draft: The quarterly numbers")
+
+
+def test_a_question_about_the_paste_keeps_the_prompt_whole() -> None:
+    prompt = f"Hit this again:\n\n{LOG}\n\nWhat does this mean?"
+    assert split(prompt).focus == prompt.strip() and split(prompt).rest == ""
