@@ -6,15 +6,15 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    which wake profile, whether durable and session evidence may be used, and which paths
    it leaves out (coding leaves out core/user, soul, identity and people/; writing keeps
    people, whose preferences a draft needs; privacy uses nothing but the privacy wake).
-2. Durable evidence: one hybrid search with the prompt, or with what a long prompt asks
-   (`asks.split`: a pasted traceback or draft, then the question; the rest of it gets a
-   words-only search of its own, `_about_the_rest`, shown after the best three) (thirty results, without
+2. Durable evidence: one hybrid search with the prompt (thirty results, without
    snippets: `gather` makes one only where it can change the choice), in the engine's
    order nudged by Dory's path weights; tombstones, sessions, superseded, raw and audit
    material (per-write evidence files, inbox, quarantine, saved research, generated wiki
    pages) and logs other than daily and weekly notes are not evidence. A second hop
    (`_second_hop`) searches the names the best source holds and the prompt does not; with
-   vectors, the deeper look (`_deeper`).
+   vectors, the deeper look (`_deeper`). A long prompt (a pasted traceback or draft, then
+   the question) is searched for what it asks (`asks.split`); the rest of it gets a
+   words-only search of its own, shown after the best three (`_about_the_rest`).
 3. Session evidence: a session search for every prompt (by words; hybrid when the
    prompt asks about recent work). A session line newer than a durable line on the same
    subject goes under it, both dated; other session lines appear only when the prompt
@@ -34,8 +34,8 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
 
 The answer is `{kind: memory|none, block, summary, sources}`; debug adds `took_ms`,
 `profile` and `confidence` (high with durable evidence and a session line, medium with
-either, low when none of it holds a word of the prompt). `rerank` is accepted and ignored. The prompt used as the query is cut to 2,000
-characters (and read to 20,000 for the part that asks): a longer message adds nothing a
+either, low when none of it holds a word of the prompt). `rerank` is accepted and ignored.
+The prompt used as the query is cut to 2,000 characters: a longer message adds nothing a
 search can use, and costs time.
 """
 
@@ -84,7 +84,6 @@ _QWORDS = {"what", "which", "when", "where", "who", "whom", "why", "how", "is", 
 MAX_QUERY = 2000
 REST_CHARS, REST_K, REST_AT = 600, 2, 3  # the rest of a long prompt (`_about_the_rest`)
 REST_MATCHED = 3.0  # ... and how much of it a source must share to be shown
-MAX_PROMPT = 20_000  # characters of a prompt read for the part that asks (`asks.split`)
 OTHER_FACTS_QUERY = 800  # characters of the second session search (`_updates_of_other_facts`)
 # A person's own daily and weekly notes are memory like any page (Dory's search keeps them);
 # the rest of `logs/` (sessions, read on their own; eval and job logs) is not evidence.
@@ -406,7 +405,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     # does: its sessions and daily notes, found by their dates (`asked_window`).
     span = asked_window(req.prompt, dt.datetime.now(dt.timezone.utc).date())
     recent = wants_sessions(req.prompt) or span is not None
-    asked = split(req.prompt[:MAX_PROMPT])  # a long message is searched for what it asks
+    asked = split(req.prompt)  # a long message is searched for what it asks
     query = " ".join(asked.focus.split())[:MAX_QUERY]
     terms = query_terms(query)
     root = Path(ctx.root)
