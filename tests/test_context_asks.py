@@ -42,3 +42,18 @@ def test_an_instruction_without_a_question_mark() -> None:
 def test_a_question_about_the_paste_keeps_the_prompt_whole() -> None:
     prompt = f"Hit this again:\n\n{LOG}\n\nWhat does this mean?"
     assert split(prompt).focus == prompt.strip() and split(prompt).rest == ""
+
+
+def test_an_instruction_after_a_pasted_email_that_asks() -> None:
+    email = ("Hi team, the March invoices for the Lisbon office are still open and the auditors are waiting. "
+             "Finance says the export failed twice last week and nobody has looked at the logs yet. " * 3)
+    got = split(f"This came in this morning:\n\n{email}\nCan you confirm the totals by Friday?\n\n"
+                "Draft a reply to Dana's billing team about it.")
+    assert got.focus.endswith("Draft a reply to Dana's billing team about it.")
+    assert "Can you confirm the totals by Friday?" in got.focus
+    assert "Dana" not in got.rest and "auditors" in got.rest
+
+
+def test_a_pasted_log_after_the_question_is_not_an_instruction() -> None:
+    got = split(f"Why does the ingest worker time out on Mondays?\n\n{LOG}\n\nsee above")
+    assert got.focus == "Why does the ingest worker time out on Mondays?"

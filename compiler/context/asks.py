@@ -17,6 +17,7 @@ from .terms import query_terms
 
 LONG = 400  # characters: a prompt up to this is searched whole
 MOST = 400  # characters of the part that asks
+PROSE = 300  # characters of a last paragraph that may be an instruction after the question
 BACK = 3  # sentences before the question it may take to name its subject
 # A question's mark follows a word ("ready?"), which the "?" of code (`a ? b : c`, `?q=`)
 # does not.
@@ -34,6 +35,12 @@ def _sentences(paragraph: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?])[\"')\]]*\s+", " ".join(paragraph.split())) if s]
 
 
+def _prose(paragraph: str) -> bool:
+    """A line or two of words, not a pasted log or code: "Draft a reply to Dana's team"."""
+    letters = sum(c.isalpha() or c.isspace() for c in paragraph)
+    return paragraph.count("\n") < 2 and len(paragraph) <= PROSE and letters >= 0.85 * len(paragraph)
+
+
 def _enough(sentences: list[str]) -> bool:
     return len(query_terms(" ".join(sentences))) >= 2
 
@@ -42,13 +49,15 @@ def split(prompt: str) -> Split:
     """A long prompt's last paragraph that asks a question gives its question sentences,
     with as many sentences before them as it takes to hold two words to search for
     ("We moved the export. When does it run now?"). With no question mark, the last
-    paragraph's last sentences do (an instruction: "Draft my Friday update to Dana."). The
+    paragraph's last sentences do (an instruction: "Draft my Friday update to Dana."); a
+    line of prose after the question goes with it ("Reply to Dana's team about it."). The
     prompt stays whole when it is short, or when the part that asks holds fewer than two
     words to search for ("what does this mean?" is about what was pasted)."""
     text = prompt.strip()
     if len(text) <= LONG:
         return Split(text)
-    paragraphs = [_sentences(p) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    raw = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    paragraphs = [_sentences(p) for p in raw]
     at = next((i for i in range(len(paragraphs) - 1, -1, -1) if any(_ASKS.search(s) for s in paragraphs[i])), -1)
     said = paragraphs[at]
     if at >= 0:
@@ -59,9 +68,14 @@ def split(prompt: str) -> Split:
     while first > 0 and last - first < BACK and not _enough(said[first:last + 1]):
         first -= 1
     focus = " ".join(said[first:last + 1])
+    # A question in what was pasted (an email's "Can you confirm?"), then what the user
+    # asks of it: the last paragraph, a line of prose, goes with it.
+    told = 0 <= at < len(raw) - 1 and _prose(raw[-1]) and _enough(paragraphs[-1])
+    if told:
+        focus += " " + " ".join(paragraphs[-1])
     if len(focus) > MOST:  # the end of it: the question comes last
         focus = focus[-MOST:].split(" ", 1)[-1]
     if not _enough([focus]) or len(focus) >= len(text) * 0.8:
         return Split(text)
-    rest = [" ".join(p if p is not said else p[:first] + p[last + 1:]) for p in paragraphs]
+    rest = [" ".join(p if p is not said else p[:first] + p[last + 1:]) for p in paragraphs[:-1 if told else None]]
     return Split(focus, " ".join(r for r in rest if r))
