@@ -399,13 +399,15 @@ def _usable(items: list[Evidence]) -> list[Evidence]:
 def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     t0 = time.perf_counter()
     deadline = t0 + req.timeout_ms / 1000
-    profile = req.profile if req.profile != "auto" else profile_for(req.prompt)
+    # A long message is read for what it asks: its profile and days too (a pasted class's
+    # `private` is no question about privacy).
+    asked = split(req.prompt)
+    profile = req.profile if req.profile != "auto" else profile_for(asked.focus)
     policy = POLICIES[profile]
     # A span of days ("this week", "the past 3 days") asks about recent work as "yesterday"
     # does: its sessions and daily notes, found by their dates (`asked_window`).
-    span = asked_window(req.prompt, dt.datetime.now(dt.timezone.utc).date())
-    recent = wants_sessions(req.prompt) or span is not None
-    asked = split(req.prompt)  # a long message is searched for what it asks
+    span = asked_window(asked.focus, dt.datetime.now(dt.timezone.utc).date())
+    recent = wants_sessions(asked.focus) or span is not None
     query = " ".join(asked.focus.split())[:MAX_QUERY]
     terms = query_terms(query)
     root = Path(ctx.root)

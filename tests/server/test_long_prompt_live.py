@@ -75,3 +75,24 @@ def test_a_question_about_the_paste_searches_the_paste(srv: Any) -> None:
 def test_a_short_prompt_is_searched_whole(srv: Any) -> None:
     got = _ask(srv, "The ingest worker times out on Mondays. Is Dana allergic to anything?")
     assert "peanuts" in got["block"] and "VACUUM ANALYZE" in got["block"], got["block"]
+
+
+JAVA = "\n".join(["Reviewing this class before the release:", "",
+                  "public class InvoiceExporter {",
+                  "    private final Queue queue;",
+                  "    private final Clock clock;",
+                  "    private int retries = 3;",
+                  "    public void export(Batch batch) {",
+                  "        for (Invoice invoice : batch.invoices()) { queue.push(invoice.toRow(clock.now())); }",
+                  "    }",
+                  "    private void retry(Batch batch) { if (retries-- > 0) export(batch); }",
+                  "}", "", ""])
+
+
+def test_a_pasted_class_that_says_private_is_no_question_about_privacy(srv: Any) -> None:
+    """The profile is read from what is asked: `private` in the code would have picked the
+    privacy profile, which uses no durable evidence at all."""
+    got = post_ok(srv, "/v1/active-memory", {"prompt": JAVA + "Before I forget, is Dana allergic to anything?",
+                                             "agent": "a", "budget_tokens": 600, "debug": True})
+    assert got["profile"] == "general", got
+    assert "Dana is allergic to peanuts" in got["block"], got["block"]
