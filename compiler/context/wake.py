@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -318,6 +319,24 @@ def session_line(rel: str, text: str | None) -> str:
     return f"- {rel}: {summary}"
 
 
+def folder_name(cwd: str) -> str:
+    """The last part of a working directory, a Windows one too (`C:\\code\\atlas`)."""
+    return re.split(r"[\\/]", cwd.strip().rstrip("/\\"))[-1]
+
+
+def project_pages(docs: dict[str, Document], cwd: str | None, resolver: Any = None,
+                  root: Path | None = None) -> frozenset[str]:
+    """The project page the basename of `cwd` names, and its folder's pages and the people
+    and decisions it links: what an agent working there is about (active memory puts them
+    first among close results). Empty when the folder names no project."""
+    name = folder_name(cwd) if cwd else ""
+    rel = find_project(docs, name, resolver, root) if name else None
+    if rel is None:
+        return frozenset()
+    folder = rel.rsplit("/", 1)[0] + "/" if rel.endswith("/state.md") else rel
+    return frozenset((rel, *[p for p in docs if p.startswith(folder)], *_project_links(docs, rel, _Reader(root, docs))))
+
+
 def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[str]:
     """People and decisions the project page links to, and the decision page a
     `kind: decision` memory-write about the project lands in."""
@@ -498,7 +517,7 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             add(page_section("core", d.path, text))
     name = (project or "").strip()
     if not name and cwd and cwd.strip():
-        name = Path(cwd.strip().rstrip("/\\")).name
+        name = folder_name(cwd)
         rel = find_project(docs, name, resolver, root) if name else None
         name = name if rel else ""  # a cwd that names no project is not a problem to report
     if name:

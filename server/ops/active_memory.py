@@ -59,6 +59,7 @@ from commonplace.compiler.context.asks import split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.turns import read_on
+from commonplace.compiler.context.wake import project_pages
 from commonplace.compiler.context.when import asked_window
 from commonplace.compiler.search import unique_terms
 from commonplace.compiler.context.evidence import (
@@ -93,6 +94,7 @@ TOP_WEAK = 0.1  # the same, for the search's top ten
 EXCERPT_READ = 64 * 1024
 NARROW, LEAD = 300, 60  # where in a chunk the question's words are (`_around`)
 NOTHING = "Nothing in memory matched this prompt"
+NEAR = 0.1  # the nudge a page of the project the agent works in gets (`_ranked`)
 
 _PRIVACY = ("privacy", "private", "sensitive", "boundary", "boundaries", "redact", "public-safe", "do not share")
 _PERSONAL = ("who am i", "about me", "my profile", "personal", "preference", "preferences",
@@ -262,15 +264,19 @@ def _around(text: str, starts: re.Pattern[str]) -> str:
     return text[at:at + NARROW]
 
 
-def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool) -> list[dict[str, Any]]:
+def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool,
+            near: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """Search order, nudged by Dory's path weights (a tenth of their size: relevance
-    first), stale results after fresh ones."""
+    first) and by `near` (the pages of the project the agent works in, `project_pages`),
+    stale results after fresh ones."""
     kept = [r for r in results if _candidate(r, session) and policy.allows(str(r["path"]), session)]
     if session:
         return kept
     scored = []
     for i, r in enumerate(kept, start=1):
         s = float(r.get("score_normalized") or 0.0) + 0.1 * path_weight(r["path"]) - i * 0.01
+        if r["path"] in near:
+            s += NEAR
         if r.get("stale_warning"):
             s -= 0.15
         scored.append((-s, i, r))
@@ -416,7 +422,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     sessions: list[Evidence] = []
     said: list[str] = []  # the durable search's warnings
     if query and policy.durable and not only_recent(query, span is not None):
-        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, deep=DEEP), policy, False)
+        near = project_pages(ctx.live.docs, req.cwd, ctx.live.resolver, root) if req.cwd else frozenset()
+        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, deep=DEEP), policy, False, near)
         snippet_of = _snippet_of(query)
         found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
         head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
