@@ -8,6 +8,7 @@ budget is spent on distinct text only.
 - `tokens`: the offline token estimate every budget uses;
 - `plain`: markdown and bookkeeping out of one line; a line that repeats itself cut;
 - `facts`: a page's text into `Unit`s, and a session transcript's summary line;
+- `tables`: a markdown table's rows as facts about their first cell;
 - `pack`: lines into bounded sections, de-duplicated across the whole block;
 - `sections`: a page as a wake section (heading with title and path, then its facts);
 - `evidence`: search results into ranked, compact evidence lines (active memory, research);

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..markdown import frontmatter as fm
 from ..markdown.restate import restates
+from .tables import cells, is_separator, row_text
 from .plain import plain_line
 from .when import parse_day, resolve, stated_day, style_of
 
@@ -189,6 +190,8 @@ def page_units(path: str, text: str) -> Page:
     fence: str | None = None
     code: list[str] = []
     heading = ""
+    header: list[str] | None = None  # the table being read (its header's cells)
+    pending: tuple[list[str], Unit] | None = None  # a row that may be a table's header
     for raw in _unwrap(body.split("\n")):
         m = _FENCE.match(raw)
         if fence is not None:
@@ -220,12 +223,14 @@ def page_units(path: str, text: str) -> Page:
             continue
         h = _HEADING.match(raw)
         if h:
+            header = pending = None
             heading = plain_line(h.group(2))
             if len(h.group(1)) == 1 and not page.title:
                 page.title = heading
             continue
         line = raw.strip()
         if not line or line in ("---", "***") or line.startswith("> ⚠"):
+            header = pending = None
             continue
         if "claims" in managed:
             if line.startswith("*No current claims"):
@@ -237,6 +242,25 @@ def page_units(path: str, text: str) -> Page:
             continue
         if line.startswith("Raw input:") or heading.casefold() == "timeline":
             continue
+        # A table: its header row, once the separator under it shows it is one, names
+        # the cells of each row after it (`tables`).
+        if is_separator(line) and pending is not None and page.units and page.units[-1] is pending[1]:
+            page.units.pop()
+            header, pending = pending[0], None
+            continue
+        if line.startswith("|") or header is not None and "|" in line:
+            row = cells(line)
+            if header is not None:
+                text_line = row_text(header, row)
+                if text_line:
+                    page.units.append(Unit(text_line, "prose", page.date, heading))
+                continue
+            text_line = " | ".join(c for c in row if c)
+            if text_line:  # no table yet: a line of cells, unless the separator follows
+                pending = (row, Unit(text_line, "prose", page.date, heading))
+                page.units.append(pending[1])
+            continue
+        header = pending = None
         item = _LIST.sub("", line.lstrip("> "), count=1)
         if _LINKS_ONLY.match(item):
             continue
