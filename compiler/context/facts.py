@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..markdown import frontmatter as fm
+from ..markdown.comments import strip_comments
 from ..markdown.restate import restates
 from .tables import cells, is_separator, row_text
 from .plain import plain_line
@@ -181,6 +182,7 @@ def page_units(path: str, text: str) -> Page:
     """`text` (the file as on disk) as a `Page` of units; relative times in its prose get
     their day when the page was written on one (`said_on`, `when.resolve`)."""
     meta, body = split_meta(text)
+    body = strip_comments(body)  # `%%hidden%%` is never published, nor read to an agent
     head = str(meta.get("title") or "") or next((ln for ln in body.split("\n") if ln.strip()), "")[:200]
     said = said_on(path, meta, head)
     # A daily note without frontmatter is dated by its name, not by its file's last write.

@@ -24,7 +24,7 @@ anything something know tell please thing things get got really much many any ev
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _IMAGE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 _IDS = re.compile(r"`?\b[ce]_[0-9a-f]{12,}\b`?")
-_MARKUP = re.compile(r"[\[\]*_`<>\\~=!&]")
+_MARKUP = re.compile(r"[\[\]*_`<>\\~=!&^]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[\w']+")
 _BEFORE_PUNCT = re.compile(r"\s+([,.;:!?])")

@@ -3,7 +3,8 @@
 What goes: HTML comments (the claim section markers), HTML tags, heading hashes,
 blockquote and list markers, task boxes, table rule rows and cell pipes (cells are joined
 with " · "), code fences, emphasis markers (`**`, `__`, `*`, `_`, `~~`) and the backticks
-of code spans, and the backslash of an escaped character (`\\*` is `*`). Links become their labels; a wikilink without a label becomes its target's
+of code spans, and the backslash of an escaped character (`\\*` is `*`); Obsidian's callout
+openings (`[!note]`), block ids (`^ref`) and footnote marks (`[^1]`). Links become their labels; a wikilink without a label becomes its target's
 title when `titles` knows it (`[[rank-fusion]]` -> "Rank fusion"), else the last part of
 its target. Code spans keep their text exactly (no link or emphasis handling inside).
 Lines are joined with single spaces.
@@ -40,6 +41,11 @@ _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _WS = re.compile(r"\s+")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+# Obsidian's: a callout's `[!type]` opening (its title stays; without one, the type), a
+# block id ending a line (`^hotel-ref`), a footnote's `[^1]` (its text stays).
+_CALLOUT = re.compile(r"^\s*\[!([A-Za-z][\w-]*)\][+-]?[ \t]*")
+_BLOCK_ID = re.compile(r"(?:^|(?<=\s))\^[A-Za-z0-9-]+\s*$")
+_FOOTNOTE = re.compile(r"\[\^[^\]\s]+\](?::\s*)?")
 _HOLD = 0xF0000  # a private-use plane: never in real text
 _HELD = re.compile("[\U000F0021-\U000F007E]")
 
@@ -62,6 +68,7 @@ def _inline(text: str, titles: TitleOf | None) -> str:
     # A backslash-escaped character is that character, never markup: held aside as a
     # private-use character while the markup goes, then put back without its backslash.
     text = _ESCAPED.sub(lambda m: chr(_HOLD + ord(m.group(1))), text)
+    text = _FOOTNOTE.sub("", text) if "[^" in text else text
     text = _WIKILINK.sub(lambda m: _wikilink(m, titles), text)
     text = _MDLINK.sub(lambda m: m.group(1), text)
     text = _AUTOLINK.sub(lambda m: m.group(1), text)
@@ -77,6 +84,11 @@ def inline_plain(text: str, titles: TitleOf | None = None, ticks: bool = False) 
     """One line of markdown inline syntax -> plain text (code spans kept verbatim, with
     their backticks when `ticks`: the context builder keeps them, since a code span in a
     note is text its author wrote)."""
+    if "[!" in text:
+        m = _CALLOUT.match(text)
+        text = (text[m.end():] or m.group(1).capitalize()) if m else text
+    if "^" in text:
+        text = _BLOCK_ID.sub("", text)
     out = []
     pos = 0
     for m in _CODE_SPAN.finditer(text):
