@@ -4,7 +4,8 @@ What goes: HTML comments (the claim section markers), HTML tags, heading hashes,
 blockquote and list markers, task boxes, table rule rows and cell pipes (cells are joined
 with " · "), code fences, emphasis markers (`**`, `__`, `*`, `_`, `~~`) and the backticks
 of code spans, and the backslash of an escaped character (`\\*` is `*`); Obsidian's callout
-openings (`[!note]`), block ids (`^ref`) and footnote marks (`[^1]`). Links become their labels; a wikilink without a label becomes its target's
+openings (`[!note]`), block ids (`^ref`), footnote marks (`[^1]`) and highlights
+(`==text==`). Links become their labels; a wikilink without a label becomes its target's
 title when `titles` knows it (`[[rank-fusion]]` -> "Rank fusion"), else the last part of
 its target. Code spans keep their text exactly (no link or emphasis handling inside).
 Lines are joined with single spaces.
@@ -38,6 +39,7 @@ _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
+_HIGHLIGHT = re.compile(r"==(?=[^\s=])(.+?)(?<=[^\s=])==")  # Obsidian's ==marked== text
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _WS = re.compile(r"\s+")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -75,6 +77,7 @@ def _inline(text: str, titles: TitleOf | None) -> str:
     text = _TAG.sub(" ", text)
     text = _STRONG.sub(lambda m: m.group(2), text)
     text = _STRIKE.sub(lambda m: m.group(1), text)
+    text = _HIGHLIGHT.sub(lambda m: m.group(1), text) if "==" in text else text
     text = _EM_STAR.sub(lambda m: m.group(1), text)
     text = _EM_UNDER.sub(lambda m: m.group(1), text)
     return _HELD.sub(lambda m: chr(ord(m.group(0)) - _HOLD), text)

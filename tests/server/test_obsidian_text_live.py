@@ -17,7 +17,7 @@ title: Lisbon trip
 > [!note] Booking
 > The riverside hotel is booked for three nights. ^hotel-ref
 
-The flight leaves at 09:40 from gate B12.[^gate] ^flight
+The flight leaves at 09:40 from ==gate B12==.[^gate] ^flight
 
 %% the agent must not read this: surprise party on the last night %%
 
@@ -33,7 +33,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _clean(text: str) -> None:
-    for mark in ("[!note]", "^hotel-ref", "^flight", "[^gate]", "%%", "surprise party"):
+    for mark in ("[!note]", "^hotel-ref", "^flight", "[^gate]", "%%", "==", "surprise party"):
         assert mark not in text, (mark, text)
 
 
