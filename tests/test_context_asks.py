@@ -57,3 +57,8 @@ def test_an_instruction_after_a_pasted_email_that_asks() -> None:
 def test_a_pasted_log_after_the_question_is_not_an_instruction() -> None:
     got = split(f"Why does the ingest worker time out on Mondays?\n\n{LOG}\n\nsee above")
     assert got.focus == "Why does the ingest worker time out on Mondays?"
+
+
+def test_a_paste_with_nothing_asked_of_it_is_searched_whole() -> None:
+    prompt = f"{LOG}\n{LOG}"
+    assert split(prompt).focus == prompt.strip() and split(prompt).rest == ""

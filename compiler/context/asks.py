@@ -49,10 +49,11 @@ def split(prompt: str) -> Split:
     """A long prompt's last paragraph that asks a question gives its question sentences,
     with as many sentences before them as it takes to hold two words to search for
     ("We moved the export. When does it run now?"). With no question mark, the last
-    paragraph's last sentences do (an instruction: "Draft my Friday update to Dana."); a
-    line of prose after the question goes with it ("Reply to Dana's team about it."). The
-    prompt stays whole when it is short, or when the part that asks holds fewer than two
-    words to search for ("what does this mean?" is about what was pasted)."""
+    paragraph does when it is a line of prose (an instruction: "Draft my Friday update to
+    Dana."); a line of prose after the question goes with it ("Reply to Dana's team about
+    it."). The prompt stays whole when it is short, when it is a paste with nothing asked
+    of it, or when the part that asks holds fewer than two words to search for ("what does
+    this mean?" is about what was pasted)."""
     text = prompt.strip()
     if len(text) <= LONG:
         return Split(text)
@@ -63,8 +64,10 @@ def split(prompt: str) -> Split:
     if at >= 0:
         asks = [i for i, s in enumerate(said) if _ASKS.search(s)]
         first, last = asks[0], asks[-1]
-    else:
+    elif _prose(raw[-1]):  # an instruction: "Draft my Friday update to Dana."
         first = last = len(said) - 1
+    else:  # a paste and nothing asked of it: all of it is what to search for
+        return Split(text)
     while first > 0 and last - first < BACK and not _enough(said[first:last + 1]):
         first -= 1
     focus = " ".join(said[first:last + 1])

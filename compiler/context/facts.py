@@ -246,9 +246,10 @@ def page_units(path: str, text: str) -> Page:
             continue
         # A table: its header row, once the separator under it shows it is one, names
         # the cells of each row after it (`tables`).
-        if is_separator(line) and pending is not None and page.units and page.units[-1] is pending[1]:
-            page.units.pop()
-            header, pending = pending[0], None
+        if is_separator(line):  # never a fact of its own
+            if pending is not None and page.units and page.units[-1] is pending[1]:
+                page.units.pop()
+                header, pending = pending[0], None
             continue
         if line.startswith("|") or header is not None and "|" in line:
             row = cells(line)
