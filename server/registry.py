@@ -101,8 +101,10 @@ ROUTES: tuple[Route, ...] = (
     Route("active_memory", "/v1/active-memory", ("POST",), "Memory relevant to the message at hand",
           "Before answering a message, get the memory that bears on it in one bounded pass: `block` starts "
           "with '## Active memory' bullets, then durable and session evidence with paths. kind is 'none' when "
-          "nothing relevant was found. Limits: budget_tokens <= 1200, timeout_ms <= 5000; set "
-          "include_wake=false if wake was already called.",
+          "nothing relevant was found. Send the user's whole message as prompt (a pasted log with its question "
+          "is fine: what it asks is searched first) and cwd when working in a project's folder (its pages come "
+          "first). Limits: budget_tokens <= 1200, timeout_ms <= 5000; set include_wake=false if wake was already "
+          "called.",
           m.ActiveMemoryRequest, _obj("kind", "block", "summary", "sources", kind=S, block=S, summary=S, sources=A),
           tool="dory_active_memory", handler="active_memory:active_memory",
           example={"prompt": "what did we decide about billing?", "agent": "coder"}),
