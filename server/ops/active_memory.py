@@ -58,6 +58,7 @@ from .search import engine_request, run_engine, shape
 from commonplace.compiler.context.asks import split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
 from commonplace.compiler.context.recent import notes_in, sessions_in
+from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word
 from commonplace.compiler.context.turns import read_on
 from commonplace.compiler.context.wake import project_pages
 from commonplace.compiler.context.when import asked_window
@@ -382,6 +383,15 @@ def _day_notes(ctx: OpContext, span: tuple[dt.date, dt.date] | None, read: Any, 
                     allows=lambda rel: policy.allows(rel, False))
 
 
+def by_meaning_alone(durable: list[Evidence], sessions: list[Evidence], prompt: str
+                     ) -> tuple[list[Evidence], list[Evidence], bool]:
+    """When no line shares a content word with the prompt, only strong matches by meaning
+    stay (`MEANING_ALONE`); the flag says the block is made of such matches."""
+    if not prompt or shares_a_word(prompt, (e.text for e in (*durable, *sessions))):
+        return durable, sessions, False
+    return [e for e in durable if e.score >= MEANING_ALONE], [e for e in sessions if e.score >= MEANING_ALONE], True
+
+
 def confidence_of(durable: list[Evidence], sessions: list[Evidence], prompt: str = "") -> str | None:
     """high: durable evidence and a session line (beside it or on its own); medium: either;
     low: none of it holds a content word of the prompt (found by meaning alone: "what's the
@@ -463,6 +473,12 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         notes = [n for n in _day_notes(ctx, span, read, policy) if span is not None or n.date >= newest]
         durable = notes + [e for e in durable if e.path not in {n.path for n in notes}]
 
+    # Nothing shares a word of the prompt: a weak match by meaning is no answer (a made-up
+    # word's nearest page is still some page).
+    # (A prompt about recent work is answered by its days' sessions and notes, found by date.)
+    meaning_only = False
+    if not recent:
+        durable, sessions, meaning_only = by_meaning_alone(durable, sessions, query)
     # Nothing matched: say so (in the block and in `warnings`), rather than hand over the
     # general context as if it answered the prompt.
     searched = bool(query) and (policy.durable or policy.sessions)
@@ -492,6 +508,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         why = next((w.split(": ", 1)[1] for w in said if w.startswith(("nothing matched", "no matches"))), "")
         answer["warnings"] = [f"nothing matched the prompt: {why or 'no memory shares its words or meaning'}"
                               + ("; the block is the general context (wake)" if wake_block else "")]
+    elif meaning_only and block:
+        answer["warnings"] = ["no memory shares a word with the prompt: the block holds matches by meaning alone"]
     if req.debug:
         answer.update(took_ms=max(1, round((time.perf_counter() - t0) * 1000)), profile=profile,
                       confidence=confidence)

@@ -53,6 +53,7 @@ from commonplace.compiler.context.evidence import (
 )
 from commonplace.compiler.context.pack import fact_line
 from commonplace.compiler.context.recent import subject_query, window_evidence
+from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word
 from commonplace.compiler.context.turns import next_line, read_on
 
 MAX_TITLE = 120
@@ -236,6 +237,14 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
         results = [r for r in results if not is_audit(str(r.get("path", "")))][: req.limit]  # never evidence
         if any(w.startswith("nothing matched the query well") for w in warnings):
             results = []  # weak matches are no evidence
+        elif results and not shares_a_word(query, (f"{r.get('title') or ''} {r.get('snippet') or ''}"
+                                                   for r in results)):
+            # No result shares a word of the question: only a strong match by meaning is
+            # evidence (a made-up question's nearest pages are still some pages).
+            results = [r for r in results if float(r.get("score_normalized") or 0.0) >= MEANING_ALONE]
+            if not results:
+                warnings.append("nothing matched the question well: no memory shares its words or is close "
+                                "in meaning")
     if window is not None and not lead:
         warnings.append(f"nothing was said or written from {window[0].isoformat()} to {window[1].isoformat()}"
                         + (" about the question's subject" if subject else ""))

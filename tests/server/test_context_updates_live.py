@@ -118,6 +118,23 @@ def test_evidence_found_only_by_meaning_is_low_confidence() -> None:
     assert confidence_of([worded], [], "when is the ferry booking beta due?") == "medium"
 
 
+def test_only_a_strong_match_by_meaning_alone_is_evidence() -> None:
+    """No line shares a content word with the prompt: "who handles the money side of
+    things" and the finance lead's page (0.88) is an answer; a made-up prompt's nearest
+    pages (0.45) are not. A line that shares a word keeps every weaker match."""
+    from commonplace.compiler.context.evidence import Evidence
+    from commonplace.server.ops.active_memory import by_meaning_alone
+
+    finance = Evidence("people/dana.md", "Dana runs finance operations.", score=0.88)
+    near = Evidence("projects/harbor/state.md", "The Harbor app launch is due 2026-12-12.", score=0.45)
+    durable, sessions, alone = by_meaning_alone([finance, near], [], "who handles the money side of things")
+    assert alone and durable == [finance] and sessions == []
+    durable, _, alone = by_meaning_alone([near], [], "flibber quantum marmalade zebra")
+    assert alone and durable == []
+    durable, _, alone = by_meaning_alone([near, finance], [], "when is the Harbor launch?")
+    assert not alone and durable == [near, finance]
+
+
 def test_an_off_topic_prompt_is_not_answered_with_medium_confidence(srv: Any) -> None:
     # this server runs without embeddings, so nothing is found by meaning (the test above)
     d = post_ok(srv, "/v1/active-memory", {"prompt": "what's the weather in Paris?", "agent": "claude-code",

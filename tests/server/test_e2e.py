@@ -194,3 +194,31 @@ def test_writes_need_the_token(server) -> None:
     http, root = server
     status, body = http.post("/v1/write", {"target": "inbox/x.md", "content": "x"}, auth=False)
     assert status == 401 and not (root / "inbox/x.md").exists()
+
+
+def test_active_memory_made_up_words_are_not_memory(server) -> None:
+    """A prompt none of whose words are in memory ("flibber quantum marmalade ...") has
+    neighbours by meaning all the same; they were handed over as `## Active memory` with
+    confidence low and no warning (a strong match by meaning alone still answers:
+    tests/server/test_context_updates_live.py)."""
+    http, _ = server
+    status, body = http.post("/v1/active-memory", {"prompt": "flibber quantum marmalade zebra oscillates purple",
+                                                   "agent": "e2e", "include_wake": False, "debug": True})
+    assert status == 200, body
+    assert body["block"] == "" and body["confidence"] is None, body
+    assert any(w.startswith("nothing matched the prompt") for w in body.get("warnings", [])), body
+    status, body = http.post("/v1/active-memory", {"prompt": "how do I cook a mushroom risotto?", "agent": "e2e",
+                                                   "include_wake": False, "debug": True})
+    assert status == 200 and body["block"] == "", body
+
+
+def test_research_on_made_up_words_saves_nothing(server) -> None:
+    """Research saved a report of the nearest pages by meaning for a question nothing in
+    memory answers; saved, it then ranked for real queries."""
+    http, root = server
+    status, body = http.post("/v1/research", {"question": "What is the airspeed velocity of an unladen swallow?",
+                                              "save": True})
+    assert status == 200 and body["artifact"] is None, body
+    assert body["research"]["sources"] == [] and "No grounded findings" in body["research"]["artifact"]["body"]
+    assert any("nothing was saved" in w for w in body["warnings"]), body
+    assert not (root / "references/reports").exists() or not any((root / "references/reports").iterdir())
