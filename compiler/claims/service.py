@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ..fsutil import atomic_write, inside
 from ..locks import claims_lock
-from ..markdown.restate import restates
+from ..markdown.restate import FLOOR, SHARE, restated_by, same_subject
 from . import times
 from .canonical import (
     PageChange, compile_page, find_sections, heal_merge_conflict, plan_page, read_page, set_frontmatter_fields,
@@ -33,7 +33,7 @@ from .inputs import (
     check_bounds, check_confidence, check_key, check_kind, check_raw, evidence_ref, instant, scan_texts,
 )
 from .log import ClaimLog, Event, actor_label, new_id
-from .text_rules import MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line
+from .text_rules import MAX_REASON, MAX_STATEMENT, check_text, normalize, one_line, shorten
 
 
 def default_actor() -> str:
@@ -221,9 +221,13 @@ class ClaimStore:
 
         `claim` names it (id, whole statement, or a unique part of it). Without `claim`,
         the entity's single current claim of `kind` (and `key`) is replaced; with `every`
-        (Dory's replace), those the statement restates with a change (`restates`), else
-        all of them (with `only_restated`, none: ClaimNotFound): the first gets the new
-        statement, the others are retired by it. `edit` changes the page's hand-written text before it is compiled.
+        (Dory's replace), the one of several the statement restates (`restated_by`: the
+        clearly best match; never every claim of the kind, nor the oldest; a `state`
+        replaces the states about the same thing, `_restated`): ClaimNotFound when it
+        restates none of them, AmbiguousClaim when it fits several equally. With
+        `only_restated` (the page's prose holds the fact) even a single claim is replaced
+        only when the statement restates it well. `edit` changes the page's hand-written
+        text before it is compiled.
         """
         statement = check_text(statement, "statement", MAX_STATEMENT)
         kind = check_kind(kind) if kind is not None else None
@@ -245,13 +249,8 @@ class ClaimStore:
             others: list[Claim] = []
             if every and not (claim and claim.strip()) and kind is not None:
                 same = [c for c in active if c.kind == kind and (key is None or (c.key or "").casefold() == key.casefold())]
-                # Claims the statement restates with a change are the ones it replaces:
-                # moving the cutover date must not retire "on-call rotates weekly".
-                close = [c for c in same if restates(c.last.statement, statement)]
-                if not close and only_restated:
-                    raise ClaimNotFound(f"no current {kind} claim of {entity.id} says what the statement changes")
-                same = close or same
-                if len(same) > 1:
+                if len(same) > 1 or (only_restated and same):
+                    same = self._restated(entity, same, kind, statement, strict=only_restated)
                     others = same[1:]
                 active = same[:1] or active
             target = self._pick_one(entity, active, claim, kind, key, now, "replace")
@@ -523,6 +522,28 @@ class ClaimStore:
         if re.search(r"(?m)^status:\s*['\"]?superseded", text.split("\n---", 1)[0] if text.startswith("---") else ""):
             return [f"{entity.path} is marked superseded; change its status if {entity.id} is current again"]
         return []
+
+    def _restated(self, entity: Entity, same: list[Claim], kind: str, statement: str,
+                  strict: bool) -> list[Claim]:
+        """The claim of `same` that `statement` restates with a change: moving the
+        reconciliation job to 03:30 changes "runs nightly at 02:00", not the launch deadline.
+        A new `state` that restates none replaces the states about the same thing
+        (`same_subject`: the ones it would contradict; "Rooster is paused" replaces "Rooster
+        is active"), the first of them, the others retired by it."""
+        name = frozenset(entity.id.split(":", 1)[-1].casefold().split("-"))
+        hit, tied = restated_by(statement, [c.last.statement for c in same], name, floor=SHARE if strict else FLOOR)
+        if hit is not None:
+            return [same[hit]]
+        if not tied and kind == "state" and not strict:
+            about = [c for c in same if same_subject(c.last.statement, statement, name)]
+            if about:
+                return about
+        if tied:
+            listed = "; ".join(f"{same[i].claim_id}: {shorten(same[i].last.statement, 120)}" for i in tied[:5])
+            raise AmbiguousClaim(f"the statement could restate any of {len(tied)} current {kind} claims of "
+                                 f"{entity.id} ({listed}); nothing changed: send claim=<claim id> (or part of "
+                                 f"its text) to replace one", [same[i].claim_id for i in tied])
+        raise ClaimNotFound(f"no current {kind} claim of {entity.id} says what the statement changes")
 
     def _pick_one(self, entity: Entity, active: list[Claim], claim: str | None, kind: str | None,
                   key: str | None, now: dt.datetime, verb: str) -> Claim:

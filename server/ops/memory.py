@@ -8,7 +8,10 @@ replaced, forgotten, quarantined, rejected. Dory's rules, as defaults:
 - every entity family is canonical memory: a live write needs `allow_canonical`;
 - an unknown subject with scope project, concept or decision creates that entity;
   `kind=decision` goes to a decision entity;
-- replace with no current claim of the kind records one; with several, all are replaced;
+- replace with no current claim of the kind records one; with one, replaces it; with several,
+  replaces the one its statement restates (Dory replaces all), records a new claim when it
+  restates none (the message says so and lists them), and is rejected, listing them, when
+  it fits several equally;
 - forget selects the claims its content names, else every current claim of the kind
   (every kind for `note`); when nothing is left the page is marked superseded by
   `<stem>.tombstone.md`; with no claims at all the page itself is forgotten that way;
@@ -268,10 +271,18 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
         try:
             return store.replace(entity.id, req.content, claim=req.claim, kind=req.kind, every=True, edit=edit,
                                  only_restated=_prose_restates(ctx, req, entity), **common), {}
+        except c.AmbiguousClaim as exc:
+            if req.claim:
+                raise
+            raise c.ClaimNotFound(exc.message, exc.candidates) from None  # a rejection that lists them
         except (c.ClaimNotFound, c.UnknownSubject):
             if req.claim:
                 raise
-            return add(edit=edit), {}  # Dory: replacing nothing records the statement
+            before = [x for x in store.current(entity.id) if x.get("kind") == req.kind]
+            r = add(edit=edit)  # Dory: replacing nothing records the statement
+            if r.action == "add":
+                r.message += "; " + _replaced_none(req, before)
+            return r, {}
     reason = (req.reason or "").strip() or "semantic forget"
     kinds = None if req.kind == "note" else (req.kind,)
     forget = partial(store.forget, entity.id, reason=reason, dry_run=req.dry_run)
@@ -301,6 +312,16 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
     wr = w.WriteRequest("forget", entity.path, reason=reason, dry_run=req.dry_run, actor=ctx.actor, schema=True)
     res = w.apply_write(ctx.root, wr, ctx.excluded)
     return None, {"write": res}
+
+
+def _replaced_none(req: MemoryWriteRequest, before: list[dict[str, Any]]) -> str:
+    """What a replace that restated no current claim did instead (it added one)."""
+    if not before:
+        return f"there was no current {req.kind} claim to replace"
+    listed = "; ".join(f"{x.get('claim_id')}: {x.get('statement')}" for x in before[:5])
+    more = f" (+{len(before) - 5} more)" if len(before) > 5 else ""
+    return (f"no current {req.kind} claim says what this changes, so none was replaced (current ones: "
+            f"{listed}{more}); send claim=<claim id> (or part of its text) to replace a specific one")
 
 
 def _nothing_matches(store: Any, entity: Any, req: MemoryWriteRequest, kinds: tuple[str, ...] | None) -> str:
