@@ -8,8 +8,9 @@ warnings[]}` (`results.py` makes each result; `debug` and `include_content` add 
 `score` is the mode's own number: bm25 = Whoosh BM25F score, vector = cosine similarity,
 hybrid = weighted RRF (`fusion.py`) times (1 + scaled prior), exact = number of
 occurrences. `score_normalized` (0-1, `fusion.normalized_score`) says how well a result
-matched, comparably across modes and queries; `min_score` applies to it. Without
-`min_score`, hybrid leaves out hits that only the vector list found and whose normalised
+matched, comparably across modes and queries; it never rises down the ranking
+(`fusion.monotone`), so `min_score`, which applies to it, keeps a prefix of the answer.
+Without `min_score`, hybrid leaves out hits that only the vector list found and whose normalised
 score is below `fusion.WEAK_VECTOR_ONLY`, and a warning says when nothing matched well.
 The engine notices a new index generation (the CURRENT pointer changed) before each
 query and reopens; the embedding model is loaded on the first vector query only.
@@ -544,7 +545,8 @@ class SearchEngine:
                     dropped, hits = len(hits) - len(keep), keep
                 hits = hits[:k]
         evidence = [fusion.normalized_score(h.coverage, h.cosine, h.background) for h in hits]
-        for h, norm in zip(hits, fusion.spread(evidence, [h.score for h in hits])):
+        raw = [h.score for h in hits]
+        for h, norm in zip(hits, fusion.monotone(fusion.spread(evidence, raw), raw)):
             h.norm = norm
         found = len(hits)
         if req.min_score is not None:

@@ -16,8 +16,10 @@ evidence, each mapped onto 0-1: the lexical coverage; the cosine similarity resc
 between `COSINE_NONE` (what unrelated text scores against this model) and `COSINE_FULL`;
 and how far the cosine stands above the vector list's background; then scaled a little by
 the result's raw score relative to the answer's best (`spread`), so results that matched
-equally well by that evidence but ranked apart do not tie. It says how well a result
-matched, comparably across queries, so `min_score` and the weak-list cut-off can use it.
+equally well by that evidence but ranked apart do not tie; and last made to follow the
+ranking (`monotone`), so that a result never scores above one ranked before it and
+`min_score` keeps a prefix of the answer. It says how well a result matched, comparably
+across queries, so `min_score` and the weak-list cut-off can use it.
 """
 
 from __future__ import annotations
@@ -168,6 +170,34 @@ def spread(evidence: Sequence[float], scores: Sequence[float]) -> list[float]:
         return [round(e, 4) for e in evidence]
     return [round(e * (1.0 - SPREAD * (1.0 - min(1.0, max(0.0, (s or 0.0) / top)))), 4)
             for e, s in zip(evidence, scores)]
+
+
+STEP = 0.0001  # the smallest difference `score_normalized` shows (it has four decimals)
+
+
+def monotone(values: Sequence[float], scores: Sequence[float]) -> list[float]:
+    """`values` (one answer's normalised scores, in ranked order) made to follow the
+    ranking, so `min_score` cuts a prefix of it: the closest non-increasing sequence (in
+    least squares: adjacent values out of order are pooled into their mean), then each
+    value at least STEP below the one before it when their raw `scores` differ, down to
+    0. In order already, values are kept as they are (up to that step)."""
+    pools: list[list[float]] = []  # [sum, count]
+    for v in values:
+        pools.append([float(v), 1.0])
+        while len(pools) > 1 and pools[-1][0] / pools[-1][1] > pools[-2][0] / pools[-2][1]:
+            total, n = pools.pop()
+            pools[-1][0] += total
+            pools[-1][1] += n
+    out: list[float] = []
+    for total, n in pools:
+        out += [total / n] * int(n)
+    for i in range(len(out)):
+        v = min(1.0, max(0.0, out[i]))
+        if i:
+            cap = out[i - 1] if scores[i] == scores[i - 1] else out[i - 1] - STEP
+            v = max(0.0, min(v, cap))
+        out[i] = round(v, 4)
+    return out
 
 
 def weak(values: Iterable[float], threshold: float | None = None) -> bool:
