@@ -15,6 +15,12 @@ Rules (what the tests pin down):
   fits after its predecessor): editing one section changes only that section's chunks
   (and possibly a small section merged into it). Unchanged chunks keep their text hash,
   so they are never re-embedded.
+- The claim store's history on an entity page is not page content: its Timeline and
+  Evidence blocks (between `<!-- commonplace:timeline|evidence:start -->` and `...:end -->`)
+  and the collapsed History of retired claims inside the Claims block (`details`) are
+  blank lines to the chunker, and so are all `<!-- commonplace:...-->` marker lines. A
+  replaced or forgotten statement is not found through them (the claim log and `get` keep
+  the history); a block that never ends hides only its marker line (`history_lines`).
 - The text that is embedded is `title > heading path` (at most `PREFIX_TOKENS` tokens)
   plus the chunk text with link syntax reduced to labels; the budget for the chunk text is
   `max_tokens - 2 - PREFIX_TOKENS`, so the model never truncates a chunk.
@@ -33,7 +39,9 @@ from ...model import Document
 # 5: outgoing link text weighs less in BM25 (bm25.FIELD_WEIGHTS); a new version makes the
 # next full build rebuild indexes made the old way (embeddings come from the cache).
 # 6: `%%comments%%` are no longer in any chunk (`parse` cuts them from the body).
-CHUNKER_VERSION = 6
+# 7: the claim store's Timeline, Evidence and History blocks and marker lines are not in
+# any chunk (`history_lines`).
+CHUNKER_VERSION = 7
 PREFIX_TOKENS = 32
 SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
 
@@ -42,6 +50,8 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _WIKILINK = re.compile(r"\[\[([^\]\|#]*)(?:#([^\]\|]*))?(?:\|([^\]]*))?\]\]")
 _MDLINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _REGEX_TOKEN = re.compile(r"\w+|[^\w\s]")
+_MARKER = re.compile(r"^ {0,3}<!-- commonplace:([a-z0-9_-]+):(start|end)(?:[ \t][^>]*)? -->[ \t\r]*$")
+HISTORY_BLOCKS = ("timeline", "evidence")  # managed blocks that are history, wherever they are
 
 
 # --------------------------------------------------------------------------- tokenizers
@@ -438,6 +448,63 @@ def text_hash(embed_text: str) -> str:
     return hashlib.sha256(embed_text.encode("utf-8")).hexdigest()
 
 
+def _history(lines: list[str]) -> tuple[set[int], set[int]]:
+    """(`history_lines`, the lines of its blocks only: without the lone markers)."""
+    if not any("<!-- commonplace:" in line for line in lines):
+        return set(), set()
+    markers: list[tuple[int, str, str]] = []
+    for i, (line, code) in enumerate(zip(lines, _code_lines(lines))):
+        if not code and "<!-- commonplace:" in line:
+            m = _MARKER.match(line)
+            if m:
+                markers.append((i, m.group(1), m.group(2)))
+    blocks: set[int] = set()
+    claims = False
+    for k, (i, name, which) in enumerate(markers):
+        if name == "claims":
+            claims = which == "start"
+            continue
+        if which != "start" or not (name in HISTORY_BLOCKS or (name == "details" and claims)):
+            continue
+        after = next(((j, w) for j, n, w in markers[k + 1:] if n == name), None)
+        if after is not None and after[1] == "end":
+            blocks.update(range(i, after[0] + 1))
+    return blocks | {i for i, _n, _w in markers}, blocks
+
+
+def history_lines(lines: list[str]) -> set[int]:
+    """Indexes of the body lines that are the claim store's bookkeeping, not page content:
+    each `<!-- commonplace:NAME:start|end -->` marker line (outside fenced code), every line
+    of a Timeline or Evidence block, and of a `details` block (the collapsed History of
+    retired and ended claims) inside the Claims block. A block whose end marker never
+    comes hides only its start marker: text a person wrote below it stays indexed."""
+    return _history(lines)[0]
+
+
+def index_lines(body: str) -> list[str]:
+    """A document body's lines as the chunker sees them: `history_lines` blanked (so line
+    numbers stay those of the source)."""
+    lines = body.split("\n")  # `parse` cut its `%%comments%%` (md_comments)
+    for i in history_lines(lines):
+        lines[i] = ""
+    return lines
+
+
+def _runs(lo: int, hi: int, blocks: set[int]) -> list[tuple[int, int]]:
+    """[lo, hi) without the lines in `blocks`, as maximal ranges."""
+    if not blocks:
+        return [(lo, hi)]
+    out, start = [], lo
+    for i in range(lo, hi):
+        if i in blocks:
+            if i > start:
+                out.append((start, i))
+            start = i + 1
+    if hi > start:
+        out.append((start, hi))
+    return out
+
+
 def line_counts(lines: list[str], counter: TokenCounter) -> list[int]:
     counts = [0] * len(lines)
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
@@ -450,32 +517,42 @@ def chunk_document(doc: Document, counter: TokenCounter, cfg: ChunkConfig = Chun
                    counts: list[int] | None = None) -> list[Chunk]:
     """Chunks of one document; `counts` are its body lines' token counts if known."""
     lines = doc.body.split("\n")  # `parse` cut its `%%comments%%` (md_comments)
+    hidden, blocks = _history(lines)
+    for i in hidden:
+        lines[i] = ""
     if counts is None or len(counts) != len(lines):
         counts = line_counts(lines, counter)
+    elif hidden:
+        counts = [0 if i in hidden else n for i, n in enumerate(counts)]
     packer = _Packer(lines, counts, counter, cfg)
 
     # (pieces, headings, section tokens) per chunk, before small-section merging
     groups: list[tuple[list[_Piece], tuple[str, ...]]] = []
     sizes: list[int] = []
-    for lo, hi, headings in _sections(lines):
-        if not any(counts[i] for i in range(lo, hi)):
-            # blank-only (or heading-only with no tokens): nothing to index
-            if not any(lines[i].strip() for i in range(lo, hi)):
+    end = 0  # where the text of the last group ends (exclusive): no merging across a block
+    for s_lo, s_hi, headings in _sections(lines):
+        for lo, hi in _runs(s_lo, s_hi, blocks):
+            if not any(counts[i] for i in range(lo, hi)):
+                # blank-only (or heading-only with no tokens): nothing to index
+                if not any(lines[i].strip() for i in range(lo, hi)):
+                    continue
+            packed = packer.pack(lo, hi)
+            total = sum(counts[i] for i in range(lo, hi))
+            if (
+                len(packed) == 1
+                and total < cfg.small
+                and groups
+                and sizes[-1] + total <= cfg.budget
+                and not (blocks and any(i in blocks for i in range(end, lo)))
+            ):
+                groups[-1][0].extend(packed[0])
+                sizes[-1] += total
+                end = hi
                 continue
-        packed = packer.pack(lo, hi)
-        total = sum(counts[i] for i in range(lo, hi))
-        if (
-            len(packed) == 1
-            and total < cfg.small
-            and groups
-            and sizes[-1] + total <= cfg.budget
-        ):
-            groups[-1][0].extend(packed[0])
-            sizes[-1] += total
-            continue
-        for pieces in packed:
-            groups.append((pieces, headings))
-            sizes.append(sum(p[3] for p in pieces))
+            for pieces in packed:
+                groups.append((pieces, headings))
+                sizes.append(sum(p[3] for p in pieces))
+            end = hi
 
     chunks: list[Chunk] = []
     for pieces, headings in groups:
@@ -514,7 +591,7 @@ def chunk_documents(docs: Iterable[Document], counter: TokenCounter, cfg: ChunkC
     docs = list(docs)
     for i in range(0, len(docs), batch):
         group = docs[i : i + batch]
-        all_lines = [d.body.split("\n") for d in group]
+        all_lines = [index_lines(d.body) for d in group]
         flat = [line for lines in all_lines for line in lines if line.strip()]
         flat_counts = iter(counter.count_many(flat))
         for d, lines in zip(group, all_lines):

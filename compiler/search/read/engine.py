@@ -439,8 +439,14 @@ class SearchEngine:
                 if f is None:
                     f = fused[h.path] = _Hit(h.path, h.cid, scores[h.path])
                     best_rank[h.path] = rank
-                elif rank < best_rank[h.path]:
-                    f.cid = h.cid  # the chunk from the list that ranks the document higher
+                elif rank < best_rank[h.path] or (rank == best_rank[h.path] and h.cid != f.cid
+                                                  and fusion.cosine_evidence(h.cosine, h.background)
+                                                  > (f.coverage or 0.0)):
+                    # the chunk from the list that ranks the document higher; at equal ranks,
+                    # the vector list's when it matched better than the BM25 chunk covers the
+                    # query (a page's first chunk holds its title, so it often wins BM25 for
+                    # the page's name while the passage that answers is another chunk)
+                    f.cid = h.cid
                     best_rank[h.path] = rank
                 f.ranks[name] = rank
                 if name == "bm25":

@@ -1,5 +1,6 @@
 """Search results as the API returns them: one dict per hit, with a plain-text snippet,
-the stale warning and the page titles that snippets show for wikilinks."""
+the stale warning and the page titles that snippets show for wikilinks; `content` is the
+chunk's markdown without the claim store's markers, ids and escapes (`clean_content`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 from .query import SearchRequest
 from .snippet import make_snippet
+from .snippet_clean import clean_content
 
 
 class TitleResolver:
@@ -78,7 +80,7 @@ def build_results(db: Any, root: Path, hits: Sequence[Any], req: SearchRequest, 
             "score_normalized": h.norm,
         }
         if req.include_content:
-            r["content"] = c["text"]
+            r["content"] = clean_content(c["text"])
         if req.debug:
             r["frontmatter"] = json.loads(d["frontmatter"])
             r["heading"] = c["heading"]
