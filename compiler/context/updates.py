@@ -57,20 +57,51 @@ def same_subject(fact_path: str, fact_text: str, line_path: str, line_text: str,
     return len(distinct_words(fact_text) & distinct_words(line_text)) >= 2
 
 
-def changes_value(fact_text: str, line_text: str, strict: bool = False) -> bool:
-    """The line has a date or number the fact does not (a fact with none passes unless
-    `strict`)."""
-    mine = set(_NUMBER.findall(fact_text))
-    if not mine:
-        return not strict
-    return bool(set(_NUMBER.findall(line_text)) - mine)
+_TIME = re.compile(r"\b\d{1,2}(?::\d{2}\s*(?:[ap]\.?m\.?)?|\s*[ap]\.?m\.?)(?![\w:])", re.I)
+# A number that names a thing (a pull request, an issue, a ticket) is no value of a fact.
+_REF = re.compile(r"(?:#|\b(?:pr|issue|ticket|pull request|build|commit|version|v)\s*#?)\d+\b", re.I)
+# Words that say a value changed ("Dana now prefers Slack over email"): an update said in
+# words, with no number.
+_SAYS_CHANGE = re.compile(r"\b(?:now|no longer|any ?more|instead|switched|switches|switching|changed|changes|"
+                          r"moved|moves|replaced|from now on|going forward|stopped|stops)\b", re.I)
+WORDS_SHARED = 2  # what a change said in words must share with the fact, the project's name aside
+
+
+def _values(text: str) -> dict[str, set[str]]:
+    """The values a text says, by kind: times of day, and other numbers and dates;
+    references (`#482`, `PR 482`) are left out."""
+    rest = _REF.sub(" ", text)
+    times = {re.sub(r"\s+", "", m.group(0)).casefold() for m in _TIME.finditer(rest)}
+    rest = _TIME.sub(" ", rest)
+    out = {"time": times, "other": set(_NUMBER.findall(rest))}
+    return {k: v for k, v in out.items() if v}
+
+
+def changes_value(fact_text: str, line_text: str, strict: bool = False, fact_path: str = "") -> bool:
+    """The line has a value the fact does not, of a kind the fact has (a new time beside
+    "runs at 02:00", not a pull request's number), or it says in words that something
+    changed and shares WORDS_SHARED words of what the fact is about ("Dana now prefers
+    Slack over email" beside "prefers short emails"). A fact with no value passes unless
+    `strict`."""
+    mine, theirs = _values(fact_text), _values(line_text)
+    if not mine and not strict:
+        return True
+    if any(v not in mine.get(kind, ()) for kind, vs in theirs.items() if kind in mine for v in vs):
+        return True
+    if not _SAYS_CHANGE.search(line_text):
+        return False
+    own = project_of(fact_path) or ""
+    about = distinct_words(fact_text) - distinct_words(own.replace("-", " "))
+    said = distinct_words(line_text)
+    return len(about & said) >= WORDS_SHARED and bool(said - about - distinct_words(own.replace("-", " ")))
 
 
 def updates(fact_path: str, fact_text: str, line_path: str, line_text: str, around: Iterable[object] = ()) -> bool:
     """`same_subject` and `changes_value` for evidence: `around` is the evidence shown
     (objects with a `path`), whose project pages name the projects a line may be about."""
     projects = {p for p in (project_of(getattr(x, "path", "")) for x in around) if p}
-    return same_subject(fact_path, fact_text, line_path, line_text, projects) and changes_value(fact_text, line_text)
+    return same_subject(fact_path, fact_text, line_path, line_text, projects) and \
+        changes_value(fact_text, line_text, fact_path=fact_path)
 
 
 def session_turns(text: str) -> tuple[str | None, list[str]]:

@@ -375,7 +375,7 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
         for n in news:
             shared = len(n[4] & have)
             if (shared > best_shared and not (u.date and n[1] and n[1] < u.date)
-                    and changes_value(u.text, n[2], strict=True)
+                    and changes_value(u.text, n[2], strict=True, fact_path=rel)
                     and same_subject(rel, u.text, n[0], n[2], line_project=n[3])):
                 best, best_shared = n, shared
         at = next((i for i, ln in enumerate(sec.lines) if u.text in ln), None) if best else None

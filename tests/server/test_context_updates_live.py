@@ -17,8 +17,9 @@ FILES = {
     "core/user.md": "---\ntitle: Dana Okafor\ntype: core\n---\n# Dana Okafor\n\nSenior backend developer. Based in "
                     "Lisbon, timezone Europe/Lisbon (UTC+0, UTC+1 in summer).\n\n- Do not schedule anything before "
                     "10:00 Lisbon time.\n",
-    "people/lena-fischer.md": "---\ntitle: Lena Fischer\ntype: person\n---\n# Lena Fischer\n\nProduct manager "
-                              "for harbormaster. Berlin (Europe/Berlin). Wants a weekly status update on Fridays.\n",
+    "people/lena-fischer.md": "---\ntitle: Lena Fischer\ntype: person\nupdated: 2026-11-20\n---\n# Lena Fischer\n\n"
+                              "Product manager for harbormaster. Berlin (Europe/Berlin). Wants a weekly status update "
+                              "on Fridays by 16:00, by email.\n",
     "projects/tidepool/state.md": "---\ntitle: Tidepool\ntype: project\nupdated: 2026-11-24\n---\n# Tidepool\n\n"
                                   "A Rust CLI that tails structured logs.\n\n## Next milestone\n\n"
                                   "v0.9.0 — streaming mode for `tidepool tail --follow`, due 2026-12-05.\n",
@@ -49,6 +50,16 @@ FILES = {
         + "user: Maya moved the tidepool v0.9.0 milestone. It is now due 2026-12-12 instead of 2026-12-05, "
           "because streaming mode needs a security review.\n\n"
           "assistant: Got it: tidepool v0.9.0 is now due 2026-12-12.\n",
+    # an update said in words, no number: beside "Wants a weekly status update on Fridays"
+    "logs/sessions/claude-code/2026-11-29-lena-status.md":
+        SESSION_FM.format(t="Status update session", d="2026-11-29", p="")
+        + "user: Lena Fischer now wants the weekly status update as a short Slack message instead of email.\n\n"
+          "assistant: Noted.\n",
+    # a pull request's number is no new value of the harbormaster milestone
+    "logs/sessions/claude-code/2026-11-29-harbormaster-locks.md":
+        SESSION_FM.format(t="Harbormaster locks", d="2026-11-29", p="project: harbormaster\n")
+        + "user: Merged PR #482: the invoicing v2 beta reminders for the pilot marinas take advisory locks.\n\n"
+          "assistant: Good, the reminders no longer double-send.\n",
 }
 
 
@@ -143,3 +154,20 @@ def test_an_off_topic_prompt_is_not_answered_with_medium_confidence(srv: Any) ->
     on_topic = post_ok(srv, "/v1/active-memory", {"prompt": "when is the ferry booking beta due?",
                                                   "agent": "claude-code", "include_wake": False, "debug": True})
     assert on_topic["confidence"] in ("medium", "high"), on_topic
+
+
+def test_a_change_said_in_words_goes_beside_the_fact_it_changes(srv: Any) -> None:
+    """"Lena now wants the update as a Slack message instead of email" has no number; the
+    page's "weekly status update on Fridays" was shown alone, as if current."""
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "How does Lena want her weekly status update?",
+                                               "agent": "claude-code", "include_wake": False})["block"]
+    under = _under(block, "weekly status update on Fridays by 16:00")
+    assert any("Slack" in ln and "2026-11-29-lena-status.md" in ln for ln in under), block
+
+
+def test_a_pull_request_number_is_no_newer_value(srv: Any) -> None:
+    """"Merged PR #482: the invoicing v2 beta reminders ..." went under "Invoicing v2 beta
+    ..., due 2026-12-12" in wake as `newer`, telling the agent the milestone changed."""
+    block = post_ok(srv, "/v1/wake", {"agent": "claude-code", "project": "harbormaster",
+                                      "budget_tokens": 1500})["block"]
+    assert "#482" not in "\n".join(ln for ln in block.split("\n") if ln.startswith("  - ")), block
