@@ -90,6 +90,14 @@ def test_session_summary_is_not_the_first_message() -> None:
     vague = "---\ntitle: s\n---\nuser: can you check the Quillstone jobs?\n\nassistant: Looked at the queue and the alerts.\n"
     assert "Quillstone" in session_summary(vague) and "Looked at the queue" in session_summary(vague)
     assert session_summary("---\nsummary: Shipped the fix.\n---\nuser: hi\n") == "Shipped the fix."
+    # A few words say nothing without their ask; a session of several asks is said by its first and its end
+    assert session_summary("user: what's the weather?\n\nassistant: I can't check that.\n") == \
+        "What's the weather? I can't check that."
+    several = ("user: can you look at why the Ledgerline reconciliation failed again?\n\nassistant: It hit a table "
+               "lock; I opened PR #482.\n\nuser: Dana says the deadline moved.\n\nassistant: Noted: the Ledgerline "
+               "launch deadline is now 2026-12-19.\n")
+    assert session_summary(several).startswith("Can you look at why the Ledgerline reconciliation failed again?")
+    assert "2026-12-19" in session_summary(several)
     assert session_summary("# S\n\nStarted the plan.\nStopped at: write the runbook.\n") == \
         "Stopped at: write the runbook."
 

@@ -329,6 +329,7 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
         if m:
             return _clip(plain_line(f"{m.group(1).capitalize()}: {m.group(2)}"), limit)
     last_assistant = ""
+    asks = 0  # the user's turns
     first_other = ""
     first_user = ""
     role = ""
@@ -347,17 +348,25 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
             continue
         if role in ("assistant", "ai"):
             last_assistant = t
-        elif role in ("user", "human") and not first_user:
-            first_user = t
+        elif role in ("user", "human"):
+            asks += 1
+            first_user = first_user or t
         elif role not in ("user", "human", "system", "developer", "tool") and not first_other:
             first_other = t
-    if last_assistant and first_user and not _SPECIFIC.search(last_assistant) and _SPECIFIC.search(first_user):
-        # "Looked at the queue and the alerts." does not say what was looked at; the ask did
+    # The ask leads the last answer when the answer alone does not say what the session
+    # was about: it names nothing ("Looked at the queue and the alerts."), it answers a
+    # later ask than the first (a session of several), or it is a few words ("I can't
+    # check that.").
+    led = bool(last_assistant and first_user) and (
+        len(last_assistant.split()) < SHORT_ANSWER
+        or bool(_SPECIFIC.search(first_user)) and (not _SPECIFIC.search(last_assistant) or asks > 1))
+    if led:
         ask = first_user if first_user[-1] in ".?!" else first_user + "."
-        return _clip(f"{ask} {last_assistant}", limit)
+        return _clip(f"{ask[:1].upper()}{ask[1:]} {last_assistant}", limit)
     return _clip(last_assistant or first_other, limit)
 
 
+SHORT_ANSWER = 5  # an answer of fewer words says little without its ask
 # A name (a capital inside the line) or a number: what tells one session from another.
 _SPECIFIC = re.compile(r"\d|(?<=[\w,;:] )[A-Z]")
 
