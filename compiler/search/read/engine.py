@@ -5,15 +5,14 @@
 
 The response is the design's `POST /v1/search` shape, `{query, count, results[], took_ms,
 warnings[]}` (`results.py` makes each result; `debug` and `include_content` add fields).
-`score` is the mode's own number: bm25 = Whoosh BM25F score, vector = cosine similarity,
-hybrid = weighted RRF (`fusion.py`) times (1 + scaled prior), exact = number of
-occurrences. `score_normalized` (0-1, `fusion.normalized_score`) says how well a result
-matched, comparably across modes and queries; it never rises down the ranking
-(`fusion.monotone`), so `min_score`, which applies to it, keeps a prefix of the answer.
-Without `min_score`, hybrid leaves out hits that only the vector list found and whose normalised
-score is below `fusion.WEAK_VECTOR_ONLY`, and a warning says when nothing matched well.
-The engine notices a new index generation (the CURRENT pointer changed) before each
-query and reopens; the embedding model is loaded on the first vector query only.
+`score` is the mode's own number: bm25 = Whoosh BM25F score, vector = cosine, hybrid =
+weighted RRF (`fusion.py`) times (1 + scaled prior), exact = occurrences.
+`score_normalized` (0-1, `fusion.normalized_score`) says how well a result matched,
+comparably across modes and queries, and never rises down the ranking (`fusion.monotone`):
+`min_score` keeps a prefix. Without `min_score`, hybrid leaves out weak vector-only hits
+(`fusion.WEAK_VECTOR_ONLY`), and a warning says when nothing matched well. A new index
+generation (the CURRENT pointer changed) is noticed before each query; the embedding
+model is loaded on the first vector query only.
 """
 
 from __future__ import annotations
@@ -439,14 +438,9 @@ class SearchEngine:
                 if f is None:
                     f = fused[h.path] = _Hit(h.path, h.cid, scores[h.path])
                     best_rank[h.path] = rank
-                elif rank < best_rank[h.path] or (rank == best_rank[h.path] and h.cid != f.cid
-                                                  and fusion.cosine_evidence(h.cosine, h.background)
-                                                  > (f.coverage or 0.0)):
-                    # the chunk from the list that ranks the document higher; at equal ranks,
-                    # the vector list's when it matched better than the BM25 chunk covers the
-                    # query (a page's first chunk holds its title, so it often wins BM25 for
-                    # the page's name while the passage that answers is another chunk)
-                    f.cid = h.cid
+                elif rank < best_rank[h.path] or rank == best_rank[h.path] and h.cid != f.cid and \
+                        fusion.better_passage(h.cosine, h.background, f.coverage):
+                    f.cid = h.cid  # the chunk from the list that ranks the document higher
                     best_rank[h.path] = rank
                 f.ranks[name] = rank
                 if name == "bm25":
@@ -545,14 +539,12 @@ class SearchEngine:
                 hits = self._audit(self._fuse(bm, vec, depth), policy)
                 if req.min_score is None and vec and fusion.normalized_score(
                         None, vec[0].cosine, vec[0].background) < fusion.WEAK_VECTOR_ONLY:
-                    # Even the vector list's best hit is weak (a made-up word has neighbours
-                    # too): what only that list found is no answer.
+                    # even its best hit is weak (a made-up word has neighbours): no answer
                     keep = [h for h in hits if "bm25" in h.ranks]
                     dropped, hits = len(hits) - len(keep), keep
                 hits = hits[:k]
         evidence = [fusion.normalized_score(h.coverage, h.cosine, h.background) for h in hits]
-        raw = [h.score for h in hits]
-        for h, norm in zip(hits, fusion.monotone(fusion.spread(evidence, raw), raw)):
+        for h, norm in zip(hits, fusion.ranked_scores(evidence, [h.score for h in hits])):
             h.norm = norm
         found = len(hits)
         if req.min_score is not None:

@@ -149,6 +149,14 @@ def cosine_evidence(cosine: float | None, back: float | None = None) -> float:
     return min(1.0, max(0.0, ev))
 
 
+def better_passage(cosine: float | None, back: float | None, coverage: float | None) -> bool:
+    """At equal ranks in both lists, the vector list's chunk of a page is shown when it
+    matched better than the BM25 chunk covers the query: a page's first chunk holds its
+    title, so it often wins BM25 for the page's name while the passage that answers is
+    another chunk."""
+    return cosine_evidence(cosine, back) > (coverage or 0.0)
+
+
 def normalized_score(coverage: float | None, cosine: float | None, back: float | None = None) -> float:
     """How well a result matched, 0-1: the stronger of lexical coverage and vector evidence."""
     return round(max(min(1.0, max(0.0, coverage or 0.0)), cosine_evidence(cosine, back)), 4)
@@ -173,6 +181,12 @@ def spread(evidence: Sequence[float], scores: Sequence[float]) -> list[float]:
 
 
 STEP = 0.0001  # the smallest difference `score_normalized` shows (it has four decimals)
+
+
+def ranked_scores(evidence: Sequence[float], scores: Sequence[float]) -> list[float]:
+    """One answer's `score_normalized`, in ranked order: each result's evidence spread by
+    its raw score (`spread`), then made to follow the ranking (`monotone`)."""
+    return monotone(spread(evidence, scores), scores)
 
 
 def monotone(values: Sequence[float], scores: Sequence[float]) -> list[float]:
