@@ -412,6 +412,7 @@ def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], *days: dt
 
 _SHARE = {"project": 0.3, "linked": 0.12, "decision": 0.15, "daily": 0.15, "core": 0.3}
 SESSION_SHARE = 0.2
+PROJECT_SHARE = 0.4
 
 
 def _cap(section: Section, profile_caps: dict[str, int], budget: int) -> int:
@@ -555,14 +556,20 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
         reserve = min(estimate_tokens("\n".join([heading, *[ln for _, ln in session_lines]])) + 2,
                       int(budget * SESSION_SHARE))
 
+    # The project asked for is what the agent starts on: in a tight budget the sections
+    # before it (identity, agreements) leave it room, PROJECT_SHARE at most.
+    asked = next((sec for sec in sections if sec.name == "project"), None)
+    held = min(estimate_tokens(asked.text()) + 2, int(budget * PROJECT_SHARE)) if asked is not None else 0
     block = ""
     sources: list[str] = []
     truncated: list[str] = []
     omitted: list[str] = []
     seen: set[str] = set()
     for s in sections:
+        if s is asked:
+            held = 0
         sep = "\n\n" if block else ""
-        room = min(_cap(s, caps, budget), budget - reserve - estimate_tokens(block + sep))
+        room = min(_cap(s, caps, budget), budget - reserve - held - estimate_tokens(block + sep))
         text, cut = _fit(s, seen, room) if room >= MIN_CUT_TOKENS else ("", True)
         if not text:
             if cut:

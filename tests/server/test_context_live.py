@@ -121,6 +121,14 @@ def test_wake_cwd_names_the_project(srv: Any) -> None:
     assert "projects/ledgerline/state.md" in d["sources"] and not d.get("warnings")
 
 
+@pytest.mark.parametrize("budget", [100, 150])
+def test_a_tight_wake_keeps_the_project_asked_for(srv: Any, budget: int) -> None:
+    """At 120 tokens the core files took the room and the project asked for was omitted."""
+    d = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": budget, "debug": True})
+    assert "## Project: Ledgerline (projects/ledgerline/state.md)" in d["block"], d
+    assert "projects/ledgerline/state.md" not in d.get("omitted", []) and estimate_tokens(d["block"]) <= budget
+
+
 @pytest.mark.parametrize("budget", [60, 150, 300, 600])
 def test_wake_sections_within_budget(srv: Any, budget: int) -> None:
     d = post_ok(srv, "/v1/wake", {"agent": "a", "project": "ledgerline", "budget_tokens": budget, "debug": True})
