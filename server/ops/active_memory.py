@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -212,6 +213,45 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
     return not is_audit(path, fm)
 
 
+_LOADING: set[str] = set()
+_LOADING_LOCK = threading.Lock()
+
+
+def model_ready(root: Path) -> bool:
+    """Whether the query model is loaded, or there is none to wait for. Not loaded yet
+    (a server just restarted loads it after it says ready, about a second and a half):
+    this call searches by words, and the model is loaded behind it, once. Dory's clients
+    give active memory 1.2 s; the first call after a restart waited the whole load."""
+    from commonplace.compiler.search import existing_engine
+
+    engine = existing_engine(root)
+    meta = getattr(engine, "meta", None)
+    if engine is None or meta is None or not meta.vectors:
+        return True
+    try:
+        embedder = engine.embedder()
+    except Exception:  # noqa: BLE001 - no model to load: the search says so itself
+        return True
+    if getattr(embedder, "loaded", True):
+        return True
+    key = str(root)
+    with _LOADING_LOCK:
+        if key not in _LOADING:
+            _LOADING.add(key)
+            threading.Thread(target=_load, args=(embedder, key), name="commonplace-query-model", daemon=True).start()
+    return False
+
+
+def _load(embedder: Any, key: str) -> None:
+    try:
+        embedder.encode_query("warm up")
+    except Exception:  # noqa: BLE001 - the next vector query reports what failed
+        pass
+    finally:
+        with _LOADING_LOCK:
+            _LOADING.discard(key)
+
+
 def _search(ctx: OpContext, query: str, k: int, corpus: str,
             warnings: list[str] | None = None, mode: str = "hybrid", deep: int = 0) -> list[dict[str, Any]]:
     """The search's results with their chunk's text (`content`) and no snippet: `gather`
@@ -320,7 +360,7 @@ def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: An
 
 
 def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence], results: list[dict[str, Any]],
-                policy: Policy, read: Any) -> list[Evidence]:
+                policy: Policy, read: Any, mode: str = "hybrid") -> list[Evidence]:
     """A second search for the names the best evidence holds and the question does not
     (`hop_names`), with the question's own names: a question whose answer takes two
     sources ("which city will Omar fly to, and which relative lives there?") finds the
@@ -330,7 +370,7 @@ def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence
     search's top ten, ranked with the rest (`rerank`)."""
     asked = names(query)
     have = {e.path for e in found} | {str(r["path"]) for r in results}
-    more = [r for r in _ranked(_search(ctx, " ".join(hop + asked), HOP_K, "durable"), policy, False)
+    more = [r for r in _ranked(_search(ctx, " ".join(hop + asked), HOP_K, "durable", mode=mode), policy, False)
             if r["path"] not in have]
     return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
 
@@ -431,18 +471,22 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     durable: list[Evidence] = []
     sessions: list[Evidence] = []
     said: list[str] = []  # the durable search's warnings
+    # The query model still loading: words only this time (`model_ready`).
+    words_only = not model_ready(root)
+    mode = "bm25" if words_only else "hybrid"
     if query and policy.durable and not only_recent(query, span is not None):
         near = project_pages(ctx.live.docs, req.cwd, ctx.live.resolver, root) if req.cwd else frozenset()
-        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, deep=DEEP), policy, False, near)
+        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, mode=mode, deep=0 if words_only else DEEP),
+                          policy, False, near)
         snippet_of = _snippet_of(query)
         found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
         head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
-        if found and time.perf_counter() < deadline:  # nothing usable: no deeper look (the wake answers)
+        if found and not words_only and time.perf_counter() < deadline:  # nothing usable: no deeper look
             deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
             found += [e for e in deeper if e.score > 0 or e.matched > 0]
         hop = hop_names(found[:HOP_FROM], query) if found and time.perf_counter() < deadline else []
         if hop:
-            found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read) + found[head:]
+            found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read, mode) + found[head:]
         durable = rerank(found, head=head, names_of=names(query))
         if asked.rest and time.perf_counter() < deadline:
             durable[REST_AT:REST_AT] = _about_the_rest(ctx, asked.rest, {e.path for e in durable}, policy, read)
@@ -457,7 +501,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         # durable fact only when they share the prompt's words (`attach_updates`), and the
         # sessions' vector list, a small filtered share of a large index, is the slowest
         # step of the call (42 ms of HNSW at 10,000 documents, bench_context --scale).
-        results = _ranked(_search(ctx, query, SESSION_K, "sessions", mode="hybrid" if recent else "bm25"),
+        results = _ranked(_search(ctx, query, SESSION_K, "sessions", mode=mode if recent else "bm25"),
                           policy, True)
         found = _usable(gather(results, query, read, session=True, snippet_of=_snippet_of(query)))
         left = attach_updates(durable, found, terms)
@@ -510,6 +554,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
                               + ("; the block is the general context (wake)" if wake_block else "")]
     elif meaning_only and block:
         answer["warnings"] = ["no memory shares a word with the prompt: the block holds matches by meaning alone"]
+    if words_only:
+        answer["warnings"] = [*answer.get("warnings", []),
+                              "the embedding model is still loading: this answer searched by words only"]
     if req.debug:
         answer.update(took_ms=max(1, round((time.perf_counter() - t0) * 1000)), profile=profile,
                       confidence=confidence)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...model import is_session_path
-from . import audit, engine_carry, fusion, notes
+from . import audit, engine_carry, fusion, notes, prefetch
 from .query import InvalidRequest, ParsedQuery, Scope, SearchRequest, normalize_request, parse_query
 from .results import TitleResolver, build_results
 from .generation import Generation, Handover
@@ -476,6 +476,7 @@ class SearchEngine:
         if isinstance(request, str):
             request = {"query": request}
         req, warnings = normalize_request(request)
+        prefetch.query_vector(self, req)  # the model is loaded outside the lock (`prefetch`)
         with self._lock:
             self._ensure_open()
             results = self._search(req, warnings)
@@ -593,8 +594,4 @@ def close_engines() -> None:
         _engines.clear()
 
 
-def search(root: Path, request: Mapping[str, Any] | SearchRequest | str) -> dict[str, Any]:
-    return open_engine(root).search(request)
-
-
-__all__ = ["SearchEngine", "open_engine", "existing_engine", "close_engines", "search", "IndexNotReady", "InvalidRequest"]
+__all__ = ["SearchEngine", "open_engine", "existing_engine", "close_engines", "IndexNotReady", "InvalidRequest"]

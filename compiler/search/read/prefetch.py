@@ -1,0 +1,36 @@
+"""A query's embedding made before the engine's lock is taken.
+
+A search holds the engine's lock for its whole call. The query embedding was made inside
+it, so a first vector query loading the model (about 1.5 s on two cores, right after a
+server says it is ready) held every other search that long, words-only ones included, and
+any embedding (8 ms) held the rest in turn. Made here first, outside the lock, it is
+remembered (`SearchEngine._query_vector`), and the search under the lock finds it ready.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .query import SearchRequest, parse_query
+
+MAX_TEXT = 4000  # as `SearchEngine._vector_list` embeds it
+
+
+def query_vector(engine: Any, req: SearchRequest) -> None:
+    """Embed `req`'s query for `engine`, if its mode and index use vectors. Failures are
+    left to the search, which says what happened."""
+    if req.mode not in ("hybrid", "vector"):
+        return
+    with engine._lock:
+        engine._ensure_open()
+        meta = engine.meta
+    if meta is None or not meta.vectors:
+        return
+    pq = parse_query(req.query)
+    text = (pq.semantic_text or pq.raw.strip())[:MAX_TEXT]
+    if not text:
+        return
+    try:
+        engine._query_vector(text)
+    except Exception:  # noqa: BLE001 - the search under the lock tries again and reports it
+        pass
