@@ -96,6 +96,9 @@ TOP_WEAK = 0.1  # the same, for the search's top ten
 EXCERPT_READ = 64 * 1024
 NARROW, LEAD = 300, 60  # where in a chunk the question's words are (`_around`)
 NOTHING = "Nothing in memory matched this prompt"
+# The privacy profile reads no evidence, only the boundaries (Dory's rule): say where they go.
+PRIVACY_EMPTY = ("the privacy profile reads only privacy boundaries (boundary lines in core/user.md and "
+                 "core/identity.md, core/defaults.md, core/soul.md), and none are written; no other memory is used")
 NEAR = 0.1  # the nudge a page of the project the agent works in gets (`_ranked`)
 
 _PRIVACY = ("privacy", "private", "sensitive", "boundary", "boundaries", "redact", "public-safe", "do not share")
@@ -554,6 +557,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
                               + ("; the block is the general context (wake)" if wake_block else "")]
     elif meaning_only and block:
         answer["warnings"] = ["no memory shares a word with the prompt: the block holds matches by meaning alone"]
+    if profile == "privacy" and not block:
+        answer["warnings"] = [*answer.get("warnings", []), PRIVACY_EMPTY]
     if words_only:
         answer["warnings"] = [*answer.get("warnings", []),
                               "the embedding model is still loading: this answer searched by words only"]

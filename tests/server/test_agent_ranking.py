@@ -231,3 +231,15 @@ def test_after_a_restart_evidence_stays_out_of_default_search(live: tuple[Api, P
     page = (root / "projects/ledgerline/state.md").read_text()
     assert page.count("[[decisions/ledgerline.md") == 1  # the link is the page's, kept by rebuilds
 
+
+
+def test_an_empty_privacy_answer_says_why(live: tuple[Api, Path, Path]) -> None:
+    """"Is Dana's leave private? what can I share?" picks the privacy profile, which reads
+    only the privacy boundaries; with none written it answered an empty block and nothing
+    else, which an agent cannot tell from a failure."""
+    api, _, _ = live
+    d = api.post("/v1/active-memory", {"prompt": "Is Dana's leave private? what can I share?", "agent": "a",
+                                       "debug": True})
+    assert d["profile"] == "privacy" and d["block"] == "", d
+    assert any("privacy profile reads only privacy boundaries" in w and "core/user.md" in w
+               for w in d.get("warnings", [])), d
