@@ -110,8 +110,9 @@ class MemoryWriteRequest(Request):
     kind: Literal["fact", "preference", "state", "decision", "note"] = Field(..., description="Kind of claim.")
     subject: str = Field(..., min_length=1, max_length=500,
                          description="Who or what it is about: name, alias, slug, path or family:slug.")
-    content: str = Field(..., description="The statement, one atomic fact (for forget: the claim's text; when it "
-                                          "names none, every current claim of this kind, or of every kind for note).")
+    content: str = Field(..., description="The statement, one atomic fact (for forget: the claim's text; text that "
+                                          "matches no current claim of the kind forgets nothing and lists them; empty "
+                                          "text forgets every current claim of the kind, of every kind for note).")
     scope: Optional[Literal["person", "project", "concept", "decision", "core"]] = Field(
         None, description="Family of the subject; project, concept and decision subjects are created when unknown.")
     confidence: Optional[Literal["high", "medium", "low"]] = Field(None, description="high, medium or low.")
@@ -123,7 +124,8 @@ class MemoryWriteRequest(Request):
     force_inbox: bool = Field(False, description="File the statement in inbox/semantic/ for a person instead.")
     allow_canonical: bool = Field(False, description="Needed for a live write to canonical memory (core, people, "
                                                      "projects, concepts, decisions).")
-    claim: Optional[str] = Field(None, description="commonplace: for replace, the id of the claim to replace.")
+    claim: Optional[str] = Field(None, description="commonplace: for replace or forget, the claim's id (or part of "
+                                                   "its text).")
     all: bool = Field(False, description="commonplace: for forget, every current claim of the subject.")
 
     @field_validator("action", mode="before")

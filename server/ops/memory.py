@@ -330,7 +330,7 @@ def _nothing_matches(store: Any, entity: Any, req: MemoryWriteRequest, kinds: tu
     have = [x for x in store.current(entity.id) if kinds is None or x.get("kind") in kinds]
     listed = "; ".join(f"{x.get('claim_id')}: {x.get('statement')}" for x in have[:5])
     more = f" (+{len(have) - 5} more)" if len(have) > 5 else ""
-    there = f"current ones: {listed}{more}" if have else f"{entity.id} has no current {what}s"
+    there = (f"current ones: {listed}{more}" if have else f"{entity.id} has no current {what}s").rstrip(".")
     return (f"nothing forgotten: no current {what} of {entity.id} matches {req.content.strip()[:200]!r}; {there}. "
             f"Send claim=<claim id> (or part of its text) to forget one, or all=true to forget "
             f"{'them all' if have else 'the page itself'}")
