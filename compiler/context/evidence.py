@@ -452,11 +452,15 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
     """Session evidence about the same thing as a durable fact, and not older than it,
     goes beside it (both dated); returns the session evidence left over. A session of the
     same day counts: a page's date is often its file's, which any later write to the page
-    moves, so an agent's day of calls puts the page and the session on one date."""
+    moves, so an agent's day of calls puts the page and the session on one date. The
+    fact is the one the session shares the most words with, among the lines shown and the
+    best sources' other facts (`_best_other_fact`): "the job now runs at 03:30 instead of
+    02:00" went under a decision that shares "job" and "reconciliation" while the page's
+    "runs nightly at 02:00 UTC" was shown without it."""
     left: list[Evidence] = []
     dws: dict[int, set[str]] = {}  # each durable line's words, once (4 sessions x 130 lines: 3 ms)
     for s in sessions:
-        best, best_score = None, 0.0
+        best, best_score, best_shared = None, 0.0, 0
         sw = {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2}
         for d in durable:
             if d.date and s.date and s.date < _date_of(d, sw):
@@ -467,46 +471,54 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             shared = sw & dw
             score = len(shared) + sum(terms.get(x, 0.0) for x in shared)
             if (len(shared) >= 2 and any(x in terms for x in shared) and score > best_score
-                    and updates(d.path, d.text, s.path, s.text, durable)):
-                best, best_score = d, score
-        if best is not None:
+                    and updates(d.path, d.text, s.path, _bearing(s, dw).text, durable)):
+                best, best_score, best_shared = d, score, len(shared)
+        other = _best_other_fact(durable, s, sw)
+        if other is not None and (best is None or other[2] > best_shared):
+            d, i, _ = other
+            d.rest_updates.setdefault(i, []).append(_bearing(s, unit_stems(d.rest[i])))
+        elif best is not None:
             best.updates.append(_bearing(s, dws[id(best)]))
-        elif not _update_other_fact(durable, s, sw):
+        else:
             left.append(s)
     return left
 
 
 def attach_to_other_facts(durable: list[Evidence], sessions: list[Evidence]) -> None:
     """Each session line beside the other fact of `durable` it updates, if any
-    (`_update_other_fact`)."""
+    (`_best_other_fact`)."""
     for s in sessions:
-        _update_other_fact(durable, s, {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2})
+        other = _best_other_fact(durable, s, {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2})
+        if other is not None:
+            d, i, _ = other
+            d.rest_updates.setdefault(i, []).append(_bearing(s, unit_stems(d.rest[i])))
 
 
 def _date_of(d: Evidence, sw: set[str]) -> str:
-    """The date of what a session line would update in `d`: its units that share words
-    with it (a line can join an old fact and a claim recorded today), else `d`'s date."""
-    dates = [u.date for u in d.units if u.date and len(sw & unit_stems(u)) >= 2]
-    return max(dates) if dates else d.date
+    """The date of what a session line would update in `d`: its unit that shares the most
+    words with it, two at least (a line can join an old fact and a claim recorded today:
+    "runs nightly at 02:00 UTC" and "now runs on Postgres 16" share "runs" with a session
+    about the job), else `d`'s date."""
+    dated = [(len(sw & unit_stems(u)), u.date) for u in d.units if u.date]
+    shared, date = max(dated, default=(0, ""))
+    return date if shared >= 2 else d.date
 
 
-def _update_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> bool:
-    """A session line about another fact of a durable source (one the block may show under
-    `## More evidence`: "Next milestone: sensitivity analysis by 18 December", and the
-    session "moved the sensitivity analysis milestone to 8 January"): it goes beside that
-    fact. The fact is not what the prompt asked, so the bar is higher: three words shared."""
+def _best_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> tuple[Evidence, int, int] | None:
+    """The other fact of a durable source (one the block may show under `## More
+    evidence`: "Next milestone: sensitivity analysis by 18 December", and the session
+    "moved the sensitivity analysis milestone to 8 January") that a session line updates,
+    as (source, index into its `rest`, words shared). The fact is not what the prompt
+    asked, so the bar is higher: three words shared."""
     best, best_shared = None, 2
     for d in durable:
         for i, u in enumerate(d.rest):
             if u.date and s.date and s.date < u.date:
                 continue
             shared = len(sw & unit_stems(u))  # `sw` holds no stop word: the unit's need no filter
-            if shared > best_shared and updates(d.path, u.text, s.path, s.text, durable):
+            if shared > best_shared and updates(d.path, u.text, s.path, _bearing(s, unit_stems(u)).text, durable):
                 best, best_shared = (d, i), shared
-    if best is None:
-        return False
-    best[0].rest_updates.setdefault(best[1], []).append(_bearing(s, unit_stems(best[0].rest[best[1]])))
-    return True
+    return None if best is None else (best[0], best[1], best_shared)
 
 
 def _bearing(s: Evidence, about: "set[str] | frozenset[str]") -> Evidence:

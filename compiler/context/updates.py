@@ -17,6 +17,7 @@ from .plain import plain_line
 
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
 _PROJECT = re.compile(r"projects/([^/]+)/")
+_PERSON = re.compile(r"people/([^/]+)\.md$")
 # Words every update says, whatever it updates: they tell nothing about the subject.
 GENERIC = frozenset("""due now moved move moves changed change changes new date time today still instead also
 just noted got recorded update updated because not will from into than then there this another needs need
@@ -44,9 +45,13 @@ def same_subject(fact_path: str, fact_text: str, line_path: str, line_text: str,
                  projects: Iterable[str] = (), line_project: str | None = None) -> bool:
     """A line is about a project page's fact when it (its text, its file name or its
     session's `project`) names that project; it is not when it names another of
-    `projects` instead; otherwise it must share two words of what the fact is about."""
+    `projects` instead; otherwise it must share two words of what the fact is about. A
+    line about a person's fact names them (a word of their page's name)."""
     own = project_of(fact_path)
     said = f"{line_text} {posixpath.basename(line_path)} {line_project or ''}"
+    person = _PERSON.match(fact_path)
+    if person and not any(_names(n, line_text) for n in person.group(1).split("-") if len(n) > 2):
+        return False  # a person's fact changes by a line that names them ("Priya now wants..." is not Dana's)
     if own is not None:
         if line_project:
             return line_project.casefold() == own

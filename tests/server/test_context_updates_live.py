@@ -55,6 +55,15 @@ FILES = {
         SESSION_FM.format(t="Status update session", d="2026-11-29", p="")
         + "user: Lena Fischer now wants the weekly status update as a short Slack message instead of email.\n\n"
           "assistant: Noted.\n",
+    "logs/sessions/claude-code/2026-11-30-priya-status.md":
+        SESSION_FM.format(t="Priya's update", d="2026-11-30", p="")
+        + "user: Priya now wants the weekly status update by email instead of a Slack message.\n\n"
+          "assistant: Noted for Priya.\n",
+    "people/omar-haddad.md": "---\ntitle: Omar Haddad\ntype: person\nupdated: 2026-11-20\n---\n# Omar Haddad\n\n"
+                             "Designer for harbormaster. Wants the weekly status update as a Slack message.\n",
+    # shares "ferry", "dev" and "server" with the session that moves the port, fewer words than the port's line
+    "decisions/ferry.md": "---\ntitle: Ferry\ntype: decision\nupdated: 2026-11-20\n---\n# Ferry\n\n"
+                          "We decided to keep the ferry dev server on the docs preview machine.\n",
     # a pull request's number is no new value of the harbormaster milestone
     "logs/sessions/claude-code/2026-11-29-harbormaster-locks.md":
         SESSION_FM.format(t="Harbormaster locks", d="2026-11-29", p="project: harbormaster\n")
@@ -68,6 +77,10 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
     def setup(first: Any) -> Any:
         post_ok(first, "/v1/memory-write", {"action": "write", "kind": "state", "subject": "harbormaster",
                                             "content": "Invoicing v2 beta is due 2026-12-19.", "allow_canonical": True})
+        # recorded today: the ferry page's line a Postgres question matches is newer than the port's session
+        post_ok(first, "/v1/memory-write", {"action": "write", "kind": "fact", "subject": "ferry",
+                                            "content": "The ferry dev server now runs on Postgres 16.",
+                                            "allow_canonical": True})
 
     server = restarted(tmp_path_factory.mktemp("context-updates"), FILES, setup)
     yield server
@@ -171,3 +184,26 @@ def test_a_pull_request_number_is_no_newer_value(srv: Any) -> None:
     block = post_ok(srv, "/v1/wake", {"agent": "claude-code", "project": "harbormaster",
                                       "budget_tokens": 1500})["block"]
     assert "#482" not in "\n".join(ln for ln in block.split("\n") if ln.startswith("  - ")), block
+
+
+def test_a_session_line_goes_under_the_fact_it_shares_most_with(srv: Any) -> None:
+    """The ferry page's line a Postgres question matches was recorded today, after the
+    session that moved the port; "the ferry dev server now runs on port 8002" then went
+    under a decision sharing "ferry dev server", and the page's "runs on port 8001" was
+    shown with nothing under it."""
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "Which Postgres does the ferry dev server run on?",
+                                               "agent": "claude-code", "include_wake": False})["block"]
+    assert "runs on port 8001" in block, block
+    assert any("8002" in ln for ln in _under(block, "runs on port 8001")), block
+    if "docs preview machine" in block:
+        assert not any("8002" in ln for ln in _under(block, "docs preview machine")), block
+
+
+def test_a_persons_fact_is_not_changed_by_a_line_about_someone_else(srv: Any) -> None:
+    """"Priya now wants the weekly status update by email instead of a Slack message" went
+    under Omar's "Wants the weekly status update as a Slack message": the same words,
+    another person."""
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "How does Omar want his weekly status update?",
+                                               "agent": "claude-code", "include_wake": False})["block"]
+    assert "Omar Haddad" in block, block
+    assert not any("Priya" in ln for ln in _under(block, "as a Slack message.")), block
