@@ -557,7 +557,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
                               + ("; the block is the general context (wake)" if wake_block else "")]
     elif meaning_only and block:
         answer["warnings"] = ["no memory shares a word with the prompt: the block holds matches by meaning alone"]
-    if profile == "privacy" and not block:
+    if profile == "privacy" and not block and req.include_wake:  # (without the wake it reads nothing, as asked)
         answer["warnings"] = [*answer.get("warnings", []), PRIVACY_EMPTY]
     if words_only:
         answer["warnings"] = [*answer.get("warnings", []),
