@@ -98,6 +98,13 @@ def test_session_summary_is_not_the_first_message() -> None:
                "launch deadline is now 2026-12-19.\n")
     assert session_summary(several).startswith("Can you look at why the Ledgerline reconciliation failed again?")
     assert "2026-12-19" in session_summary(several)
+    # too long for both: the ask is cut, not the answer (cut at its sentence, only the ask was left)
+    two = ("user: Quick one, Dana told me she prefers Slack messages now, not email.\n\nassistant: Got it.\n\n"
+           "user: also I reviewed PR #482 and merged it.\n\nassistant: Merged PR #482 (advisory locks for the "
+           "Ledgerline reconciliation).\n")
+    short = session_summary(two, limit=120)
+    assert short.startswith("Quick one, Dana") and short.endswith("Merged PR #482 (advisory locks for the "
+                                                                   "Ledgerline reconciliation).") and len(short) <= 120
     assert session_summary("# S\n\nStarted the plan.\nStopped at: write the runbook.\n") == \
         "Stopped at: write the runbook."
 

@@ -362,11 +362,17 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
         or bool(_SPECIFIC.search(first_user)) and (not _SPECIFIC.search(last_assistant) or asks > 1))
     if led:
         ask = first_user if first_user[-1] in ".?!" else first_user + "."
-        return _clip(f"{ask[:1].upper()}{ask[1:]} {last_assistant}", limit)
+        ask = f"{ask[:1].upper()}{ask[1:]}"
+        answer = " ".join(last_assistant.split())
+        room = limit - len(answer) - 1  # the answer is kept whole: cut, the ask would be all that is left
+        if len(ask) + len(answer) + 1 <= limit or room < MIN_ASK:
+            return _clip(f"{ask} {answer}" if room >= MIN_ASK else answer, limit)
+        return f"{_clip(ask, room)} {answer}"
     return _clip(last_assistant or first_other, limit)
 
 
 SHORT_ANSWER = 5  # an answer of fewer words says little without its ask
+MIN_ASK = 30  # characters of the ask worth keeping before the answer
 # A name (a capital inside the line) or a number: what tells one session from another.
 _SPECIFIC = re.compile(r"\d|(?<=[\w,;:] )[A-Z]")
 
