@@ -49,10 +49,10 @@ from typing import Any, Callable, Iterable
 
 from .facts import session_summary
 from .plain import plain_line
+from .projects import cwd_project, find_project, project_links as _project_links
+from .reader import Reader as _Reader
 from .sections import Section, page_section, plain_section
 from .tokens import estimate_tokens
-from ..markdown.mdit import slugify
-from ..markdown.comments import strip_comments
 from ..corpus.scan import session_files
 from ..model import Document
 from ..sessions.actors import is_personal, preferences
@@ -80,7 +80,6 @@ DEFAULT_BUDGET = 600
 MAX_BUDGET = 1500
 MAX_PINNED = 3
 SESSION_LINE_CHARS = 120
-READ_LIMIT = 256 * 1024  # a wake never shows more than a few thousand characters of a file
 MIN_CUT_TOKENS = 24  # less room than this: leave a section out rather than show a stub
 RETIRED = {"retired", "superseded", "stale"}
 _BOUNDARY_HEADINGS = ("boundar", "private", "privacy", "sensitive", "public", "redact", "do not", "don't", "avoid")
@@ -118,51 +117,6 @@ def _truthy(v: Any) -> bool:
     if isinstance(v, str):
         return v.strip().lower() in {"true", "yes", "1", "on"}
     return v is True or (isinstance(v, int) and not isinstance(v, bool) and v == 1)
-
-
-class _Reader:
-    """File text by corpus path: from disk under `root` (symlinks and paths leaving the
-    corpus refused), else the parsed document's text. One reader serves one wake call and
-    remembers what it read: several sections can ask for the same file."""
-
-    def __init__(self, root: Path | None, docs: dict[str, Document]) -> None:
-        self.root = Path(root).resolve() if root is not None else None
-        self.docs = docs
-        self._texts: dict[str, str | None] = {}
-
-    def full(self, rel: str) -> Path | None:
-        if self.root is None:
-            return None
-        p = self.root / rel
-        try:
-            if p.is_symlink() or not p.is_file():
-                return None
-            p.resolve().relative_to(self.root)
-        except (OSError, ValueError):
-            return None
-        return p
-
-    def text(self, rel: str) -> str | None:
-        """The file's text without its `%%comments%%` (an author's private notes)."""
-        if rel not in self._texts:
-            self._texts[rel] = self._read(rel)
-        return self._texts[rel]
-
-    def _read(self, rel: str) -> str | None:
-        p = self.full(rel)
-        if p is not None:
-            try:
-                with open(p, "rb") as f:
-                    return strip_comments(f.read(READ_LIMIT).decode("utf-8", "replace").replace("\r\n", "\n"))
-            except OSError:
-                pass
-        doc = self.docs.get(rel)
-        if doc is not None and doc.text:
-            return strip_comments(doc.text)
-        return None
-
-    def exists(self, rel: str) -> bool:
-        return self.full(rel) is not None or bool(self.docs.get(rel) and self.docs[rel].text)
 
 
 def _strip_frontmatter(text: str) -> str:
@@ -254,38 +208,6 @@ def _extra_core(docs: dict[str, Document], profile: str, taken: set[str]) -> lis
     return extra
 
 
-def find_project(docs: dict[str, Document], project: str, resolver: Any = None,
-                 root: Path | None = None) -> str | None:
-    """Corpus path of the page `project` names, or None."""
-    p = project.strip()
-    if p.lower().startswith("project:"):
-        p = p.split(":", 1)[1].strip()
-    if not p:
-        return None
-    read = _Reader(root, docs)
-    slug = slugify(p)
-    for cand in (f"projects/{slug}/state.md", f"projects/{slug}.md"):
-        if cand in docs or read.exists(cand):
-            return cand
-    for cand in (p, p + ".md"):
-        if cand in docs:
-            return cand
-    for d in sorted(docs.values(), key=lambda d: d.path):
-        if not (d.path.startswith("projects/") and d.path.endswith("/state.md")):
-            continue
-        names = [d.title, str(d.frontmatter.get("slug") or ""), d.path.split("/")[-2], *map(str, d.aliases)]
-        if slug in {slugify(n) for n in names if n and n.strip()}:
-            return d.path
-    if resolver is not None and "\x00" not in p:
-        try:
-            res = resolver.resolve_wiki(p, "")
-        except Exception:  # noqa: BLE001 - a name that cannot resolve is simply absent
-            res = None
-        if res is not None and res.path in docs:
-            return res.path
-    return None
-
-
 def _date_key(d: Document) -> str:
     fm = d.frontmatter
     v = fm.get("updated") or fm.get("created") or d.updated or d.created or ""
@@ -317,40 +239,6 @@ def recent_sessions(docs: dict[str, Document], root: Path | None, limit: int) ->
 def session_line(rel: str, text: str | None) -> str:
     summary = session_summary(text or "", SESSION_LINE_CHARS, rel) or rel.rsplit("/", 1)[-1].removesuffix(".md")
     return f"- {rel}: {summary}"
-
-
-def folder_name(cwd: str) -> str:
-    """The last part of a working directory, a Windows one too (`C:\\code\\atlas`)."""
-    return re.split(r"[\\/]", cwd.strip().rstrip("/\\"))[-1]
-
-
-def project_pages(docs: dict[str, Document], cwd: str | None, resolver: Any = None,
-                  root: Path | None = None) -> frozenset[str]:
-    """The project page the basename of `cwd` names, and its folder's pages and the people
-    and decisions it links: what an agent working there is about (active memory puts them
-    first among close results). Empty when the folder names no project."""
-    name = folder_name(cwd) if cwd else ""
-    rel = find_project(docs, name, resolver, root) if name else None
-    if rel is None:
-        return frozenset()
-    folder = rel.rsplit("/", 1)[0] + "/" if rel.endswith("/state.md") else rel
-    return frozenset((rel, *[p for p in docs if p.startswith(folder)], *_project_links(docs, rel, _Reader(root, docs))))
-
-
-def _project_links(docs: dict[str, Document], rel: str, read: _Reader) -> list[str]:
-    """People and decisions the project page links to, and the decision page a
-    `kind: decision` memory-write about the project lands in."""
-    out: list[str] = []
-    doc = docs.get(rel)
-    for link in (doc.links if doc is not None else []):
-        target = link.resolved
-        if target and target.startswith(("people/", "decisions/")) and target not in out:
-            out.append(target)
-    slug = rel.split("/")[-2] if rel.endswith("/state.md") else rel.rsplit("/", 1)[-1].removesuffix(".md")
-    for cand in (f"decisions/{slug}.md", f"decisions/canonical/{slug}.md"):
-        if cand not in out and (cand in docs or read.exists(cand)):
-            out.append(cand)
-    return out
 
 
 def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str, str | None]]) -> None:
@@ -518,9 +406,8 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             add(page_section("core", d.path, text))
     name = (project or "").strip()
     if not name and cwd and cwd.strip():
-        name = folder_name(cwd)
-        rel = find_project(docs, name, resolver, root) if name else None
-        name = name if rel else ""  # a cwd that names no project is not a problem to report
+        found, rel = cwd_project(docs, cwd, resolver, root)
+        name = found if rel else ""  # a cwd that names no project is not a problem to report
     if name:
         rel = find_project(docs, name, resolver, root)
         text = read.text(rel) if rel else None

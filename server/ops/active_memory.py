@@ -61,7 +61,7 @@ from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, rend
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word
 from commonplace.compiler.context.turns import read_on
-from commonplace.compiler.context.wake import project_pages
+from commonplace.compiler.context.projects import project_pages
 from commonplace.compiler.context.when import asked_window
 from commonplace.compiler.search import unique_terms
 from commonplace.compiler.context.evidence import (

@@ -48,3 +48,18 @@ def test_a_windows_folder_names_its_project(srv: Any) -> None:
 
 def test_a_folder_that_names_no_project_changes_nothing(srv: Any) -> None:
     assert _first(srv, "/home/me/Downloads") == _first(srv, None)
+
+
+@pytest.mark.parametrize("cwd", ["/home/me/code/atlas/ios/App", "/home/me/src/atlas-app", "C:\\code\\atlas\\src"])
+def test_a_folder_inside_a_project_or_named_for_it_names_it(srv: Any, cwd: str) -> None:
+    """Agents send the folder they are in: a subfolder of the project (`ios/App`) or a
+    checkout named for it (`atlas-app`) gave no project section and no warning."""
+    assert "projects/atlas/state.md" in _first(srv, cwd)
+    wake = post_ok(srv, "/v1/wake", {"agent": "a", "cwd": cwd, "debug": True})
+    assert "## Project: Atlas (projects/atlas/state.md)" in wake["block"], wake["block"]
+
+
+def test_a_subfolder_word_names_only_a_project_page(srv: Any) -> None:
+    """Above the last folder only a page under projects/ counts: `standup` names a note."""
+    wake = post_ok(srv, "/v1/wake", {"agent": "a", "cwd": "/home/me/standup/tools", "debug": True})
+    assert "## Project:" not in wake["block"], wake["block"]
