@@ -512,3 +512,12 @@ def test_the_turns_after_a_turn_keep_its_numbering(tmp_path: Path) -> None:
     assert "Lisbon, for the third week of April" in block and "(2024-05-04, turn-010.md)" in block
     assert block.count("turn-011.md") == 1
     assert block.index("turn-010.md") < block.index("turn-011.md")
+
+
+def test_a_name_typed_without_its_accent_is_the_name() -> None:
+    """"lunch with Tomas" shares its name with "Tomás Ibarra is vegan": active memory said
+    no memory shared a word with the prompt (matches by meaning alone) over the right block."""
+    from commonplace.compiler.context.terms import shares_a_word, stem
+
+    assert stem("Tomas") == stem("Tomás") and stem("Muller") == stem("Müller")
+    assert shares_a_word("lunch with Tomas, anything to avoid?", ["Tomás Ibarra is vegan."])

@@ -7,6 +7,7 @@ words the same way without importing the evidence pipeline.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from .plain import STOP, words
@@ -15,6 +16,8 @@ from .plain import STOP, words
 @lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     w = word.casefold().strip("'")
+    if not w.isascii():  # "Tomas" is "Tomás", "Muller" is "Müller": accents are not what a word says
+        w = "".join(c for c in unicodedata.normalize("NFKD", w) if not unicodedata.combining(c))
     for suffix in ("'s", "ing", "ies", "es", "ed", "s"):
         # a plural of four letters counts ("pets" is "pet"), but not "plus", "less" or "this"
         least = 4 if suffix == "s" and not w.endswith(("ss", "us", "is")) else len(suffix) + 4
