@@ -553,6 +553,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
                               "sources": sources}
     if nothing:
         why = next((w.split(": ", 1)[1] for w in said if w.startswith(("nothing matched", "no matches"))), "")
+        why = re.sub(r"\s*\(set min_score[^)]*\)", "", why)  # active memory takes no min_score
         answer["warnings"] = [f"nothing matched the prompt: {why or 'no memory shares its words or meaning'}"
                               + ("; the block is the general context (wake)" if wake_block else "")]
     elif meaning_only and block:

@@ -207,6 +207,7 @@ def test_active_memory_made_up_words_are_not_memory(server) -> None:
     assert status == 200, body
     assert body["block"] == "" and body["confidence"] is None, body
     assert any(w.startswith("nothing matched the prompt") for w in body.get("warnings", [])), body
+    assert not any("min_score" in w for w in body["warnings"]), body  # a search's advice; active memory has none
     status, body = http.post("/v1/active-memory", {"prompt": "how do I cook a mushroom risotto?", "agent": "e2e",
                                                    "include_wake": False, "debug": True})
     assert status == 200 and body["block"] == "", body
