@@ -268,7 +268,7 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
                 best, best_shared = n, shared
         at = next((i for i, ln in enumerate(sec.lines) if u.text in ln), None) if best else None
         if best is not None and at is not None:
-            sec.lines.insert(at + 1, f"  - newer: {fact_line(best[2], best[1], best[0])}")
+            sec.lines.insert(at + 1, f"{NEWER}{fact_line(best[2], best[1], best[0])}")
             sec.keys.insert(at + 1, "")
 
 
@@ -300,6 +300,7 @@ def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], *days: dt
 
 _SHARE = {"project": 0.3, "linked": 0.12, "decision": 0.15, "daily": 0.15, "core": 0.3}
 SESSION_SHARE = 0.2
+NEWER = "  - newer: "  # a session line under the project fact it changes (`_beside_sessions`)
 PROJECT_SHARE = 0.4
 
 
@@ -334,9 +335,12 @@ def _fit(section: Section, seen: set[str], room: int) -> tuple[str, bool]:
             lo = mid
         else:
             hi = mid - 1
+    while 0 < lo < len(lines) and lines[lo].startswith(NEWER):
+        lo -= 1  # a fact whose update is cut off would read as current: neither is shown
     if lo == 0:
         head = section.text([]) + "\n"
-        first = lines[0].split(" ")
+        # the first fact cut short; when an update goes under it, the update (what holds now)
+        first = (lines[1] if len(lines) > 1 and lines[1].startswith(NEWER) else lines[0]).strip().split(" ")
         lo2, hi2 = 0, len(first)
         while lo2 < hi2:
             mid = (lo2 + hi2 + 1) // 2

@@ -207,3 +207,13 @@ def test_a_persons_fact_is_not_changed_by_a_line_about_someone_else(srv: Any) ->
                                                "agent": "claude-code", "include_wake": False})["block"]
     assert "Omar Haddad" in block, block
     assert not any("Priya" in ln for ln in _under(block, "as a Slack message.")), block
+
+
+@pytest.mark.parametrize("budget", [100, 120, 160, 200, 260])
+def test_a_tight_wake_never_shows_a_fact_without_its_update(srv: Any, budget: int) -> None:
+    """At 120 tokens the project's "due 2026-12-12" was shown and the `newer` line under
+    it cut off: the stale value read as current."""
+    block = post_ok(srv, "/v1/wake", {"agent": "claude-code", "project": "ferry", "budget_tokens": budget})["block"]
+    for stale, new in (("runs on port 8001", "8002"), ("due 2026-12-12", "2026-12-19")):
+        if stale in block:
+            assert any(new in ln for ln in _under(block, stale)), (budget, block)
