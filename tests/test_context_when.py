@@ -157,3 +157,30 @@ def test_a_fresh_checkout_is_not_read_page_by_page_for_what_changed(tmp_path) ->
     found = changed_in(docs, tmp_path, counting, week, 10)
     assert [e.path for e in found] == ["notes.md"] and "cutover" in found[0].text
     assert not any(p.startswith("people/") for p in opened), opened
+
+
+def test_what_changed_in_a_span_keeps_its_first_days_sessions(tmp_path) -> None:
+    """Wednesday, "What changed this week?": ten pages written today took all eight
+    places, newest first, and Monday's session (the job moved to 03:30) was left out."""
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.context.evidence import disk_reader
+    from commonplace.compiler.context.recent import window_evidence
+
+    wed = dt.date(2026, 12, 2)
+    (tmp_path / "logs/sessions/agent").mkdir(parents=True)
+    for day, said in (("2026-11-30", "The reconciliation job now runs at 03:30 UTC."),
+                      ("2026-12-01", "The Harbor launch moved to 2026-12-17.")):
+        (tmp_path / f"logs/sessions/agent/{day}-s.md").write_text(
+            f"---\ntitle: s\ntype: session\ncreated: '{day}T10:00:00Z'\n---\n\nuser: {said}\n\nassistant: Noted.\n",
+            "utf-8")
+    (tmp_path / "notes").mkdir()
+    for i in range(10):
+        (tmp_path / f"notes/n{i}.md").write_text(f"---\ntitle: N{i}\ndate: {wed.isoformat()}\n---\n# N{i}\n\n"
+                                                 f"Note {i} was written today.\n", "utf-8")
+    docs = {d.path: d for d in load_corpus(tmp_path).docs}
+    window, _, found = window_evidence("What changed this week?", docs, tmp_path, disk_reader(tmp_path), wed, 8)
+    paths = [e.path for e in found]
+    assert window == (dt.date(2026, 11, 30), wed) and len(found) == 8
+    assert "logs/sessions/agent/2026-11-30-s.md" in paths and "logs/sessions/agent/2026-12-01-s.md" in paths, paths
+    assert any(p.startswith("notes/") for p in paths)
+    assert [e.date for e in found] == sorted((e.date for e in found), reverse=True)

@@ -213,7 +213,7 @@ def about(items: list[Evidence], terms: dict[str, float]) -> list[Evidence]:
 def window_evidence(question: str, docs: dict[str, Any], root: Path, read: Reader, today: dt.date, limit: int, *,
                     sessions: bool = True, durable: bool = True) -> "tuple[Any, dict[str, float], list[Evidence]]":
     """For a question that names a span of days (`when.asked_window`): (the span, the
-    question's subject words, what changed in it), newest first: each day's sessions
+    question's subject words, what changed in it, at most `limit`), newest first: each day's sessions
     (the lines a digest keeps of them), then its daily notes, then the pages with claims
     or text written that day; only those about the subject when the question has one
     ("what changed on Ledgerline this week?"). (None, {}, []) for any other question."""
@@ -224,9 +224,17 @@ def window_evidence(question: str, docs: dict[str, Any], root: Path, read: Reade
         return None, {}, []
     terms = subject_terms(question)
     scan = limit * 3 if terms else limit  # the subject keeps some of them
-    found = (about(sessions_in(docs, root, read, window, scan, lines=True), terms) if sessions else [])[:limit]
+    said = (about(sessions_in(docs, root, read, window, scan, lines=True), terms) if sessions else [])[:limit]
+    written: list[Evidence] = []
     if durable:
-        found += about(notes_in(docs, root, read, window), terms)[:limit]
-        found += about(changed_in(docs, root, read, window, scan), terms)[:limit]
-    found.sort(key=lambda e: e.date, reverse=True)  # stable: sessions, notes, pages within a day
-    return window, terms, found[:limit]
+        written += about(notes_in(docs, root, read, window), terms)[:limit]
+        written += about(changed_in(docs, root, read, window, scan), terms)[:limit]
+    # When the span holds more than `limit`, what was said (sessions) keeps two thirds of
+    # it and what was written (daily notes, then changed pages) the rest, each newest
+    # first, and either takes the room the other leaves: cut newest first over all,
+    # today's changed pages pushed Monday's session out of "what changed this week?".
+    room = max(limit - len(written), (2 * limit + 2) // 3)
+    kept = said[:room]
+    kept += written[:limit - len(kept)]
+    kept.sort(key=lambda e: e.date, reverse=True)  # stable: sessions, notes, pages within a day
+    return window, terms, kept
