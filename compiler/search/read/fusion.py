@@ -191,26 +191,18 @@ def ranked_scores(evidence: Sequence[float], scores: Sequence[float]) -> list[fl
 
 def monotone(values: Sequence[float], scores: Sequence[float]) -> list[float]:
     """`values` (one answer's normalised scores, in ranked order) made to follow the
-    ranking, so `min_score` cuts a prefix of it: the closest non-increasing sequence (in
-    least squares: adjacent values out of order are pooled into their mean), then each
-    value at least STEP below the one before it when their raw `scores` differ, down to
-    0. In order already, values are kept as they are (up to that step)."""
-    pools: list[list[float]] = []  # [sum, count]
-    for v in values:
-        pools.append([float(v), 1.0])
-        while len(pools) > 1 and pools[-1][0] / pools[-1][1] > pools[-2][0] / pools[-2][1]:
-            total, n = pools.pop()
-            pools[-1][0] += total
-            pools[-1][1] += n
+    ranking, so `min_score` cuts a prefix of it: each value at most the one before it, and
+    at least STEP below it when their raw `scores` differ, down to 0. A value out of order
+    is lowered, never its betters raised: pooling them into their mean lifted the weak
+    results ranked above a demoted saved report that matched well, and active memory took
+    them for evidence. In order already, values are kept as they are (up to that step)."""
     out: list[float] = []
-    for total, n in pools:
-        out += [total / n] * int(n)
-    for i in range(len(out)):
-        v = min(1.0, max(0.0, out[i]))
+    for i, v in enumerate(values):
+        v = min(1.0, max(0.0, float(v)))
         if i:
             cap = out[i - 1] if scores[i] == scores[i - 1] else out[i - 1] - STEP
             v = max(0.0, min(v, cap))
-        out[i] = round(v, 4)
+        out.append(round(v, 4))
     return out
 
 
