@@ -521,3 +521,20 @@ def test_a_name_typed_without_its_accent_is_the_name() -> None:
 
     assert stem("Tomas") == stem("Tomás") and stem("Muller") == stem("Müller")
     assert shares_a_word("lunch with Tomas, anything to avoid?", ["Tomás Ibarra is vegan."])
+
+
+def test_recent_sessions_go_by_the_day_their_name_says(tmp_path: Path) -> None:
+    """Yesterday's transcript ingested after today's was listed first (by modification time)."""
+    import os
+
+    from commonplace.compiler.context.wake import recent_sessions
+
+    d = tmp_path / "logs/sessions/claude-code"
+    d.mkdir(parents=True)
+    today, yesterday, unnamed = d / "2026-12-02-morning.md", d / "2026-12-01-harbor.md", d / "notes.md"
+    for i, f in enumerate((today, yesterday, unnamed)):
+        f.write_text("---\ntitle: s\ntype: session\n---\n\nuser: hi\n", "utf-8")
+        os.utime(f, (1_764_000_000 + i * 60, 1_764_000_000 + i * 60))  # 2025-11-24: the unnamed one is oldest by day
+    got = recent_sessions({}, tmp_path, 3)
+    assert got == ["logs/sessions/claude-code/2026-12-02-morning.md", "logs/sessions/claude-code/2026-12-01-harbor.md",
+                   "logs/sessions/claude-code/notes.md"], got

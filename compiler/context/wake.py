@@ -225,15 +225,32 @@ def pinned_decisions(docs: dict[str, Document], limit: int = MAX_PINNED) -> list
 
 
 def recent_sessions(docs: dict[str, Document], root: Path | None, limit: int) -> list[str]:
-    """Paths of the newest session files (by modification time) under logs/sessions/."""
+    """Paths of the newest session files under logs/sessions/."""
     if limit <= 0:
         return []
     if root is None:
         sessions = sorted((d for d in docs.values() if d.is_session), key=lambda d: (d.sort_date or "", d.path),
                           reverse=True)
         return [d.path for d in sessions[:limit]]
-    found = [(mtime, rel) for rel, (mtime, _size) in session_files(Path(root)).items()]
-    return [p for _, p in heapq.nlargest(limit, found)]
+    # By the day a session's file name says (Dory's `<day>-<slug>.md`), then by modification
+    # time: ingesting an older transcript later put it first.
+    found = [(_named_day(rel) or mtime_day(ns / 1e9), ns, rel) for rel, (ns, _size) in session_files(Path(root)).items()]
+    return [p for *_, p in heapq.nlargest(limit, found)]
+
+
+_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def _named_day(rel: str) -> str:
+    m = _DAY.search(rel.rsplit("/", 1)[-1])
+    return m.group(1) if m else ""
+
+
+def mtime_day(seconds: float) -> str:
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).date().isoformat()
+    except (OverflowError, OSError, ValueError):  # a file dated past what the platform's clock can say
+        return "9999-12-31" if seconds > 0 else ""
 
 
 def session_line(rel: str, text: str | None) -> str:
