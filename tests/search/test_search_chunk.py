@@ -146,3 +146,20 @@ def test_table_rules_and_emphasis_are_not_embedded():
     assert "| **route** |" in c.text  # the indexed text is the source
     assert "---" not in c.embed_text and "**" not in c.embed_text and "~~" not in c.embed_text
     assert "Item ; Owner" in c.embed_text and "route ; `Wen`" in c.embed_text and "See old notes." in c.embed_text
+
+
+def test_headings_over_nothing_are_no_chunk():
+    """A decision page written through memory-write: its title and `## Claims` stand
+    before the claims block's marker, and were a chunk of their own, found as "Harbor
+    Claims" (a result an agent can do nothing with). They stay in the chunks' prefix."""
+    text = ("---\ntitle: Harbor\ntype: decision\n---\n# Harbor\n\n<!-- commonplace:claims:start -->\n\n## Claims\n\n"
+            "### Decisions\n\n" + "".join(
+                f"- We decided to build Harbor with React Native rather than separate Swift and Kotlin apps, "
+                f"reason {i}. — recorded 2026-11-27 by agent · `c_9011fb97e85ef7a{i}`\n" for i in range(4))
+            + "\n<!-- commonplace:claims:end -->\n")
+    chunks = chunk_document(_doc("decisions/harbor.md", text), RegexTokenCounter(), ChunkConfig())
+    assert chunks and all("React Native" in c.text for c in chunks), [c.text for c in chunks]
+    assert all(c.prefix.startswith("Harbor") for c in chunks)
+    only = chunk_document(_doc("notes/empty.md", "---\ntitle: Empty\n---\n# Empty\n\n## Nothing yet\n"),
+                          RegexTokenCounter(), ChunkConfig())
+    assert len(only) == 1  # a page of headings alone is still found by them

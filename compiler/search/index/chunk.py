@@ -10,7 +10,8 @@ Rules (what the tests pin down):
   are cut at token boundaries; consecutive chunks of one section overlap by up to
   `overlap` tokens.
 - A section smaller than `min_tokens` joins the previous chunk when both fit the budget,
-  so headings over a two-item list do not become chunks of their own.
+  so headings over a two-item list do not become chunks of their own; headings over
+  nothing are no chunk (a document of nothing else is one chunk of its title).
 - Boundaries depend only on a section's own text (plus, for a small section, whether it
   fits after its predecessor): editing one section changes only that section's chunks
   (and possibly a small section merged into it). Unchanged chunks keep their text hash,
@@ -36,12 +37,12 @@ from typing import Iterable, Iterator, Protocol, Sequence
 
 from ...model import Document
 
-# 5: outgoing link text weighs less in BM25 (bm25.FIELD_WEIGHTS); a new version makes the
-# next full build rebuild indexes made the old way (embeddings come from the cache).
-# 6: `%%comments%%` are no longer in any chunk (`parse` cuts them from the body).
-# 7: the claim store's Timeline, Evidence and History blocks and marker lines are not in
-# any chunk (`history_lines`).
-CHUNKER_VERSION = 7
+# A new version makes the next full build rebuild indexes made the old way (embeddings come
+# from the cache). 5: outgoing link text weighs less in BM25 (bm25.FIELD_WEIGHTS). 6:
+# `%%comments%%` are in no chunk. 7: nor the claim store's Timeline, Evidence and History
+# blocks and marker lines (`history_lines`). 8: no chunk of headings alone.
+CHUNKER_VERSION = 8
+_BODY = re.compile(r"^(?!\s*#)\s*\S", re.M)  # a line that is not a heading
 PREFIX_TOKENS = 32
 SPECIAL_TOKENS = 2  # [CLS] ... [SEP]
 
@@ -557,8 +558,8 @@ def chunk_document(doc: Document, counter: TokenCounter, cfg: ChunkConfig = Chun
     chunks: list[Chunk] = []
     for pieces, headings in groups:
         text, first, last = _text_of(lines, pieces)
-        if not text.strip():
-            continue
+        if not text.strip() or len(groups) > 1 and not _BODY.search(text):
+            continue  # headings over nothing ("# Harbor", "## Claims") are no result: the prefix has them
         prefix = _prefix(doc.title, headings, counter)
         embed_text = compose_embed_text(prefix, text)
         chunks.append(
