@@ -28,10 +28,11 @@ WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo li
 
 
 def make_corpus(root: Path, docs: int = 40, sections: int = 8) -> Path:
-    """Documents with distinct sections (one chunk each, every text different)."""
+    """Documents with distinct sections (one chunk each, every text different), and a line
+    under the title (a chunk of its own: headings over nothing are none)."""
     root.mkdir(parents=True, exist_ok=True)
     for d in range(docs):
-        body = [f"# Note {d}\n"]
+        body = [f"# Note {d}\n\nNote {d} opens the part list.\n"]
         for s in range(sections):
             words = " ".join(f"{WORDS[(d * 7 + s * 3 + i) % len(WORDS)]}{(d * sections + s + i) % 97}"
                              for i in range(70))
