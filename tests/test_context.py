@@ -538,3 +538,20 @@ def test_recent_sessions_go_by_the_day_their_name_says(tmp_path: Path) -> None:
     got = recent_sessions({}, tmp_path, 3)
     assert got == ["logs/sessions/claude-code/2026-12-02-morning.md", "logs/sessions/claude-code/2026-12-01-harbor.md",
                    "logs/sessions/claude-code/notes.md"], got
+
+
+def test_a_persons_line_keeps_only_what_shares_more_than_their_name(tmp_path: Path) -> None:
+    """"Picking a restaurant for lunch with Dana, what can she eat?": every claim on her page
+    says "Dana", and the line joined her allergy with "Dana wants updates as short emails"."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "people/dana.md").write_text(
+        "---\ntitle: Dana Whitfield\ntype: person\naliases: [Dana]\n---\n# Dana Whitfield\n\n"
+        "<!-- commonplace:claims:start -->\n\n## Claims\n\n### Preferences\n\n"
+        + "".join(f"- {c} — recorded 2026-11-27 by agent · `c_{i:016x}`\n" for i, c in enumerate((
+            "Dana is allergic to peanuts.", "Dana wants updates as short bullet-point emails.",
+            "Dana is pescatarian.", "Dana runs finance operations.", "Dana is on leave in January.")))
+        + "\n<!-- commonplace:claims:end -->\n")
+    results = [{"path": "people/dana.md", "snippet": "Dana", "score_normalized": 0.9}]
+    got = gather(results, "Picking a restaurant for lunch with Dana, what can she eat?", disk_reader(tmp_path))
+    assert got and got[0].text == "Dana is allergic to peanuts.", got[0].text  # her other claims follow it
+    assert "Dana is pescatarian." in [u.text for u in got[0].rest]

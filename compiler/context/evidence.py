@@ -177,6 +177,12 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
         return units[:2] if len(units) > 1 and len(units) <= 4 and len(units[0].text) <= 40 else units[:1]
     top = best[0][0]
     keep = [x for x in best if x[0] >= top * 0.6]
+    # On a person's or project's page every claim says its name: a unit kept beside the best
+    # shares another word of the question ("what can Dana eat?" kept "Dana wants updates as
+    # short emails" beside her allergy, both matching "Dana" alone).
+    own = _entity_names(page)
+    if own and len(keep) > 1:
+        keep = keep[:1] + [x for x in keep[1:] if any(t in unit_stems(x[2]) for t in terms if t not in own)]
     # The sentence after the best one goes with it: a question restates the setting
     # ("while camping", "last weekend") and the answer is what was said next ("We
     # explored nature, roasted marshmallows...").
@@ -267,6 +273,16 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
 
 _ENTITY_TYPES = ("person", "project", "concept")
 _ENTITY_FOLDERS = ("people/", "projects/", "concepts/")
+
+
+def _entity_names(page: Page) -> frozenset[str]:
+    """The stems of an entity page's name and aliases (none for other pages)."""
+    kind = str(page.meta.get("type") or "").casefold()
+    if not page.title or not (kind in _ENTITY_TYPES or page.path.startswith(_ENTITY_FOLDERS)):
+        return frozenset()
+    aliases = page.meta.get("aliases")
+    said = [page.title, *(a for a in aliases if isinstance(a, str))] if isinstance(aliases, list) else [page.title]
+    return frozenset(stem(w) for n in said for w in words(n))
 
 
 def named(page: Page, text: str) -> str:
