@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from .entity import entity_names as _entity_names, named
 from .facts import ROLE, Page, Unit, page_units
 from .plain import STOP, plain_line, sentences, words
 from .terms import overlap, query_terms, stem
@@ -269,35 +270,6 @@ def gather(results: list[dict[str, Any]], query: str, read: Reader, *, include_a
         out.append(Evidence(path, shown, unit_date, float(r.get("score_normalized") or 0.0), session, units,
                             rest=rest, matched=overlap(terms, shown), terms=terms, dated=dated, brief_of=brief_of))
     return out
-
-
-_ENTITY_TYPES = ("person", "project", "concept")
-_ENTITY_FOLDERS = ("people/", "projects/", "concepts/")
-
-
-def _entity_names(page: Page) -> frozenset[str]:
-    """The stems of an entity page's name and aliases (none for other pages)."""
-    kind = str(page.meta.get("type") or "").casefold()
-    if not page.title or not (kind in _ENTITY_TYPES or page.path.startswith(_ENTITY_FOLDERS)):
-        return frozenset()
-    aliases = page.meta.get("aliases")
-    said = [page.title, *(a for a in aliases if isinstance(a, str))] if isinstance(aliases, list) else [page.title]
-    return frozenset(stem(w) for n in said for w in words(n))
-
-
-def named(page: Page, text: str) -> str:
-    """An entity page's line led by the page's name when it does not say it: "Field
-    technician. Collects the transects" is about nobody an agent can tell; "Tomás Ibarra:
-    Field technician. ..." is about him."""
-    kind = str(page.meta.get("type") or "").casefold()
-    if not text or not page.title or not (kind in _ENTITY_TYPES or page.path.startswith(_ENTITY_FOLDERS)):
-        return text
-    aliases = page.meta.get("aliases")
-    names_ = [page.title, *(a for a in aliases if isinstance(a, str))] if isinstance(aliases, list) else [page.title]
-    said = {stem(w) for w in words(text)}
-    if any(stem(w) in said for n in names_ for w in words(n) if len(w) > 2 and w not in STOP):
-        return text
-    return f"{page.title}: {text}"
 
 
 CHAT_HEADER = re.compile(r"^(?P<who>[^—:]{1,40}?) — (?P<when>.*\d.*)$")
