@@ -95,10 +95,10 @@ def changes_value(fact_text: str, line_text: str, strict: bool = False, fact_pat
         return True
     if not _SAYS_CHANGE.search(line_text):
         return False
-    own = project_of(fact_path) or ""
-    about = distinct_words(fact_text) - distinct_words(own.replace("-", " "))
+    own = distinct_words((project_of(fact_path) or "").replace("-", " "))
+    about = distinct_words(fact_text) - own
     said = distinct_words(line_text)
-    return len(about & said) >= WORDS_SHARED and bool(said - about - distinct_words(own.replace("-", " ")))
+    return len(about & said) >= WORDS_SHARED and bool(said - about - own)
 
 
 def updates(fact_path: str, fact_text: str, line_path: str, line_text: str, around: Iterable[object] = ()) -> bool:

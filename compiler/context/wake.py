@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable
 
 from .facts import session_summary
 from .plain import plain_line
-from .projects import cwd_project, find_project, project_links as _project_links
+from .projects import cwd_project, find_project, project_links
 from .reader import Reader as _Reader
 from .sections import Section, page_section, plain_section
 from .tokens import estimate_tokens
@@ -439,7 +439,7 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             if sec is not None and prof != "privacy":
                 _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions])
             add(sec)
-            for linked in _project_links(docs, rel, read):
+            for linked in project_links(docs, rel, read):
                 if linked not in taken and prof != "privacy":
                     t = read.text(linked)
                     if t and t.strip():

@@ -65,8 +65,8 @@ from commonplace.compiler.context.projects import project_pages
 from commonplace.compiler.context.when import asked_window
 from commonplace.compiler.search import unique_terms
 from commonplace.compiler.context.evidence import (
-    STOP, Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page,
-    names, overlap, query_terms, rerank,
+    Evidence, attach_to_other_facts, attach_updates, disk_reader, gather, hop_names, is_audit, load_page,
+    names, query_terms, rerank,
 )
 
 DURABLE_K = 30  # results from the search (with snippets); deeper candidates come from `_deeper`
@@ -441,9 +441,8 @@ def confidence_of(durable: list[Evidence], sessions: list[Evidence], prompt: str
     weather in Paris?" and the owner's home town); None: nothing found."""
     if not durable and not sessions:
         return None
-    terms = {t: w for t, w in query_terms(prompt).items() if t not in STOP} if prompt else None
     found = (*durable, *sessions)
-    if not any(overlap(terms, e.text) > 0 for e in found) if terms is not None else not any(e.matched > 0 for e in found):
+    if not (shares_a_word(prompt, (e.text for e in found)) if prompt else any(e.matched > 0 for e in found)):
         return "low"
     return "high" if durable and (sessions or any(e.updates for e in durable)) else "medium"
 

@@ -314,23 +314,25 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
     return None, {"write": res}
 
 
+def _listed(claims: list[dict[str, Any]], most: int = 5) -> str:
+    """`id: statement` of the first `most` claims, and how many more there are."""
+    listed = "; ".join(f"{x.get('claim_id')}: {x.get('statement')}" for x in claims[:most])
+    return listed + (f" (+{len(claims) - most} more)" if len(claims) > most else "")
+
+
 def _replaced_none(req: MemoryWriteRequest, before: list[dict[str, Any]]) -> str:
     """What a replace that restated no current claim did instead (it added one)."""
     if not before:
         return f"there was no current {req.kind} claim to replace"
-    listed = "; ".join(f"{x.get('claim_id')}: {x.get('statement')}" for x in before[:5])
-    more = f" (+{len(before) - 5} more)" if len(before) > 5 else ""
     return (f"no current {req.kind} claim says what this changes, so none was replaced (current ones: "
-            f"{listed}{more}); send claim=<claim id> (or part of its text) to replace a specific one")
+            f"{_listed(before)}); send claim=<claim id> (or part of its text) to replace a specific one")
 
 
 def _nothing_matches(store: Any, entity: Any, req: MemoryWriteRequest, kinds: tuple[str, ...] | None) -> str:
     """What to send instead when a forget's text matches no current claim."""
     what = f"{req.kind} claim" if kinds else "claim"
     have = [x for x in store.current(entity.id) if kinds is None or x.get("kind") in kinds]
-    listed = "; ".join(f"{x.get('claim_id')}: {x.get('statement')}" for x in have[:5])
-    more = f" (+{len(have) - 5} more)" if len(have) > 5 else ""
-    there = (f"current ones: {listed}{more}" if have else f"{entity.id} has no current {what}s").rstrip(".")
+    there = (f"current ones: {_listed(have)}" if have else f"{entity.id} has no current {what}s").rstrip(".")
     return (f"nothing forgotten: no current {what} of {entity.id} matches {req.content.strip()[:200]!r}; {there}. "
             f"Send claim=<claim id> (or part of its text) to forget one, or all=true to forget "
             f"{'them all' if have else 'the page itself'}")

@@ -312,15 +312,15 @@ class SearchEngine:
             warnings.append("the vector index could not be read; used bm25 only" if self._vectors_unreadable else
                             "no vectors in the index (built without embeddings, or embedding failed); used bm25 only")
             return None
-        text = pq.semantic_text or pq.raw.strip()
+        text = prefetch.embedded_text(pq)
         if not text:
             return []
-        kept_key = ("vec-kept", text[:4000], corpus, scope.key())
+        kept_key = ("vec-kept", text, corpus, scope.key())
         kept = self.gen.cache.get(kept_key) if reuse and self.gen is not None else None
         if kept is not None and len(kept) >= limit:
             return [replace(h) for h in kept[:limit]]
         try:
-            qv = self._query_vector(text[:4000])
+            qv = self._query_vector(text)
         except Exception as exc:  # noqa: BLE001 - a broken model degrades to bm25
             log.warning("query embedding failed: %s", exc)
             warnings.append(f"query embedding failed ({exc}); used bm25 only")

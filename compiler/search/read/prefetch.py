@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .query import SearchRequest, parse_query
+from .query import ParsedQuery, SearchRequest, parse_query
 
-MAX_TEXT = 4000  # as `SearchEngine._vector_list` embeds it
+MAX_TEXT = 4000  # characters of a query that are embedded
+
+
+def embedded_text(pq: ParsedQuery) -> str:
+    """The part of a parsed query that is embedded (here, and in `SearchEngine._vector_list`)."""
+    return (pq.semantic_text or pq.raw.strip())[:MAX_TEXT]
 
 
 def query_vector(engine: Any, req: SearchRequest) -> None:
@@ -26,8 +31,7 @@ def query_vector(engine: Any, req: SearchRequest) -> None:
         meta = engine.meta
     if meta is None or not meta.vectors:
         return
-    pq = parse_query(req.query)
-    text = (pq.semantic_text or pq.raw.strip())[:MAX_TEXT]
+    text = embedded_text(parse_query(req.query))
     if not text:
         return
     try:
