@@ -94,7 +94,10 @@ def test_offline_index_ranks_as_minisearch_indexing_the_pages_itself(site: Path,
     page.goto(url(site, "index.html"))
     page.keyboard.press("/")
     page.locator(".search-backdrop input").wait_for()
+    # data.js loads on demand (the first query, or a link preview); one engine query is
+    # what brings it in, so the comparison does not race the lazy load.
     compared = page.evaluate("""async () => {
+        await window.CommonplaceSearch.engineSearch("search");
         const D = window.CommonplaceData, meta = await D.loadMeta();
         const own = new MiniSearch({fields: meta.fields, tokenize: t => (t.toLowerCase().match(/[\\p{L}\\p{N}]+/gu) || []).filter(w => w.length <= 40)});
         const docs = [];
