@@ -7,6 +7,10 @@ Entity ids are `family:slug`. Canonical pages live at fixed paths:
     project  projects/<slug>/state.md  decision decisions/<slug>.md
     core     core/<slug>.md
 
+A project kept by hand as one page, `projects/<slug>.md`, is that project (its page takes
+the claims) unless `projects/<slug>/state.md` exists too: a write must not start a second
+page that would stand for the project and hide the first.
+
 Resolution, case-insensitive, never fuzzy: an exact id (`person:alex`), a corpus path
 (`people/alex.md`), or a slug, title or alias. `family:Name` restricts the search to
 one family. No match or several matches is an error that names the candidates.
@@ -53,6 +57,8 @@ def entity_of_path(rel: str) -> tuple[str, str] | None:
     parts = rel.split("/")
     if len(parts) == 3 and parts[0] == "projects" and parts[2] == "state.md":
         return "project", parts[1]
+    if len(parts) == 2 and parts[0] == "projects" and parts[1].endswith(".md"):
+        return "project", parts[1][:-3]
     if len(parts) == 2 and parts[1].endswith(".md"):
         for family, folder in _FOLDERS.items():
             if parts[0] == folder:
@@ -280,9 +286,14 @@ def _candidate_paths(root: Path) -> list[str]:
                        and not p.name.startswith(".") and (p.is_file() or p.is_symlink()))
     d = root / "projects"
     if d.is_dir() and not d.is_symlink():
+        folders = set()
         for p in sorted(d.iterdir()):
             if not p.name.startswith(".") and p.is_dir() and not p.is_symlink() and ((p / "state.md").is_file() or (p / "state.md").is_symlink()):
                 out.append(f"projects/{p.name}/state.md")
+                folders.add(p.name)
+        out.extend(f"projects/{p.name}" for p in sorted(d.iterdir())
+                   if p.name.endswith(".md") and not p.name.endswith(".tombstone.md") and not p.name.startswith(".")
+                   and p.name[:-3] not in folders and (p.is_file() or p.is_symlink()))
     return out
 
 

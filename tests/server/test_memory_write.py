@@ -286,3 +286,25 @@ def test_a_decision_about_a_project_does_not_take_the_projects_links(open_client
     assert "projects/atlas/state.md" in backlinks("decisions/atlas.md")  # the decision is reachable
     lint = open_client.post("/v1/link", json={"op": "lint"}).get_json()
     assert not [b for b in lint["broken"] if "atlas" in str(b)], lint
+
+
+def test_a_project_kept_as_one_page_takes_the_write(open_client, corpus: Path) -> None:
+    """A project written by hand as `projects/<slug>.md` is that project: a write about it
+    lands on its page (the text kept), not on a new `projects/<slug>/state.md` that would
+    then stand for the project in wake and hide the page."""
+    (corpus / "projects").mkdir(exist_ok=True)
+    (corpus / "projects/bedrota.md").write_text(
+        "---\ntitle: Bedrota\ntype: project\n---\n# Bedrota\n\nThe nightly roster sync runs at 22:00.\n"
+        "The pilot launch is on 2027-01-15.\n")
+    r, d = mw(open_client, subject="bedrota", scope="project", content="Bedrota's roster sync takes about 40 minutes.",
+              allow_canonical=True)
+    assert r.status_code == 200 and d["result"] == "written", d
+    assert d["subject_ref"] == "project:bedrota" and d["target_path"] == "projects/bedrota.md", d
+    assert not (corpus / "projects/bedrota/state.md").exists()
+    page = (corpus / "projects/bedrota.md").read_text()
+    assert "takes about 40 minutes" in page and "runs at 22:00" in page and "2027-01-15" in page
+    # the page's path names it too, and wake shows the page: its own text and the new fact
+    r, d = mw(open_client, subject="projects/bedrota.md", content="Bedrota's pilot has twelve wards.", allow_canonical=True)
+    assert r.status_code == 200 and d["target_path"] == "projects/bedrota.md", d
+    block = open_client.post("/v1/wake", json={"agent": "a", "project": "bedrota", "budget_tokens": 800}).get_json()["block"]
+    assert "22:00" in block and "40 minutes" in block and "twelve wards" in block, block
