@@ -29,6 +29,13 @@ FOLDER_TYPES: dict[str, str] = {
 }
 
 STATUSES = ("active", "done", "interrupted", "paused", "pending", "raw", "superseded")
+# Dory's other names for them (its writes and its reports use `draft`, `final`...): valid too.
+STATUS_ALIASES = {
+    "abandoned": "superseded", "archive": "superseded", "archived": "superseded",
+    "actionable": "pending", "backlog": "pending", "draft": "pending", "idea": "pending", "ideation": "pending",
+    "planning": "pending", "research": "pending", "complete": "done", "deployed": "done", "reference": "done",
+    "in-progress": "active", "urgent": "active", "inbox": "raw", "parked": "paused", "someday": "paused",
+}
 
 # Where derived state lives inside a corpus; never scanned, rendered or served.
 STATE_DIR = ".commonplace"

@@ -110,6 +110,13 @@ def test_bad_date_warns_but_keeps_document():
     assert doc.frontmatter["created"] == "yesterday"
 
 
+def test_dorys_names_of_a_status_are_valid_and_a_made_up_one_warns():
+    """A saved research report says `status: draft`, as Dory writes it: no lint finding."""
+    for status in ("draft", "in-progress", "ready-to-publish", "done"):
+        assert [w for w in p("r.md", f"---\nstatus: {status}\n---\n")[1] if w.code == "status"] == [], status
+    assert [w.code for w in p("r.md", "---\nstatus: frobbed\n---\n")[1]] == ["status"]
+
+
 def test_links_are_extracted_with_source_lines_but_not_from_code():
     doc, _ = p("notes/a.md", "---\ntitle: A\n---\nSee [[b]] and [c](c.md#top).\n\n```\n[[in-code]]\n```\n`[[inline]]`\n![[embed]]\n")
     assert [(l.target, l.line, l.kind) for l in doc.links] == [

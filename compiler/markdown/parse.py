@@ -15,7 +15,7 @@ from ..corpus.links import extract_links
 from .mdit import parse_tokens, split_wikilink
 from .comments import strip_comments
 from .obsidian import body_tags
-from ..model import STATUSES, Document, Link, Warning_, content_hash, type_for_path
+from ..model import STATUS_ALIASES, STATUSES, Document, Link, Warning_, content_hash, type_for_path
 
 _DAILY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
@@ -107,7 +107,7 @@ def parse(path: str, data: bytes, titles: str = "heading") -> tuple[Document, li
     status = meta.get("status")
     if status is not None:
         status = str(status).strip().lower()
-        if status not in STATUSES:
+        if status not in STATUSES and status not in STATUS_ALIASES and not status.startswith("ready-to-"):
             warnings.append(Warning_(path, f"unknown status {status!r} (expected one of {', '.join(STATUSES)})", code="status"))
 
     date = _date(meta.get("date"), "date", path, warnings)

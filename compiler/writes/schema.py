@@ -18,6 +18,7 @@ import re
 import unicodedata
 from typing import Any
 
+from ..model import STATUS_ALIASES
 from .errors import InvalidInput
 
 TYPES = frozenset((
@@ -36,12 +37,6 @@ TYPE_ALIASES = {
 }
 # `interrupted` is commonplace's (a session cut short); Dory's model allows it too.
 STATUSES = frozenset(("active", "done", "paused", "pending", "raw", "superseded", "interrupted"))
-STATUS_ALIASES = {
-    "abandoned": "superseded", "archive": "superseded", "archived": "superseded",
-    "actionable": "pending", "backlog": "pending", "draft": "pending", "idea": "pending", "ideation": "pending",
-    "planning": "pending", "research": "pending", "complete": "done", "deployed": "done", "reference": "done",
-    "in-progress": "active", "urgent": "active", "inbox": "raw", "parked": "paused", "someday": "paused",
-}
 ENUMS = {
     "area": frozenset(("coding", "writing", "marketing", "product", "design", "ops", "personal", "health",
                        "finance", "relationships", "sales")),
