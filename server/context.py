@@ -78,7 +78,7 @@ class ServerState:
         self.tokens = TokenStore(self.root)
         self.started = time.time()
         self.open_error: str | None = None  # set when the backend failed to open
-        # `serve` sets a gate and opens it once the index and model are loaded and the
+        # `serve` sets a gate and opens it once the index is loaded and the
         # watcher runs: until then /healthz says 503 even if the corpus is built.
         self.gate: threading.Event | None = None
 

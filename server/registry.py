@@ -89,7 +89,8 @@ WRITE_ERRORS = (400, 401, 404, 409, 413, 422, 503)
 
 ROUTES: tuple[Route, ...] = (
     Route("healthz", "/healthz", ("GET",), "Liveness and readiness",
-          '200 {"ok": true} once the index is loaded and the model preloaded; 503 before.',
+          '200 {"ok": true} once the index is loaded (the query model loads behind it: until then a hybrid '
+          'search answers by words and warns); 503 before.',
           response=_obj("ok", ok=B), errors=(503,), public=True, needs_ready=False),
     Route("wake", "/v1/wake", ("POST",), "Get a start-of-session context block",
           "Call once at the start of a session: returns `block`, the markdown an agent reads first. It holds the "

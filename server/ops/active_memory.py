@@ -44,7 +44,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from typing import Any, Callable
 
 from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
+from .query_model import LOADING_WARNING, model_ready
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.asks import split
@@ -214,45 +214,6 @@ def _candidate(r: dict[str, Any], session: bool) -> bool:
     if path.startswith(("logs/", "archive/")) and not path.startswith(NOTES) or status == "raw":
         return False
     return not is_audit(path, fm)
-
-
-_LOADING: set[str] = set()
-_LOADING_LOCK = threading.Lock()
-
-
-def model_ready(root: Path) -> bool:
-    """Whether the query model is loaded, or there is none to wait for. Not loaded yet
-    (a server just restarted loads it after it says ready, about a second and a half):
-    this call searches by words, and the model is loaded behind it, once. Dory's clients
-    give active memory 1.2 s; the first call after a restart waited the whole load."""
-    from commonplace.compiler.search import existing_engine
-
-    engine = existing_engine(root)
-    meta = getattr(engine, "meta", None)
-    if engine is None or meta is None or not meta.vectors:
-        return True
-    try:
-        embedder = engine.embedder()
-    except Exception:  # noqa: BLE001 - no model to load: the search says so itself
-        return True
-    if getattr(embedder, "loaded", True):
-        return True
-    key = str(root)
-    with _LOADING_LOCK:
-        if key not in _LOADING:
-            _LOADING.add(key)
-            threading.Thread(target=_load, args=(embedder, key), name="commonplace-query-model", daemon=True).start()
-    return False
-
-
-def _load(embedder: Any, key: str) -> None:
-    try:
-        embedder.encode_query("warm up")
-    except Exception:  # noqa: BLE001 - the next vector query reports what failed
-        pass
-    finally:
-        with _LOADING_LOCK:
-            _LOADING.discard(key)
 
 
 def _search(ctx: OpContext, query: str, k: int, corpus: str,
@@ -560,8 +521,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     if profile == "privacy" and not block and req.include_wake:  # (without the wake it reads nothing, as asked)
         answer["warnings"] = [*answer.get("warnings", []), PRIVACY_EMPTY]
     if words_only:
-        answer["warnings"] = [*answer.get("warnings", []),
-                              "the embedding model is still loading: this answer searched by words only"]
+        answer["warnings"] = [*answer.get("warnings", []), LOADING_WARNING]
     if req.debug:
         answer.update(took_ms=max(1, round((time.perf_counter() - t0) * 1000)), profile=profile,
                       confidence=confidence)

@@ -26,6 +26,8 @@ compiler's `iso_date`, so a bad date is the same 400 as before).
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 from commonplace.compiler.live.contract import LiveContract
@@ -34,6 +36,7 @@ from commonplace.compiler import search as engine_query
 from ..errors import ApiError
 from ..models import SearchRequest
 from . import OpContext
+from .query_model import LOADING_WARNING, model_ready
 
 SNIPPET_WITH_CONTENT = 700
 SNIPPET_WITHOUT_CONTENT = 240
@@ -134,7 +137,15 @@ def shape(answer: dict[str, Any], req: SearchRequest) -> dict[str, Any]:
 
 
 def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
-    answer = run_engine(ctx.live, engine_request(req))
+    ereq = engine_request(req)
+    # A hybrid search while the query model loads (just after a restart) is a search by
+    # words, said in its warnings, not a wait of a second and a half (`query_model`).
+    loading = ereq.mode == "hybrid" and not model_ready(Path(ctx.root))
+    if loading:
+        ereq = dataclasses.replace(ereq, mode="bm25")
+    answer = run_engine(ctx.live, ereq)
+    if loading:
+        answer["warnings"] = [*(answer.get("warnings") or []), LOADING_WARNING]
     if req.originals:  # compacted sessions by their original text too (ops/compaction.py)
         from .compaction import with_originals
 

@@ -22,7 +22,7 @@ GAUGES = (
     ("dory_indexed_chunks", "chunks_indexed", "Number of chunks in the search index."),
     ("dory_indexed_vectors", "vectors_indexed", "Number of chunks with a vector in the search index."),
     ("commonplace_session_files", "session_files", "Number of session files under logs/sessions/."),
-    ("commonplace_ready", "ready", "1 once the corpus, index and model are loaded (as /healthz)."),
+    ("commonplace_ready", "ready", "1 once the corpus and index are loaded (as /healthz)."),
     ("commonplace_index_healthy", "index_healthy", "1 when every document is indexed (and embedded)."),
 )
 

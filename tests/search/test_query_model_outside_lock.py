@@ -73,7 +73,7 @@ def test_active_memory_searches_by_words_while_the_model_loads_and_loads_it(inde
     import time
 
     from commonplace.compiler.search.read.engine import open_engine
-    from commonplace.server.ops.active_memory import model_ready
+    from commonplace.server.ops.query_model import model_ready
 
     root, _ = indexed(FILES)
     slow = NotLoaded()

@@ -390,3 +390,18 @@ def test_status_before_the_corpus_is_open_counts_the_built_index(make_app, live)
     assert d["ready"] is False
     assert d["documents"] == d["files"] == d["index"]["documents"] > 0, d
     assert d["corpus_files"] == d["files_indexed"] == built["files_indexed"] and d["index_missing_files"] == 0
+
+
+def test_a_hybrid_search_while_the_query_model_loads_is_by_words_and_says_so(open_client, monkeypatch) -> None:
+    """Just after a restart the query model loads behind the ready server: a hybrid search
+    then answers by words at once, with a warning, instead of waiting for the load."""
+    from commonplace.server.ops import search as op
+
+    monkeypatch.setattr(op, "model_ready", lambda root: False)
+    d = open_client.post("/v1/search", json={"query": "billing migration", "mode": "hybrid"}).get_json()
+    assert d["results"] and "the embedding model is still loading" in " ".join(d["warnings"]), d["warnings"]
+    d = open_client.post("/v1/search", json={"query": "billing migration", "mode": "bm25"}).get_json()
+    assert not any("still loading" in w for w in d["warnings"])  # a words search lost nothing
+    monkeypatch.setattr(op, "model_ready", lambda root: True)
+    d = open_client.post("/v1/search", json={"query": "billing migration", "mode": "hybrid"}).get_json()
+    assert not any("still loading" in w for w in d["warnings"])
