@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ..markdown.restate import restates
+from ..markdown.restate import restated_by, restates
 from .canonical import _FENCE, _MARKER, _body_first_line, find_sections
 from .text_rules import md_inline
 
@@ -60,9 +60,38 @@ def _swap(lines: list[str], start: int, end: int, statement: str) -> str:
     return "\n".join(lines[: start + 1] + [""] + new + tail)
 
 
-def rewrite_restated(text: str, statement: str, path: str = "page") -> str:
+def rewrite_restated(text: str, statement: str, path: str = "page", ignore: frozenset[str] | None = None) -> str:
     """Every sentence of the page's prose that `statement` restates (`restates`) becomes
-    the statement; a list item keeps its marker. Headings are left alone."""
+    the statement; a list item keeps its marker. Headings are left alone. With `ignore`
+    (the words of the entity's name), when no sentence restates it so closely, the one
+    sentence it restates clearly best (`restated_by`, as a replace picks among claims) is
+    rewritten: "prefers a Signal message for anything urgent" replaces "prefers a phone
+    call over email for anything urgent", the other sentences about the person untouched."""
+    done = _rewrite_close(text, statement, path)
+    if done != text or ignore is None:
+        return done
+    return _rewrite_best(text, statement, path, ignore)
+
+
+def _rewrite_best(text: str, statement: str, path: str, ignore: frozenset[str]) -> str:
+    lines = text.split("\n")
+    found: list[tuple[int, int, list[str], str]] = []  # (line, sentence, the line's sentences, lead)
+    for i, _ in _hand_written(text, path):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith(("#", "|", "<", ">")):
+            continue
+        lead = _LEAD.match(line).group(1)
+        parts = _SENTENCE.split(line[len(lead):])
+        found += [(i, j, parts, lead) for j in range(len(parts))]
+    hit, _ = restated_by(statement, [parts[j] for _, j, parts, _ in found], ignore)
+    if hit is None:
+        return text
+    i, j, parts, lead = found[hit]
+    lines[i] = lead + " ".join([*parts[:j], md_inline(statement, 2000).strip(), *parts[j + 1:]])
+    return "\n".join(lines)
+
+
+def _rewrite_close(text: str, statement: str, path: str) -> str:
     lines = text.split("\n")
     new = md_inline(statement, 2000).strip()
     hand = list(_hand_written(text, path))

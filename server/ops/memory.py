@@ -205,10 +205,12 @@ def _fields(req: MemoryWriteRequest, entity: Any) -> dict[str, Any]:
             "canonical_target": entity.path}
 
 
-def _patch(req: MemoryWriteRequest, entity: Any) -> Any:
+def _patch(req: MemoryWriteRequest, entity: Any, loose: bool = False) -> Any:
     """Dory's section patch on replace: the page's own `## <section>` prose (and Summary)
     is rewritten to the new statement so it no longer contradicts it; a page without the
-    section has the sentences the statement restates rewritten (`claims/prose.py`)."""
+    section has the sentences the statement restates rewritten (`claims/prose.py`). With
+    `loose` (the entity has no claim of the kind: its prose is the only place the fact
+    is), the one sentence the statement restates clearly best is rewritten too."""
     from commonplace.compiler.claims.prose import rewrite_restated, rewrite_section
 
     names = [primary_section(entity.family, req.kind, entity.path)]
@@ -225,7 +227,7 @@ def _patch(req: MemoryWriteRequest, entity: Any) -> Any:
         return text
 
     def by_sentence(text: str) -> str:
-        return rewrite_restated(text, prose, entity.path)
+        return rewrite_restated(text, prose, entity.path, _name_words(entity) if loose else None)
 
     def edit(text: str) -> str:
         # A new state is the section's whole content (Dory); a changed fact or preference
@@ -238,6 +240,11 @@ def _patch(req: MemoryWriteRequest, entity: Any) -> Any:
         return text
 
     return edit
+
+
+def _name_words(entity: Any) -> frozenset[str]:
+    """The words of an entity's name: every statement about it has them."""
+    return frozenset(entity.id.split(":", 1)[-1].casefold().split("-"))
 
 
 def _prose_restates(ctx: OpContext, req: MemoryWriteRequest, entity: Any) -> bool:
@@ -279,9 +286,17 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
             if req.claim:
                 raise
             before = [x for x in store.current(entity.id) if x.get("kind") == req.kind]
-            r = add(edit=edit)  # Dory: replacing nothing records the statement
+            rewrote: list[bool] = []
+            loose = _patch(req, entity, loose=not before)
+
+            def tracked(text: str) -> str:
+                out = loose(text)
+                rewrote.append(out != text)
+                return out
+
+            r = add(edit=tracked)  # Dory: replacing nothing records the statement
             if r.action == "add":
-                r.message += "; " + _replaced_none(req, before)
+                r.message += "; " + _replaced_none(req, before, any(rewrote))
             return r, {}
     reason = (req.reason or "").strip() or "semantic forget"
     kinds = None if req.kind == "note" else (req.kind,)
@@ -320,10 +335,13 @@ def _listed(claims: list[dict[str, Any]], most: int = 5) -> str:
     return listed + (f" (+{len(claims) - most} more)" if len(claims) > most else "")
 
 
-def _replaced_none(req: MemoryWriteRequest, before: list[dict[str, Any]]) -> str:
+def _replaced_none(req: MemoryWriteRequest, before: list[dict[str, Any]], rewrote: bool = False) -> str:
     """What a replace that restated no current claim did instead (it added one)."""
+    if not before and rewrote:
+        return f"there was no {req.kind} claim to replace: the page's own sentence that said it now says this"
     if not before:
-        return f"there was no current {req.kind} claim to replace"
+        return (f"there was no current {req.kind} claim to replace, and no sentence of the page's own text "
+                "says what this changes")
     return (f"no current {req.kind} claim says what this changes, so none was replaced (current ones: "
             f"{_listed(before)}); send claim=<claim id> (or part of its text) to replace a specific one")
 

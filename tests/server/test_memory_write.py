@@ -308,3 +308,34 @@ def test_a_project_kept_as_one_page_takes_the_write(open_client, corpus: Path) -
     assert r.status_code == 200 and d["target_path"] == "projects/bedrota.md", d
     block = open_client.post("/v1/wake", json={"agent": "a", "project": "bedrota", "budget_tokens": 800}).get_json()["block"]
     assert "22:00" in block and "40 minutes" in block and "twelve wards" in block, block
+
+
+def test_replacing_a_preference_only_the_page_prose_states_rewrites_that_sentence(open_client, corpus: Path) -> None:
+    """No claim of the kind: the fact lives in the page's own prose. A replace rewrites the
+    one sentence it restates clearly best, says so, and the old way of reaching him is
+    shown nowhere; his other sentences stay."""
+    (corpus / "people/tomasz.md").write_text(
+        "---\ntitle: Tomasz\ntype: person\n---\n# Tomasz\n\nTomasz runs clinical operations at the hospital.\n"
+        "Tomasz is allergic to shellfish.\nTomasz prefers a phone call over email for anything urgent.\n")
+    r, d = mw(open_client, action="replace", kind="preference", subject="Tomasz",
+              content="Tomasz prefers a Signal message for anything urgent.", allow_canonical=True)
+    assert r.status_code == 200 and d["result"] == "replaced", d
+    assert "the page's own sentence that said it now says this" in d["message"], d["message"]
+    page = (corpus / "people/tomasz.md").read_text()
+    assert "phone call" not in page and "allergic to shellfish" in page and "runs clinical operations" in page
+    block = open_client.post("/v1/active-memory", json={"prompt": "Something urgent came up, how do I reach Tomasz?",
+                                                        "agent": "a"}).get_json()["block"]
+    assert "Signal message" in block and "phone call" not in block, block
+
+
+def test_a_preference_replace_with_claims_leaves_unrelated_prose_alone(open_client, corpus: Path) -> None:
+    """With a claim of the kind to replace, the page's prose is only rewritten where the
+    statement restates it closely: "prefers tea" is not "prefers sync reviews"."""
+    (corpus / "people/ines.md").write_text("---\ntitle: Ines\ntype: person\n---\n# Ines\n\nInes prefers tea.\n")
+    mw(open_client, kind="preference", subject="Ines", content="Ines prefers asynchronous code reviews.",
+       allow_canonical=True)
+    r, d = mw(open_client, action="replace", kind="preference", subject="Ines",
+              content="Ines prefers synchronous code reviews.", allow_canonical=True)
+    assert r.status_code == 200 and d["result"] == "replaced", d
+    page = (corpus / "people/ines.md").read_text()
+    assert "Ines prefers tea." in page and "synchronous code reviews" in page
