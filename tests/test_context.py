@@ -119,6 +119,20 @@ def test_packer_keeps_each_text_once_and_the_budget() -> None:
     assert pack.sources == ["people/alex.md", "y.md"]
 
 
+def test_a_line_cut_for_the_budget_keeps_its_date_and_path() -> None:
+    """The last line that only partly fits loses words of its text, never its `(date,
+    path)`: the agent can still look the fact up."""
+    pack = Packer(45)
+    lines = [("Keep patient data out of chat logs.", "Keep patient data out of chat logs. (core/rules.md)", "core/rules.md"),
+             ("Ask before booking", "Ask before booking anything that costs money, and say what it costs and why "
+                                    "it is worth it. (2026-11-30, core/working-agreements.md)",
+              "core/working-agreements.md")]
+    assert pack.section("## Rules", lines) == 2
+    last = pack.text().split("\n")[-1]
+    assert last.startswith("- Ask before booking") and last.endswith("… (2026-11-30, core/working-agreements.md)"), last
+    assert estimate_tokens(pack.text()) <= 45
+
+
 def test_gather_picks_the_answering_sentence_and_skips_audit(tmp_path: Path) -> None:
     (tmp_path / "people").mkdir()
     (tmp_path / "people/alex.md").write_text(PAGE)
@@ -177,6 +191,24 @@ def test_newer_session_goes_beside_the_fact() -> None:
     block = render([fact], [], 300).text
     assert ("- The reconciliation job runs nightly at 02:00 UTC. (2026-11-16, projects/l/state.md)\n"
             "  - newer: The reconciliation job now runs at 03:30 UTC. (2026-11-26, logs/sessions/s.md)") in block
+    # the summary (all some hosts show) says the change too, not the old time alone
+    assert "02:00" in render([fact], [], 300).summary and "Newer (2026-11-26): " in render([fact], [], 300).summary
+
+
+def test_a_session_goes_under_the_fact_it_restates_not_a_longer_line_sharing_more_words() -> None:
+    """A note of two sentences about jobs in general shares more words with the session
+    than the project's one-sentence fact does, but fewer with any one of its sentences:
+    the update goes under the fact it changes."""
+    tips = ["A nightly job should log its start time and exit code.",
+            "Run heavy sync jobs after 22:00 so they avoid the evening backups."]
+    note = Evidence("notes/cron-tips.md", " ".join(tips), "2026-09-12", units=[Unit(t) for t in tips])
+    fact_text = "The nightly roster sync job runs at 22:00 UK time."
+    fact = Evidence("projects/bedrota.md", fact_text, "2026-11-25", units=[Unit(fact_text)])
+    session = Evidence("logs/sessions/ops.md", "The nightly roster sync job moves from 22:00 to 23:30 UK time, "
+                       "because the 22:00 slot clashed with the pharmacy backups. It runs at 23:30 starting tonight.",
+                       "2026-12-03", session=True)
+    left = attach_updates([fact, note], [session], query_terms("When does the nightly job run?"))
+    assert left == [] and len(fact.updates) == 1 and note.updates == []
 
 
 def test_a_match_by_meaning_shows_the_page_not_its_timeline(tmp_path: Path) -> None:
@@ -481,6 +513,23 @@ def test_a_chat_turn_is_shown_with_the_turns_said_after_it(tmp_path: Path) -> No
     assert "guitar" in lines[asked + 2] and "(D3-3.md)" in lines[asked + 2]
     assert "Keep at it" not in block  # two turns on, no more
     assert lines[asked + 1].startswith("  - next: Melanie: Yeah")  # the day is said once, above
+
+
+def test_the_reply_to_a_question_keeps_more_of_itself(tmp_path: Path) -> None:
+    """A next turn that answers a question (the turn before it asks one) is the answer: its
+    short line keeps more of it than a next turn said after a statement."""
+    reply = ("We'll be discussing various aspects of the Harry Potter universe, like characters, "
+             "spells, and magical creatures. It's great to see fans coming together for this.")
+    _chat(tmp_path, [("John", "Loving it when people are passionate. What kind of collaborations are you in for "
+                              "the fan project? I love talking about my sneaker collection."),
+                     ("Tim", reply), ("John", reply.replace("We'll", "They'll"))])
+    q = "What aspects of the fan project will John's collaborations discuss?"
+    read = disk_reader(tmp_path)
+    found = gather([{"path": "D3-1.md"}], q, read)
+    read_on(found, q, read)
+    answer, after_a_statement = found[0].after
+    assert "magical creatures" in answer.brief, answer.brief
+    assert len(after_a_statement.brief) < len(answer.brief)
 
 
 def test_numbered_notes_that_are_not_chat_turns_are_not_read_on(tmp_path: Path) -> None:

@@ -92,5 +92,8 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
                                                             if e.path in pack.sources):
                 if p not in paths:
                     paths.append(p)
-    summary = " | ".join(e.text for e in (durable + sessions)[:2])[:280]
+    # A fact a newer session changed is summed up with the change: the summary is all some
+    # hosts show, and "runs at 22:00" alone was the stale answer.
+    summary = " | ".join(e.text + "".join(f" Newer ({u.date}): {u.text}" for u in e.updates[-1:])
+                         for e in (durable + sessions)[:2])[:280]
     return Block(pack.text(), paths, summary, n)

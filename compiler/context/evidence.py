@@ -457,7 +457,10 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             if dw is None:
                 dw = dws[id(d)] = {stem(w) for w in words(d.text) if w not in STOP and len(w) > 2}
             shared = sw & dw
-            score = len(shared) + sum(terms.get(x, 0.0) for x in shared)
+            # Counted in its one sentence that shares the most: a line of several
+            # sentences about jobs in general shares more words in all than the fact does.
+            one = max((sw & unit_stems(u) for u in d.units), key=len, default=shared) if len(d.units) > 1 else shared
+            score = len(one) + sum(terms.get(x, 0.0) for x in one) + len(shared) / 100
             if (len(shared) >= 2 and any(x in terms for x in shared) and score > best_score
                     and updates(d.path, d.text, s.path, _bearing(s, dw).text, durable)):
                 best, best_score, best_shared = d, score, len(shared)

@@ -29,16 +29,22 @@ def fact_line(text: str, date: str = "", source: str = "") -> str:
 
 
 def cut_words(text: str, fits) -> str:
-    """The longest word-boundary prefix of `text` (with an ellipsis) that `fits`."""
+    """The longest word-boundary prefix of `text` (with an ellipsis, unless it ends a
+    sentence) that `fits`."""
     words = text.split(" ")
+
+    def cut(n: int) -> str:
+        head = " ".join(words[:n])
+        return head if head.endswith((".", "!", "?")) else head + "…"
+
     lo, hi = 0, len(words)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(" ".join(words[:mid]) + "…"):
+        if fits(cut(mid)):
             lo = mid
         else:
             hi = mid - 1
-    return (" ".join(words[:lo]) + "…") if lo else ""
+    return cut(lo) if lo else ""
 
 
 class Packer:
@@ -120,8 +126,16 @@ class Packer:
                     part.pop()
                     return ok
 
-                piece = cut_words(line, fits)
-                if piece and len(piece) > len(bullet) + 8:
+                # The text is cut, not its `(date, source)`: a line without its path is a
+                # fact the agent cannot look up (`Ask before booking ... (2026-11-30,…`).
+                text, cite = line, ""
+                if line.endswith(")") and " (" in line:
+                    text, cite = line.rsplit(" (", 1)
+                    cite = " (" + cite
+                piece = cut_words(text, lambda t: fits(t + cite))
+                if piece:
+                    piece += cite
+                if piece and len(piece) > len(bullet) + len(cite) + 8:
                     part.append(piece)
                     self.where[key] = (pi, len(part) - 1)
                     self._source(source)

@@ -22,6 +22,11 @@ was among the best sources under its question scored the same (+0.1 on answers) 
 as the conversation did. Showing a next turn only when it shares a word with the turn or
 the question kept the synthetic scores but lost most of LoCoMo's gain: real replies often
 share none. (docs/decisions/2026-11-28-what-was-said-next.md)
+
+A next turn that answers a question (the turn before it asks one) keeps 150 characters
+instead of 90: LoCoMo answers +1.3 tuning, +1.2 held out, evidence −0.2 and −0.3 (the
+longer line pushes a deeper source out); the synthetic dialogues did not move
+(docs/decisions/2026-12-03-a-reply-keeps-more.md).
 """
 
 from __future__ import annotations
@@ -29,13 +34,14 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from .evidence import CHAT_HEADER, Evidence, Reader, asks_when, briefly, gather, load_page, names, query_terms
+from .evidence import BRIEF_CHARS, CHAT_HEADER, Evidence, Reader, asks_when, briefly, gather, load_page, names, query_terms
 from .facts import Page
 from .transcript import LABEL
 
 FIRST = 1  # the best sources read on
 AHEAD = 2  # turns after each
 TURN_CHARS = 1200  # a page longer than this is not one message
+REPLY_CHARS = 150  # the short line of a next turn that answers a question (the turn before asks one)
 FILL = 0.5  # a next turn's short line: the fuller window of two that hold as much (`briefly`)
 
 _NUMBERED = re.compile(r"^(?P<stem>.*?)(?P<n>\d+)(?P<ext>\.md)$")
@@ -85,10 +91,12 @@ def read_on(items: list[Evidence], query: str, read: Reader, first: int = FIRST,
         page, _ = load_page(read, e.path)
         if page is None or not is_turn(page):
             continue
+        before = page
         for path in following(e.path, ahead):
             nxt, _ = load_page(read, path)
             if nxt is None or not is_turn(nxt):
                 break  # the conversation ends here
+            prior, before = before, nxt
             if allows is not None and not allows(path, nxt.meta):
                 continue
             if path in shown:  # already among the best: moved under this turn, whole
@@ -101,7 +109,9 @@ def read_on(items: list[Evidence], query: str, read: Reader, first: int = FIRST,
             got: list[Any] = gather([{"path": path, "score_normalized": e.score}], asked, read)
             if got:
                 # Its short line is cut from the whole message, not from the part that
-                # shares the question's words: a reply often shares none.
-                got[0].brief = briefly(nxt.units, nxt.units, terms, when, fill=FILL)
+                # shares the question's words: a reply often shares none. A reply to a
+                # question is the answer, and gets more room.
+                room = REPLY_CHARS if any("?" in u.text for u in prior.units) else BRIEF_CHARS
+                got[0].brief = briefly(nxt.units, nxt.units, terms, when, room=room, fill=FILL)
                 e.after.append(got[0])
                 shown.add(path)

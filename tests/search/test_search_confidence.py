@@ -249,3 +249,36 @@ def test_a_new_corpus_of_a_few_notes_does_not_answer_what_it_does_not_hold(tmp_p
     assert any("nothing matched the query well" in w for w in res["warnings"]), res["warnings"]
     good = engine.search({"query": "when is the move to kubernetes", "k": 5})
     assert paths(good)[0] == "projects/atlas.md" and not any("nothing matched" in w for w in good["warnings"])
+
+
+class Paraphrase(FakeEmbedder):
+    """A query of words no page holds that embeds as the vector note's own text does: a
+    match by meaning alone, and a strong one."""
+
+    def encode_query(self, text: str) -> np.ndarray:
+        if text.strip() == "zqx plover":
+            return super().encode_query("HNSW graphs answer nearest-neighbour queries quickly.")
+        return super().encode_query(text)
+
+
+def test_results_that_share_no_word_with_the_query_say_so(tmp_path, write_corpus) -> None:
+    """Hybrid results all found by meaning alone are kept (a paraphrase is found so) and
+    the warning says none shares a word; a query whose words are found has no warning."""
+    from commonplace.compiler.build.pipeline import load_corpus
+    from commonplace.compiler.search import embedding
+    from commonplace.compiler.search.index.stage import build_indexes
+
+    fake = Paraphrase()
+    embedding.set_embedder_factory(lambda ref: fake)
+    try:
+        root = write_corpus({"concepts/rank-fusion.md": RANK_FUSION, "notes/stub.md": STUB, **OTHERS})
+        build_indexes(root, load_corpus(root).docs)
+        engine = SearchEngine(root, embedder=fake)
+        res = engine.search({"query": "zqx plover", "mode": "hybrid"})
+        assert paths(res)[:1] == ["notes/vectors.md"], paths(res)
+        assert any("no result shares a word with the query" in w for w in res["warnings"]), res["warnings"]
+        good = engine.search({"query": "HNSW graphs", "mode": "hybrid"})
+        assert paths(good)[:1] == ["notes/vectors.md"]
+        assert not any("shares a word" in w for w in good["warnings"]), good["warnings"]
+    finally:
+        embedding.set_embedder_factory(None)

@@ -38,6 +38,7 @@ log = logging.getLogger("commonplace.search")
 
 CANDIDATES = 50  # documents taken from each list before fusion
 EXACT_MIN_FILTERED = 2000  # filtered vector search below this many chunks is brute force
+MEANING_ALONE_WARNING = "no result shares a word with the query: these are matches by meaning alone"  # a paraphrase, or noise
 
 
 @dataclass
@@ -554,6 +555,8 @@ class SearchEngine:
             what = (f"{dropped} weak match(es) by meaning alone were left out (set min_score to see them)" if dropped
                     else f"these results are weak (score_normalized below {fusion.WEAK_VECTOR_ONLY})")
             warnings.append(f"nothing matched the query well: {what}")
+        elif mode == "hybrid" and hits and not any("bm25" in h.ranks for h in hits):
+            warnings.append(MEANING_ALONE_WARNING)
         elif not hits:
             table = self._doc_table().values()
             sessions = req.corpus != "sessions" or any(r["is_session"] for r in table)
