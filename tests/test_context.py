@@ -563,6 +563,29 @@ def test_the_turns_after_a_turn_keep_its_numbering(tmp_path: Path) -> None:
     assert block.index("turn-010.md") < block.index("turn-011.md")
 
 
+def test_a_persons_page_brings_its_other_sentences_before_weaker_sources(tmp_path: Path) -> None:
+    """"Anything to know before dinner with Tomasz?" matches his page by his name and a
+    restaurant note by its words; his allergy, a sentence of his page's prose that shares
+    no word with the prompt, comes before the weaker sources, not after them."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "people/tomasz.md").write_text(
+        "---\ntitle: Tomasz\ntype: person\n---\n# Tomasz\n\nTomasz is the clinical operations manager at St. "
+        "Brigid's Hospital and has run its night rosters, its bed planning and its ward audits since 2019.\n\n"
+        "Tomasz books the team's Friday dinner once a month, usually somewhere near the hospital.\n\n"
+        "Tomasz is allergic to shellfish, including prawns and crab.\n", "utf-8")
+    notes = {"a": "Book a dinner table two days ahead at the Crab Shack.", "b": "Friday dinner at Ostra is calmer.",
+             "c": "Dinner menus change on Fridays.", "d": "Booking dinners for a team takes a deposit.",
+             "e": "The garden needs seed potatoes by January."}
+    for name, text in notes.items():
+        (tmp_path / f"notes/{name}.md").write_text(f"# {name}\n\n{text}\n", "utf-8")
+    q = "I'm booking dinner with Tomasz on Friday, anything to know?"
+    found = gather([{"path": "people/tomasz.md"}, *({"path": f"notes/{n}.md"} for n in notes)], q,
+                   disk_reader(tmp_path))
+    block = render(found, [], 600).text
+    assert block.index("allergic to shellfish") < block.index("deposit"), block
+
+
 def test_a_name_typed_without_its_accent_is_the_name() -> None:
     """"lunch with Tomas" shares its name with "Tomás Ibarra is vegan": active memory said
     no memory shared a word with the prompt (matches by meaning alone) over the right block."""

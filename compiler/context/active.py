@@ -69,9 +69,12 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     pack = Packer(budget)
     first = [_line(e) for e in durable[:lead]]
     # The two best sources' other claims come before weaker sources: a question's words
-    # do not always match the fact that answers it ("food restrictions", "allergic").
+    # do not always match the fact that answers it ("food restrictions", "allergic"). A
+    # person's page is facts about them in its prose too ("anything to know before dinner
+    # with Tomasz?" is answered by "Tomasz is allergic to shellfish").
     claims = [_other(e, i) for e in durable[:CLAIMS_FROM]
-              for i, u in enumerate(e.rest) if u.kind == "claim"][:CLAIMS_FROM * EXPAND_CLAIMS]
+              for i, u in enumerate(e.rest) if u.kind == "claim" or e.path.startswith("people/")
+              ][:CLAIMS_FROM * EXPAND_CLAIMS]
     rest = claims + [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
     n = pack.section("## Active memory", first)
     if n < len(first):

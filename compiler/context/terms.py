@@ -24,6 +24,9 @@ def stem(word: str) -> str:
         if len(w) >= least and w.endswith(suffix):
             w = w[: -len(suffix)] + ("i" if suffix == "ies" else "")
             break
+    # "urgently" is "urgent", "weekly" is "week" (not "family", "early", "supply" or "assembly")
+    if len(w) >= 6 and w.endswith("ly") and w[-3] not in "aeiouylbp" and w[-3] != w[-4]:
+        w = w[:-2]
     # "share", "shares" and "shared" are one word: a final e goes too; "try" is "tri" as
     # in "tried" and "tries"
     if len(w) > 3 and w.endswith("e"):
