@@ -98,5 +98,7 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     # A fact a newer session changed is summed up with the change: the summary is all some
     # hosts show, and "runs at 22:00" alone was the stale answer.
     summary = " | ".join(e.text + "".join(f" Newer ({u.date}): {u.text}" for u in e.updates[-1:])
-                         for e in (durable + sessions)[:2])[:280]
+                         for e in (durable + sessions)[:2])
+    if len(summary) > 280:  # cut between words
+        summary = summary[:279].rsplit(" ", 1)[0] + "…"
     return Block(pack.text(), paths, summary, n)

@@ -351,9 +351,16 @@ def _nothing_matches(store: Any, entity: Any, req: MemoryWriteRequest, kinds: tu
     what = f"{req.kind} claim" if kinds else "claim"
     have = [x for x in store.current(entity.id) if kinds is None or x.get("kind") in kinds]
     there = (f"current ones: {_listed(have)}" if have else f"{entity.id} has no current {what}s").rstrip(".")
-    return (f"nothing forgotten: no current {what} of {entity.id} matches {req.content.strip()[:200]!r}; {there}. "
+    said = req.content.strip()
+    try:  # the fact is in the page's own prose: a claim's forget cannot take it out
+        prose = said.casefold() in (Path(store.root) / entity.path).read_text("utf-8").casefold()
+    except (OSError, UnicodeError, AttributeError):
+        prose = False
+    hint = (f"; the page's own text says it: take the sentence out of {entity.path} with POST /v1/write "
+            "(kind=replace, expected_hash from /v1/get?debug=true)" if prose and said else "")
+    return (f"nothing forgotten: no current {what} of {entity.id} matches {said[:200]!r}; {there}{hint}. "
             f"Send claim=<claim id> (or part of its text) to forget one, or all=true to forget "
-            f"{'them all' if have else 'the page itself'}")
+            f"{'them all' if have else 'the whole page'}")
 
 
 def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: Any,

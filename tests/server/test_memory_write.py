@@ -339,3 +339,14 @@ def test_a_preference_replace_with_claims_leaves_unrelated_prose_alone(open_clie
     assert r.status_code == 200 and d["result"] == "replaced", d
     page = (corpus / "people/ines.md").read_text()
     assert "Ines prefers tea." in page and "synchronous code reviews" in page
+
+
+def test_forgetting_what_only_the_page_prose_says_points_to_editing_the_page(open_client, corpus: Path) -> None:
+    """No claim holds "Aroha is vegetarian.": the forget changes nothing and says where the
+    sentence is and how to take it out, not only that all=true would forget the page."""
+    (corpus / "people/aroha.md").write_text("---\ntitle: Aroha\ntype: person\n---\n# Aroha\n\nAroha is vegetarian.\n")
+    r, d = mw(open_client, action="forget", subject="Aroha", content="Aroha is vegetarian.", reason="r",
+              allow_canonical=True)
+    assert r.status_code == 200 and d["result"] == "rejected", d
+    assert "people/aroha.md with POST /v1/write" in d["message"], d["message"]
+    assert "Aroha is vegetarian." in (corpus / "people/aroha.md").read_text()
