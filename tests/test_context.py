@@ -586,6 +586,16 @@ def test_a_persons_page_brings_its_other_sentences_before_weaker_sources(tmp_pat
     assert block.index("allergic to shellfish") < block.index("deposit"), block
 
 
+def test_a_session_summary_is_cut_between_words() -> None:
+    """A long ask before the answer is cut at a word, not inside one ("this mor…")."""
+    text = ("user: Quick Bedrota update from this morning's ops call with Tomasz and the night nurses, "
+            "who want the rota sooner.\n\nassistant: Noted, thanks.\n")
+    line = session_summary(text, 73)
+    ask = line.split("…")[0]
+    assert "…" in line and text.split("user: ", 1)[1].startswith(ask), line
+    assert line.endswith("… Noted, thanks.") and ask.endswith(("call", "with", "Tomasz")), line
+
+
 def test_a_name_typed_without_its_accent_is_the_name() -> None:
     """"lunch with Tomas" shares its name with "Tomás Ibarra is vegan": active memory said
     no memory shared a word with the prompt (matches by meaning alone) over the right block."""

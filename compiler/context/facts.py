@@ -383,4 +383,7 @@ def _clip(text: str, limit: int) -> str:
         return text
     cut = text[: limit - 1]
     stop = max(cut.rfind(". "), cut.rfind("; "))
-    return (cut[: stop + 1] if stop > limit // 2 else cut.rstrip() + "…")
+    if stop > limit // 2:
+        return cut[: stop + 1]
+    words = cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut  # between words ("this mor…" said nothing)
+    return words.rstrip(" ,;:") + "…"
