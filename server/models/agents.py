@@ -19,8 +19,9 @@ class WakeRequest(Request):
     budget_tokens: Int = Field(600, ge=1, description="Token budget for the block (clamped to 1500).")
     profile: Literal["default", "casual", "coding", "writing", "privacy"] = Field(
         "default", description="default, casual, coding (agent work), writing (voice) or privacy (boundaries).")
-    project: Optional[str] = Field(None, max_length=500, description="Include projects/<slug>/state.md matched by "
-                                                                     "slug, title or alias ('project:' prefix ok).")
+    project: Optional[str] = Field(None, max_length=500, description="Include the project's page (projects/<slug>/"
+                                                                     "state.md or projects/<slug>.md) matched by slug, "
+                                                                     "title or alias ('project:' prefix ok).")
     cwd: Optional[str] = Field(None, max_length=4096, description="The agent's working directory; its last part "
                                                                  "names the project when `project` is not given.")
     include_recent_sessions: Int = Field(5, ge=0, description="How many recent sessions to list.")
