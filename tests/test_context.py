@@ -211,6 +211,19 @@ def test_a_session_goes_under_the_fact_it_restates_not_a_longer_line_sharing_mor
     assert left == [] and len(fact.updates) == 1 and note.updates == []
 
 
+def test_an_update_is_newer_than_the_fact_it_changes_not_a_claim_beside_it() -> None:
+    """A line joins the page's 22:00 (written in November) and a claim recorded today; a
+    session today moving the job to 23:30 is newer than the 22:00, not "same day"."""
+    units = [Unit("The nightly roster sync job runs at 22:00 UK time.", date="2026-11-25"),
+             Unit("The roster sync job takes about 40 minutes.", date="2026-12-03")]
+    fact = Evidence("projects/bedrota.md", " ".join(u.text for u in units), "2026-12-03", units=units)
+    session = Evidence("logs/sessions/ops.md", "The nightly roster sync job moves from 22:00 to 23:30 UK time.",
+                       "2026-12-03", session=True)
+    assert attach_updates([fact], [session], query_terms("When does the roster sync job run now?")) == []
+    block = render([fact], [], 300).text
+    assert "  - newer: The nightly roster sync job moves" in block and "same day" not in block, block
+
+
 def test_a_match_by_meaning_shows_the_page_not_its_timeline(tmp_path: Path) -> None:
     """A result that shares no word with the question (found by vectors) shows the page's
     own facts, never the snippet the engine cut from its Timeline."""

@@ -50,7 +50,8 @@ def _line(e: Evidence, clip: int = 0) -> tuple[str, str, str]:
 def _beside(key: str, shown: str, date: str, updates: list[Evidence], path: str) -> tuple[str, str, str]:
     """A line with the newer session lines that update it under it, both dated."""
     for u in updates:
-        when = "same day, in a session" if u.date == date else "newer"  # never older: `attach_updates`
+        # never older (`attach_updates`); against the fact it changes, not a claim beside it
+        when = "same day, in a session" if u.date == (u.over or date) else "newer"
         shown += f"\n  - {when}: {fact_line(u.text, u.date, u.path)}"
         key += " " + u.text
     return key, shown, path

@@ -64,6 +64,7 @@ class Evidence:
     _brief: "str | None" = field(default=None, repr=False, compare=False)
     terms: dict[str, float] = field(default_factory=dict, repr=False)  # the question's (`query_terms`)
     after: list["Evidence"] = field(default_factory=list)  # a chat turn's next turns (`turns.read_on`)
+    over: str = ""  # an update's: the date of the fact it changes (`attach_updates`), if not the line's
 
     @property
     def brief(self) -> str:
@@ -469,7 +470,8 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             d, i, _ = other
             d.rest_updates.setdefault(i, []).append(_bearing(s, unit_stems(d.rest[i])))
         elif best is not None:
-            best.updates.append(_bearing(s, dws[id(best)]))
+            upd, over = _bearing(s, dws[id(best)]), _date_of(best, sw)
+            best.updates.append(replace(upd, over=over) if over != best.date else upd)
         else:
             left.append(s)
     return left
