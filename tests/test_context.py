@@ -133,6 +133,19 @@ def test_a_line_cut_for_the_budget_keeps_its_date_and_path() -> None:
     assert estimate_tokens(pack.text()) <= 45
 
 
+def test_a_fact_with_a_newer_value_under_it_is_not_cut_from_it() -> None:
+    """The last line does not fit whole: a fact with the newer value under it is left out
+    rather than shown without that value (or with the value's path on the fact's text)."""
+    pack = Packer(40)
+    lines = [("Keep experiment logs in the repository.", "Keep experiment logs in the repository. (core/rules.md)",
+              "core/rules.md"),
+             ("Check the overnight sweep results on kestrel.", "Check the overnight sweep results on kestrel every "
+              "morning before the group meeting. (2026-12-03, logs/daily/2026-12-03.md)\n  - newer: the sweep now "
+              "runs at 02:30 instead of 01:00. (2026-12-03, logs/sessions/s.md)", "logs/daily/2026-12-03.md")]
+    assert pack.section("## Rules", lines) == 1
+    assert "kestrel" not in pack.text() and "sessions/s.md" not in pack.text()
+
+
 def test_gather_picks_the_answering_sentence_and_skips_audit(tmp_path: Path) -> None:
     (tmp_path / "people").mkdir()
     (tmp_path / "people/alex.md").write_text(PAGE)
@@ -222,6 +235,36 @@ def test_an_update_is_newer_than_the_fact_it_changes_not_a_claim_beside_it() -> 
     assert attach_updates([fact], [session], query_terms("When does the roster sync job run now?")) == []
     block = render([fact], [], 300).text
     assert "  - newer: The nightly roster sync job moves" in block and "same day" not in block, block
+
+
+def test_an_update_naming_the_old_value_goes_under_the_fact_that_holds_it() -> None:
+    """"Now due 2027-03-03, not 2027-02-10" changes the line that says 2027-02-10, not a
+    daily note that names the same advisor and chapter."""
+    note = Evidence("logs/daily/2026-12-02.md", "Sent the chapter 3 outline to Prof. Okonkwo.", "2026-12-02")
+    fact = Evidence("projects/thesis.md", "Chapter 3 of the thesis is due 2027-02-10.", "2026-11-20")
+    session = Evidence("logs/sessions/s.md", "Prof. Okonkwo agreed to push chapter 3: it is now due 2027-03-03, "
+                       "not 2027-02-10.", "2026-12-03", session=True)
+    assert attach_updates([note, fact], [session], query_terms("When is chapter 3 due for Prof. Okonkwo?")) == []
+    assert len(fact.updates) == 1 and note.updates == []
+
+
+def test_a_line_naming_a_person_does_not_change_every_fact_of_theirs() -> None:
+    """Her palette preference has no value to change: a session naming her with a new date
+    (a chapter's deadline) is not its update; one that says her preference changed is."""
+    def pref() -> Evidence:
+        return Evidence("people/okonkwo.md", "Prof. Okonkwo prefers figures with colour-blind-safe palettes.",
+                        "2026-11-20")
+
+    other = Evidence("logs/sessions/s.md", "Prof. Okonkwo agreed to push chapter 3: it is now due 2027-03-03.",
+                     "2026-12-03", session=True)
+    fact = pref()
+    attach_updates([fact], [other], query_terms("What does Prof. Okonkwo prefer in figures?"))
+    assert fact.updates == []
+    change = Evidence("logs/sessions/t.md", "Prof. Okonkwo now prefers figures in greyscale instead.", "2026-12-03",
+                      session=True)
+    fact = pref()
+    attach_updates([fact], [change], query_terms("What does Prof. Okonkwo prefer in figures?"))
+    assert fact.updates == [change]
 
 
 def test_a_match_by_meaning_shows_the_page_not_its_timeline(tmp_path: Path) -> None:
@@ -607,6 +650,28 @@ def test_a_session_summary_is_cut_between_words() -> None:
     ask = line.split("…")[0]
     assert "…" in line and text.split("user: ", 1)[1].startswith(ask), line
     assert line.endswith("… Noted, thanks.") and ask.endswith(("call", "with", "Tomasz")), line
+
+
+def test_wake_puts_each_session_line_under_the_one_fact_it_changes() -> None:
+    """A project kept as one page: the advisor agreeing to push chapter 3 goes under the
+    chapter's deadline, not under the line that names the advisor."""
+    from commonplace.compiler.context.sections import page_section
+    from commonplace.compiler.context.wake import _beside_sessions
+
+    rel = "projects/thesis.md"
+    text = ("---\ntitle: Thesis\ntype: project\n---\n# Thesis\n\nAdvisor: Prof. Okonkwo. Labmate: Tomás Reyes.\n\n"
+            "Chapter 3 (the sensitivity analysis) is due 2027-02-10.\n"
+            "The experiments run on the kestrel cluster nightly at 01:00.\n")
+    session = ("**User:** Also Prof. Okonkwo agreed to push chapter 3: it is now due 2027-03-03, not 2027-02-10.\n\n"
+               "**User:** I moved the kestrel job: it now runs nightly at 02:30 instead of 01:00.\n")
+    sec = page_section("project", rel, text)
+    _beside_sessions(sec, rel, text, [("logs/sessions/a/2026-12-03-thesis.md", session)])
+    lines = sec.lines
+    deadline = next(i for i, ln in enumerate(lines) if "is due 2027-02-10" in ln)
+    assert "2027-03-03" in lines[deadline + 1] and "newer" in lines[deadline + 1], lines
+    assert not any("2027-03-03" in ln for ln in lines[:deadline]), lines
+    job = next(i for i, ln in enumerate(lines) if "nightly at 01:00." in ln)
+    assert "02:30" in lines[job + 1], lines
 
 
 def test_a_name_typed_without_its_accent_is_the_name() -> None:

@@ -30,7 +30,7 @@ from .facts import ROLE, Page, Unit, page_units
 from .plain import STOP, plain_line, sentences, words
 from .terms import overlap, query_terms, stem
 from .transcript import speakers, with_reply, without
-from .updates import bearing, updates
+from .updates import _values, bearing, updates
 from .when import DAYS
 from .window import best_window, drop_restated
 from ..corpus.prose_dates import prose_date
@@ -451,6 +451,7 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
     for s in sessions:
         best, best_score, best_shared = None, 0.0, 0
         sw = {stem(w) for w in words(s.text) if w not in STOP and len(w) > 2}
+        sv = _said(s.text)  # its dates and times: one the fact says ("not 2027-02-10") decides what it changes
         for d in durable:
             if d.date and s.date and s.date < _date_of(d, sw):
                 continue
@@ -461,7 +462,7 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             # Counted in its one sentence that shares the most: a line of several
             # sentences about jobs in general shares more words in all than the fact does.
             one = max((sw & unit_stems(u) for u in d.units), key=len, default=shared) if len(d.units) > 1 else shared
-            score = len(one) + sum(terms.get(x, 0.0) for x in one) + len(shared) / 100
+            score = len(one) + sum(terms.get(x, 0.0) for x in one) + len(shared) / 100 + 100 * len(sv & _said(d.text))
             if (len(shared) >= 2 and any(x in terms for x in shared) and score > best_score
                     and updates(d.path, d.text, s.path, _bearing(s, dw).text, durable)):
                 best, best_score, best_shared = d, score, len(shared)
@@ -504,14 +505,20 @@ def _best_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> tupl
     as (source, index into its `rest`, words shared). The fact is not what the prompt
     asked, so the bar is higher: three words shared."""
     best, best_shared = None, 2
+    sv = _said(s.text)
     for d in durable:
         for i, u in enumerate(d.rest):
             if u.date and s.date and s.date < u.date:
                 continue
-            shared = len(sw & unit_stems(u))  # `sw` holds no stop word: the unit's need no filter
+            shared = len(sw & unit_stems(u)) + 2 * len(sv & _said(u.text))  # `sw`: no stop word; a date is two
             if shared > best_shared and updates(d.path, u.text, s.path, _bearing(s, unit_stems(u)).text, durable):
                 best, best_shared = (d, i), shared
     return None if best is None else (best[0], best[1], best_shared)
+
+
+def _said(text: str) -> set[str]:
+    """The dates, times and long numbers a text says (not "chapter 3")."""
+    return {v for vs in _values(text).values() for v in vs if len(v) >= 4}
 
 
 def _bearing(s: Evidence, about: "set[str] | frozenset[str]") -> Evidence:

@@ -128,14 +128,18 @@ class Packer:
 
                 # The text is cut, not its `(date, source)`: a line without its path is a
                 # fact the agent cannot look up (`Ask before booking ... (2026-11-30,…`).
+                head, _, subs = line.partition("\n")
+                # A fact is not cut from the newer value under it (it would read as current):
+                # only a line whose sub-lines are what was said next loses them to be cut.
+                line = head if all(x.startswith("  - next:") for x in subs.split("\n") if subs) else ""
                 text, cite = line, ""
                 if line.endswith(")") and " (" in line:
                     text, cite = line.rsplit(" (", 1)
                     cite = " (" + cite
-                piece = cut_words(text, lambda t: fits(t + cite))
+                piece = cut_words(text, lambda t: fits(t + cite)) if line else ""
                 if piece:
                     piece += cite
-                if piece and len(piece) > len(bullet) + len(cite) + 8:
+                if piece and len(piece[len(bullet):].split()) >= 4 + len(cite.split()):  # a few words at least ("Check the…" says nothing)
                     part.append(piece)
                     self.where[key] = (pi, len(part) - 1)
                     self._source(source)

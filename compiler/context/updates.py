@@ -16,7 +16,7 @@ from .facts import ROLE, split_meta
 from .plain import plain_line
 
 _NUMBER = re.compile(r"\d+(?:[.:/-]\d+)*")
-_PROJECT = re.compile(r"projects/([^/]+)/")
+_PROJECT = re.compile(r"projects/([^/]+?)(?:/|\.md$)")  # projects/<slug>/... or a one-page projects/<slug>.md
 _PERSON = re.compile(r"people/([^/]+)\.md$")
 # Words every update says, whatever it updates: they tell nothing about the subject.
 GENERIC = frozenset("""due now moved move moves changed change changes new date time today still instead also
@@ -41,6 +41,11 @@ def _names(project: str, text: str) -> bool:
     return re.search(r"(?<![\w-])" + re.escape(project) + r"(?![\w-])", text, re.I) is not None
 
 
+def _names_file(project: str, name: str) -> bool:
+    """A file name names the project as one of its dash-separated parts (`2026-12-03-thesis.md`)."""
+    return re.search(r"(?:^|[-_.])" + re.escape(project) + r"(?:$|[-_.])", name, re.I) is not None
+
+
 def same_subject(fact_path: str, fact_text: str, line_path: str, line_text: str,
                  projects: Iterable[str] = (), line_project: str | None = None) -> bool:
     """A line is about a project page's fact when it (its text, its file name or its
@@ -55,11 +60,15 @@ def same_subject(fact_path: str, fact_text: str, line_path: str, line_text: str,
     if own is not None:
         if line_project:
             return line_project.casefold() == own
-        if _names(own, said):
+        base = posixpath.basename(line_path)
+        if _names(own, said) or _names_file(own, base):
             return True
-        if any(p != own and _names(p, said) for p in projects):
+        if any(p != own and (_names(p, said) or _names_file(p, base)) for p in projects):
             return False
-    return len(distinct_words(fact_text) & distinct_words(line_text)) >= 2
+    # the fact's own date or time said again ("not 2027-02-10") counts as a word shared
+    named = {v for vs in _values(fact_text).values() for v in vs if len(v) >= 4} & \
+        {v for vs in _values(line_text).values() for v in vs}
+    return len(distinct_words(fact_text) & distinct_words(line_text)) + len(named) >= 2
 
 
 _TIME = re.compile(r"\b\d{1,2}(?::\d{2}\s*(?:[ap]\.?m\.?)?|\s*[ap]\.?m\.?)(?![\w:])", re.I)
@@ -87,15 +96,17 @@ def changes_value(fact_text: str, line_text: str, strict: bool = False, fact_pat
     "runs at 02:00", not a pull request's number), or it says in words that something
     changed and shares WORDS_SHARED words of what the fact is about ("Dana now prefers
     Slack over email" beside "prefers short emails"). A fact with no value passes unless
-    `strict`."""
+    `strict` or it is a person's (their name is in every line about them: only a change
+    said in words, two words shared besides the name, changes it)."""
     mine, theirs = _values(fact_text), _values(line_text)
-    if not mine and not strict:
+    person = _PERSON.match(fact_path)
+    if not mine and not strict and not person:  # a person's fact: any line naming them has some value
         return True
     if any(v not in mine.get(kind, ()) for kind, vs in theirs.items() if kind in mine for v in vs):
         return True
     if not _SAYS_CHANGE.search(line_text):
         return False
-    own = distinct_words((project_of(fact_path) or "").replace("-", " "))
+    own = distinct_words((project_of(fact_path) or (person.group(1) if person else "")).replace("-", " "))
     about = distinct_words(fact_text) - own
     said = distinct_words(line_text)
     return len(about & said) >= WORDS_SHARED and bool(said - about - own)

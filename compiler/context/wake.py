@@ -267,25 +267,34 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
     with a date or number the fact does not have; the session not older than the fact."""
     from .facts import page_units, said_on, split_meta
     from .pack import fact_line
-    from .updates import changes_value, distinct_words, same_subject, session_turns
+    from .updates import _values as values_of, changes_value, distinct_words, same_subject, session_turns
 
     news = []
     for path, body in sessions:
         said = said_on(path, split_meta(body or "")[0])
         project, turns = session_turns(body or "")
         news += [(path, said.isoformat() if said else "", t, project, distinct_words(t)) for t in turns]
-    for u in page_units(rel, text).units if news else []:
-        have = distinct_words(u.text)
+    # Each session line goes under the one fact it shares the most with, a value of the
+    # fact's it names ("not 2027-02-10", "instead of 01:00") counting as two words: when
+    # every fact chose its own best line, the one naming the advisor took "the advisor
+    # agreed to push chapter 3" by the two words of her name.
+    units = page_units(rel, text).units if news else []
+    chosen: dict[int, tuple[int, Any]] = {}  # unit index -> (words shared, session line)
+    for n in news:
         best, best_shared = None, 1
-        for n in news:
-            shared = len(n[4] & have)
+        said = set().union(*values_of(n[2]).values())
+        for k, u in enumerate(units):
+            shared = len(n[4] & distinct_words(u.text)) + 2 * len(said & set().union(*values_of(u.text).values()))
             if (shared > best_shared and not (u.date and n[1] and n[1] < u.date)
                     and changes_value(u.text, n[2], strict=True, fact_path=rel)
                     and same_subject(rel, u.text, n[0], n[2], line_project=n[3])):
-                best, best_shared = n, shared
-        at = next((i for i, ln in enumerate(sec.lines) if u.text in ln), None) if best else None
-        if best is not None and at is not None:
-            sec.lines.insert(at + 1, f"{NEWER}{fact_line(best[2], best[1], best[0])}")
+                best, best_shared = k, shared
+        if best is not None and best_shared > chosen.get(best, (0, None))[0]:
+            chosen[best] = (best_shared, n)
+    for k, (_, n) in chosen.items():
+        at = next((i for i, ln in enumerate(sec.lines) if units[k].text in ln), None)
+        if at is not None:
+            sec.lines.insert(at + 1, f"{NEWER}{fact_line(n[2], n[1], n[0])}")
             sec.keys.insert(at + 1, "")
 
 
