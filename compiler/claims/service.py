@@ -221,6 +221,8 @@ class ClaimStore:
 
         `claim` names it (id, whole statement, or a unique part of it). Without `claim`,
         the entity's single current claim of `kind` (and `key`) is replaced; with `every`
+        (a single claim: only a state whatever the statement says, another kind when the
+        statement restates it)
         (Dory's replace), the one of several the statement restates (`restated_by`: the
         clearly best match; never every claim of the kind, nor the oldest; a `state`
         replaces the states about the same thing, `_restated`): ClaimNotFound when it
@@ -249,7 +251,10 @@ class ClaimStore:
             others: list[Claim] = []
             if every and not (claim and claim.strip()) and kind is not None:
                 same = [c for c in active if c.kind == kind and (key is None or (c.key or "").casefold() == key.casefold())]
-                if len(same) > 1 or (only_restated and same):
+                # A single state is the entity's state, replaced by the new one (Dory); a
+                # single fact or preference only by a statement about it: Dory's rule had
+                # "wants feedback by Monday" erase "prefers colour-blind-safe palettes".
+                if len(same) > 1 or same and (only_restated or kind != "state"):
                     same = self._restated(entity, same, kind, statement, strict=only_restated)
                     others = same[1:]
                 active = same[:1] or active

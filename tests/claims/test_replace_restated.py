@@ -71,7 +71,18 @@ def test_replace_that_restates_nothing_or_fits_two_changes_nothing(store) -> Non
                                                   "Alex's production proxy listens on port 8002."]
 
 
-def test_a_single_claim_of_the_kind_is_replaced_whatever_it_says(store) -> None:
+def test_a_single_preference_is_replaced_only_by_a_statement_about_it(store) -> None:
+    """A person has many preferences: one about feedback deadlines does not replace the
+    only other one, about figure palettes; it is added, and the answer says none was."""
+    cid = store.add("alex", "Alex prefers figures with colour-blind-safe palettes.", kind="preference").claim_ids[0]
+    with pytest.raises(ClaimNotFound):
+        store.replace("alex", "Alex wants feedback requests by Monday now.", kind="preference", every=True)
+    assert [c["claim_id"] for c in store.current("alex")] == [cid]
+    r = store.replace("alex", "Alex prefers figures with greyscale palettes.", kind="preference", every=True)
+    assert r.claim_ids == [cid]
+
+
+def test_a_single_state_is_replaced_whatever_it_says(store) -> None:
     cid = store.add("alex", "Alex is on leave.", kind="state").claim_ids[0]
     r = store.replace("alex", "Alex is back at work.", kind="state", every=True)
     assert r.claim_ids == [cid]
