@@ -58,13 +58,14 @@ def _shares(a: frozenset[str], b: frozenset[str]) -> bool:
 
 _CODE = re.compile(r"`([^`]*)`")
 _PAREN = re.compile(r"\s*\([^()]*\)")
-_REASON = re.compile(r"(?:,\s*|\s+)(?:because|since|so that|which|as of)\b.*$|\s+[—–]\s.*$", re.I | re.S)
+_REASON = re.compile(r"(?:,\s*|\s+)(?:because|since|so that|so(?= (?:she|he|they|we|i|you|it)\b)|which|as of)\b.*$"
+                     r"|\s+[—–]\s.*$", re.I | re.S)
 
 
 def main_clause(text: str) -> str:
     """`text` without what it adds to its fact: a parenthesis, a code span of several words
     (a command; a one-word span such as a port is the value and stays), and a reason or
-    aside after "because", "since", "which" or a dash."""
+    aside after "because", "since", "so she/he/they...", "which" or a dash."""
     t = _CODE.sub(lambda m: m.group(1) if len(m.group(1).split()) == 1 else " ", text)
     t = _PAREN.sub("", t)
     return _REASON.sub("", t).strip()

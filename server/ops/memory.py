@@ -209,8 +209,8 @@ def _patch(req: MemoryWriteRequest, entity: Any, loose: bool = False) -> Any:
     """Dory's section patch on replace: the page's own `## <section>` prose (and Summary)
     is rewritten to the new statement so it no longer contradicts it; a page without the
     section has the sentences the statement restates rewritten (`claims/prose.py`). With
-    `loose` (the entity has no claim of the kind: its prose is the only place the fact
-    is), the one sentence the statement restates clearly best is rewritten too."""
+    `loose` (no claim of the kind says what the statement changes: the prose may), the
+    one sentence the statement restates clearly best is rewritten too."""
     from commonplace.compiler.claims.prose import rewrite_restated, rewrite_section
 
     names = [primary_section(entity.family, req.kind, entity.path)]
@@ -243,8 +243,12 @@ def _patch(req: MemoryWriteRequest, entity: Any, loose: bool = False) -> Any:
 
 
 def _name_words(entity: Any) -> frozenset[str]:
-    """The words of an entity's name: every statement about it has them."""
-    return frozenset(entity.id.split(":", 1)[-1].casefold().split("-"))
+    """The words of an entity's name, and the pronouns a page's prose says it with: every
+    statement about it has them ("She wants feedback by Tuesday")."""
+    return frozenset(entity.id.split(":", 1)[-1].casefold().split("-")) | _PRONOUNS
+
+
+_PRONOUNS = frozenset("she he they her his him their them it its".split())
 
 
 def _prose_restates(ctx: OpContext, req: MemoryWriteRequest, entity: Any) -> bool:
@@ -287,7 +291,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
                 raise
             before = [x for x in store.current(entity.id) if x.get("kind") == req.kind]
             rewrote: list[bool] = []
-            loose = _patch(req, entity, loose=not before)
+            loose = _patch(req, entity, loose=True)  # no claim says it: the prose may
 
             def tracked(text: str) -> str:
                 out = loose(text)
@@ -339,6 +343,9 @@ def _replaced_none(req: MemoryWriteRequest, before: list[dict[str, Any]], rewrot
     """What a replace that restated no current claim did instead (it added one)."""
     if not before and rewrote:
         return f"there was no {req.kind} claim to replace: the page's own sentence that said it now says this"
+    if rewrote:
+        return (f"no current {req.kind} claim says what this changes (current ones: {_listed(before)}); the "
+                "page's own sentence that said it now says this")
     if not before:
         return (f"there was no current {req.kind} claim to replace, and no sentence of the page's own text "
                 "says what this changes")

@@ -350,3 +350,20 @@ def test_forgetting_what_only_the_page_prose_says_points_to_editing_the_page(ope
     assert r.status_code == 200 and d["result"] == "rejected", d
     assert "people/aroha.md with POST /v1/write" in d["message"], d["message"]
     assert "Aroha is vegetarian." in (corpus / "people/aroha.md").read_text()
+
+
+def test_a_replace_no_claim_restates_rewrites_the_prose_sentence_it_changes(open_client, corpus: Path) -> None:
+    """Her one preference claim is about figures; "by Monday now" changes the prose's
+    "She wants written feedback requests by Tuesday so ...": that sentence is rewritten,
+    the figures claim kept, and the answer says both."""
+    (corpus / "people/okonkwo.md").write_text(
+        "---\ntitle: Prof. Okonkwo\ntype: person\n---\n# Prof. Okonkwo\n\nShe is Lena's PhD advisor.\n"
+        "She wants written feedback requests by Tuesday so she can answer before the group meeting.\n"
+        "She hates slides with more than 5 bullets.\n")
+    mw(open_client, kind="preference", subject="Prof. Okonkwo", content="Prof. Okonkwo prefers viridis palettes.",
+       allow_canonical=True)
+    r, d = mw(open_client, action="replace", kind="preference", subject="Prof. Okonkwo",
+              content="Prof. Okonkwo wants feedback requests by Monday now.", allow_canonical=True)
+    assert r.status_code == 200 and "the page's own sentence that said it now says this" in d["message"], d
+    page = (corpus / "people/okonkwo.md").read_text()
+    assert "by Tuesday" not in page and "by Monday" in page and "viridis" in page and "5 bullets" in page
