@@ -8,7 +8,9 @@ conversation corpus from the quality benchmark.
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -82,18 +84,24 @@ def test_every_result_has_a_normalised_score_and_min_score_filters_on_it(indexed
     assert full["path"] == "concepts/rank-fusion.md" and full["score_normalized"] == 1.0  # every word matched
 
 
-def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus) -> None:
+@contextmanager
+def built_with(fake: FakeEmbedder, write_corpus) -> Iterator[SearchEngine]:
+    """The rank-fusion corpus indexed and searched with `fake` as the model."""
     from commonplace.compiler.build.pipeline import load_corpus
-    from commonplace.compiler.search.index.stage import build_indexes
-
-    fake = Nonsense()
     from commonplace.compiler.search import embedding
+    from commonplace.compiler.search.index.stage import build_indexes
 
     embedding.set_embedder_factory(lambda ref: fake)
     try:
         root = write_corpus({"concepts/rank-fusion.md": RANK_FUSION, "notes/stub.md": STUB, **OTHERS})
         build_indexes(root, load_corpus(root).docs)
-        engine = SearchEngine(root, embedder=fake)
+        yield SearchEngine(root, embedder=fake)
+    finally:
+        embedding.set_embedder_factory(None)
+
+
+def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus) -> None:
+    with built_with(Nonsense(), write_corpus) as engine:
         res = engine.search({"query": "xyzzy", "k": 20})
         assert res["count"] == 0
         assert any("nothing matched the query well" in w for w in res["warnings"]), res["warnings"]
@@ -104,8 +112,6 @@ def test_nonsense_gets_no_confident_results_and_a_warning(tmp_path, write_corpus
         # a real question on the same corpus has no such warning
         good = engine.search({"query": "why rank fusion"})
         assert good["count"] > 0 and not any("nothing matched" in w for w in good["warnings"])
-    finally:
-        embedding.set_embedder_factory(None)
 
 
 def test_min_score_must_be_a_finite_number(indexed) -> None:
@@ -264,21 +270,10 @@ class Paraphrase(FakeEmbedder):
 def test_results_that_share_no_word_with_the_query_say_so(tmp_path, write_corpus) -> None:
     """Hybrid results all found by meaning alone are kept (a paraphrase is found so) and
     the warning says none shares a word; a query whose words are found has no warning."""
-    from commonplace.compiler.build.pipeline import load_corpus
-    from commonplace.compiler.search import embedding
-    from commonplace.compiler.search.index.stage import build_indexes
-
-    fake = Paraphrase()
-    embedding.set_embedder_factory(lambda ref: fake)
-    try:
-        root = write_corpus({"concepts/rank-fusion.md": RANK_FUSION, "notes/stub.md": STUB, **OTHERS})
-        build_indexes(root, load_corpus(root).docs)
-        engine = SearchEngine(root, embedder=fake)
+    with built_with(Paraphrase(), write_corpus) as engine:
         res = engine.search({"query": "zqx plover", "mode": "hybrid"})
         assert paths(res)[:1] == ["notes/vectors.md"], paths(res)
         assert any("no result shares a word with the query" in w for w in res["warnings"]), res["warnings"]
         good = engine.search({"query": "HNSW graphs", "mode": "hybrid"})
         assert paths(good)[:1] == ["notes/vectors.md"]
         assert not any("shares a word" in w for w in good["warnings"]), good["warnings"]
-    finally:
-        embedding.set_embedder_factory(None)
