@@ -30,7 +30,7 @@ from .facts import ROLE, Page, Unit, page_units
 from .plain import STOP, plain_line, sentences, words
 from .terms import overlap, query_terms, stem
 from .transcript import speakers, with_reply, without
-from .updates import _values, bearing, updates
+from .updates import bearing, said_values as _said, updates
 from .when import DAYS
 from .window import best_window, drop_restated
 from ..corpus.prose_dates import prose_date
@@ -514,11 +514,6 @@ def _best_other_fact(durable: list[Evidence], s: Evidence, sw: set[str]) -> tupl
             if shared > best_shared and updates(d.path, u.text, s.path, _bearing(s, unit_stems(u)).text, durable):
                 best, best_shared = (d, i), shared
     return None if best is None else (best[0], best[1], best_shared)
-
-
-def _said(text: str) -> set[str]:
-    """The dates, times and long numbers a text says (not "chapter 3")."""
-    return {v for vs in _values(text).values() for v in vs if len(v) >= 4}
 
 
 def _bearing(s: Evidence, about: "set[str] | frozenset[str]") -> Evidence:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Callable, Iterable
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
 
 from ..markdown.restate import content_words
 from .facts import ROLE, split_meta
@@ -66,8 +68,7 @@ def same_subject(fact_path: str, fact_text: str, line_path: str, line_text: str,
         if any(p != own and (_names(p, said) or _names_file(p, base)) for p in projects):
             return False
     # the fact's own date or time said again ("not 2027-02-10") counts as a word shared
-    named = {v for vs in _values(fact_text).values() for v in vs if len(v) >= 4} & \
-        {v for vs in _values(line_text).values() for v in vs}
+    named = said_values(fact_text) & {v for vs in values_of(line_text).values() for v in vs}
     return len(distinct_words(fact_text) & distinct_words(line_text)) + len(named) >= 2
 
 
@@ -81,14 +82,22 @@ _SAYS_CHANGE = re.compile(r"\b(?:now|no longer|any ?more|instead|switched|switch
 WORDS_SHARED = 2  # what a change said in words must share with the fact, the project's name aside
 
 
-def _values(text: str) -> dict[str, set[str]]:
+@lru_cache(maxsize=16384)
+def values_of(text: str) -> Mapping[str, frozenset[str]]:
     """The values a text says, by kind: times of day, and other numbers and dates;
-    references (`#482`, `PR 482`) are left out."""
+    references (`#482`, `PR 482`) are left out. Cached (read-only): one block compares
+    each session line with every durable line, 30,000 calls at 10,000 documents."""
     rest = _REF.sub(" ", text)
-    times = {re.sub(r"\s+", "", m.group(0)).casefold() for m in _TIME.finditer(rest)}
+    times = frozenset(re.sub(r"\s+", "", m.group(0)).casefold() for m in _TIME.finditer(rest))
     rest = _TIME.sub(" ", rest)
-    out = {"time": times, "other": set(_NUMBER.findall(rest))}
-    return {k: v for k, v in out.items() if v}
+    out = {"time": times, "other": frozenset(_NUMBER.findall(rest))}
+    return MappingProxyType({k: v for k, v in out.items() if v})
+
+
+@lru_cache(maxsize=16384)
+def said_values(text: str) -> frozenset[str]:
+    """The dates, times and long numbers a text says (not "chapter 3")."""
+    return frozenset(v for vs in values_of(text).values() for v in vs if len(v) >= 4)
 
 
 def changes_value(fact_text: str, line_text: str, strict: bool = False, fact_path: str = "") -> bool:
@@ -98,7 +107,7 @@ def changes_value(fact_text: str, line_text: str, strict: bool = False, fact_pat
     Slack over email" beside "prefers short emails"). A fact with no value passes unless
     `strict` or it is a person's (their name is in every line about them: only a change
     said in words, two words shared besides the name, changes it)."""
-    mine, theirs = _values(fact_text), _values(line_text)
+    mine, theirs = values_of(fact_text), values_of(line_text)
     person = _PERSON.match(fact_path)
     if not mine and not strict and not person:  # a person's fact: any line naming them has some value
         return True

@@ -267,7 +267,7 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
     with a date or number the fact does not have; the session not older than the fact."""
     from .facts import page_units, said_on, split_meta
     from .pack import fact_line
-    from .updates import _values as values_of, changes_value, distinct_words, same_subject, session_turns
+    from .updates import values_of, changes_value, distinct_words, same_subject, session_turns
 
     news = []
     for path, body in sessions:

@@ -21,7 +21,8 @@ Corpora (built fresh under a temporary folder, or --workdir):
   transcript format, questions but the adversarial ones); per-category rows follow the
   table. `--layout session`: a file per session instead (`locomo-session`), as a chat log
   kept one file per conversation; a question's evidence is then its sessions. With `--workdir` the corpus and its build are kept and reused between runs (only
-  changed files are rewritten; the embedding cache makes a rebuild cheap).
+  changed files are rewritten; the embedding cache makes a rebuild cheap). A `--scale`
+  corpus kept in `--workdir` is reused with its build as it is.
 
 Systems, each answering every question within the same token budget:
 
@@ -148,9 +149,15 @@ def scale_corpus(work: Path, n: int, conversations: int) -> dict[str, Any]:
     from tests.benchmarks import corpus_gen
 
     root = work / f"scale-{n}"
-    inner = dialogue_corpus(root / "talk", conversations)
-    have = sum(1 for _ in (root / "talk").rglob("*.md"))
-    corpus_gen.generate(root, max(0, n - have), seed=7)
+    if (work / f"scale-{n}-site").is_dir() and (root / "talk").is_dir():
+        # Kept from an earlier run (--workdir): the questions only, the corpus and its
+        # build as they are (generating is deterministic; rewriting would re-index all).
+        with tempfile.TemporaryDirectory() as tmp:
+            inner = dialogue_corpus(Path(tmp), conversations)
+    else:
+        inner = dialogue_corpus(root / "talk", conversations)
+        have = sum(1 for _ in (root / "talk").rglob("*.md"))
+        corpus_gen.generate(root, max(0, n - have), seed=7)
     qs = [{**q, "relevant": [f"talk/dialogue-plain/{p}" for p in q["relevant"]]} for q in inner["questions"]]
     return {"name": f"scale-{n}", "root": root, "questions": qs, "calls": [], "projects": []}
 
@@ -375,7 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pasted", action="store_true", help="every question after a pasted traceback (a long prompt)")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
-    if not args.locomo:  # a kept --locomo corpus is reused: only changed turns are rewritten
+    # A kept --locomo corpus is reused (only changed turns are rewritten), and so is a
+    # kept --scale corpus with its build.
+    if not args.locomo and not (args.scale and args.workdir):
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     if args.locomo:
