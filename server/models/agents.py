@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from .base import Int, Request
 from .memory import Rerank
@@ -16,7 +16,7 @@ WAKE_BUDGET_MAX = 1500
 
 class WakeRequest(Request):
     agent: str = Field(..., min_length=1, max_length=200, description="Name of the agent waking up.")
-    budget_tokens: Int = Field(600, ge=1, description="Token budget for the block (clamped to 1500).")
+    budget_tokens: Int = Field(600, ge=1, description="Token budget for the block (clamped to 1500, with a warning).")
     profile: Literal["default", "casual", "coding", "writing", "privacy"] = Field(
         "default", description="default, casual, coding (agent work), writing (voice) or privacy (boundaries).")
     project: Optional[str] = Field(None, max_length=500, description="Include the project's page (projects/<slug>/"
@@ -28,10 +28,10 @@ class WakeRequest(Request):
     include_pinned_decisions: bool = Field(True, description="Add up to 3 pinned decisions.")
     debug: bool = Field(False, description="Add tokens_estimated, sources and frozen_at.")
 
-    @field_validator("budget_tokens", mode="after")
-    @classmethod
-    def _clamp(cls, value: int) -> int:
-        return min(value, WAKE_BUDGET_MAX)
+    @property
+    def budget(self) -> int:
+        """`budget_tokens` clamped to WAKE_BUDGET_MAX (Dory's clamp; the op says so)."""
+        return min(self.budget_tokens, WAKE_BUDGET_MAX)
 
 
 class ActiveMemoryRequest(Request):

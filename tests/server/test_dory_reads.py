@@ -366,6 +366,9 @@ def test_wake_budget(srv: Live) -> None:
     assert default["budget_tokens"] == 600 and default["tokens_estimated"] <= 600
     huge = srv.post("/v1/wake", {"agent": "a", "budget_tokens": 100000, "debug": True})[1]
     assert huge["budget_tokens"] == 1500 and huge["tokens_estimated"] <= 1500
+    # The clamp is Dory's, but an agent that asked for more is told it got less.
+    assert any("100000" in w and "1500" in w for w in huge["warnings"])
+    assert "warnings" not in default or not any("1500" in w for w in default["warnings"])
 
 
 def test_wake_recent_sessions(srv: Live) -> None:
