@@ -642,6 +642,26 @@ def test_a_persons_page_brings_its_other_sentences_before_weaker_sources(tmp_pat
     assert block.index("allergic to shellfish") < block.index("deposit"), block
 
 
+def test_a_persons_safety_facts_go_before_their_other_facts(tmp_path: Path) -> None:
+    """Of a person's other facts, what could hurt them if missed (an allergy, a condition,
+    a diet they keep) comes first, ahead of their job: "anything to know before dinner"
+    is answered by the allergy, and a short budget keeps it."""
+    (tmp_path / "people").mkdir()
+    (tmp_path / "people/tomasz.md").write_text(
+        "---\ntitle: Tomasz\ntype: person\n---\n# Tomasz\n\nTomasz is the clinical operations manager at St. "
+        "Brigid's Hospital and has run its night rosters, its bed planning and its ward audits since 2019.\n\n"
+        "Tomasz books the team's Friday dinner once a month, usually somewhere near the hospital.\n\n"
+        "Tomasz plays the cello in a quartet on Sundays.\n\n"
+        "Tomasz is allergic to shellfish, including prawns and crab.\n", "utf-8")
+    q = "I'm booking dinner with Tomasz on Friday, anything to know?"
+    found = gather([{"path": "people/tomasz.md"}], q, disk_reader(tmp_path))
+    block = render(found, [], 600).text
+    assert block.index("allergic to shellfish") < block.index("clinical operations manager"), block
+    assert block.index("allergic to shellfish") < block.index("cello"), block
+    short = render(found, [], 70).text
+    assert "allergic to shellfish" in short, short
+
+
 def test_a_session_summary_is_cut_between_words() -> None:
     """A long ask before the answer is cut at a word, not inside one ("this mor…")."""
     text = ("user: Quick Bedrota update from this morning's ops call with Tomasz and the night nurses, "

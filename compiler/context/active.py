@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .caution import cautions
 from .evidence import BRIEF_CHARS, Evidence
 from .pack import Packer, fact_line, key_of
 from .turns import next_line
@@ -73,8 +74,11 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
     # do not always match the fact that answers it ("food restrictions", "allergic"). A
     # person's page is facts about them in its prose too ("anything to know before dinner
     # with Tomasz?" is answered by "Tomasz is allergic to shellfish").
+    # A person's facts that could hurt them if missed (`caution`) go first among them.
     claims = [_other(e, i) for e in durable[:CLAIMS_FROM]
-              for i, u in enumerate(e.rest) if u.kind == "claim" or e.path.startswith("people/")
+              for i, u in sorted(enumerate(e.rest), key=lambda x: not (e.path.startswith("people/")
+                                                                      and cautions(x[1].text)))
+              if u.kind == "claim" or e.path.startswith("people/")
               ][:CLAIMS_FROM * EXPAND_CLAIMS]
     rest = claims + [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
     n = pack.section("## Active memory", first)
