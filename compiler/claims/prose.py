@@ -7,10 +7,12 @@ managed sections, code fences or the frontmatter are never touched."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Iterator
 
 from ..markdown.restate import restated_by, restates
+from .table_rows import rewrite_row
 from .canonical import _FENCE, _MARKER, _body_first_line, find_sections
 from .text_rules import md_inline
 
@@ -68,27 +70,55 @@ def rewrite_restated(text: str, statement: str, path: str = "page", ignore: froz
     rewritten: "prefers a Signal message for anything urgent" replaces "prefers a phone
     call over email for anything urgent", the other sentences about the person untouched."""
     done = _rewrite_close(text, statement, path)
-    if done != text or ignore is None:
+    if done != text:
         return done
+    # A two-column table row whose key the statement names (`table_rows`): precise enough
+    # to rewrite whether or not a claim of the kind exists.
+    lines = text.split("\n")
+    slug = frozenset(posixpath.splitext(posixpath.basename(path))[0].casefold().split("-"))
+    if rewrite_row(lines, {i for i, _ in _hand_written(text, path)}, statement, (ignore or frozenset()) | slug):
+        return "\n".join(lines)
+    if ignore is None:
+        return text
     return _rewrite_best(text, statement, path, ignore)
 
 
 def _rewrite_best(text: str, statement: str, path: str, ignore: frozenset[str]) -> str:
-    lines = text.split("\n")
-    found: list[tuple[int, int, list[str], str]] = []  # (line, sentence, the line's sentences, lead)
-    for i, _ in _hand_written(text, path):
+    lines: list = text.split("\n")
+    hand = list(_hand_written(text, path))
+    free = {i for i, _ in hand}
+    # (line, sentence, the line's sentences, what leads them, the lines a last sentence wraps onto)
+    found: list[tuple[int, int, list[str], str, list]] = []
+    texts: list[str] = []
+    left: dict[int, "str | None"] = {}  # a line a sentence wrapped onto: what is left of it
+    for i, _ in hand:
         line = lines[i]
         if not line.strip() or line.lstrip().startswith(("#", "|", "<", ">")):
             continue
-        lead = _LEAD.match(line).group(1)
-        parts = _SENTENCE.split(line[len(lead):])
-        found += [(i, j, parts, lead) for j in range(len(parts))]
-    hit, _ = restated_by(statement, [parts[j] for _, j, parts, _ in found], ignore)
+        if i in left:
+            if left[i] is None:
+                continue  # all of it is the end of the sentence before
+            body = str(left[i])
+            lead = line[: line.rfind(body)]  # the wrapped sentence's end stays as it is
+        else:
+            lead = _LEAD.match(line).group(1)
+            body = line[len(lead):]
+        parts = _SENTENCE.split(body)
+        rest, more = _wrapped(lines, i, free, parts[-1])
+        for j, tail in more:
+            left[j] = tail
+        for j, p in enumerate(parts):
+            last = j == len(parts) - 1
+            found.append((i, j, parts, lead, more if last else []))
+            texts.append(p + rest if last else p)
+    hit, _ = restated_by(statement, texts, ignore)
     if hit is None:
         return text
-    i, j, parts, lead = found[hit]
+    i, j, parts, lead, more = found[hit]
     lines[i] = lead + " ".join([*parts[:j], md_inline(statement, 2000).strip(), *parts[j + 1:]])
-    return "\n".join(lines)
+    for k, tail in more:  # the wrapped rest of the sentence goes with it
+        lines[k] = tail
+    return "\n".join(line for line in lines if line is not None)
 
 
 def _rewrite_close(text: str, statement: str, path: str) -> str:

@@ -367,3 +367,43 @@ def test_a_replace_no_claim_restates_rewrites_the_prose_sentence_it_changes(open
     assert r.status_code == 200 and "the page's own sentence that said it now says this" in d["message"], d
     page = (corpus / "people/okonkwo.md").read_text()
     assert "by Tuesday" not in page and "by Monday" in page and "viridis" in page and "5 bullets" in page
+
+
+def test_a_replace_rewrites_a_sentence_wrapped_over_two_lines_whole(open_client, corpus: Path) -> None:
+    """A hand-written sentence that wraps onto the next line is one sentence: the replace
+    rewrites all of it, and no half of it ("pound coin for the locker.") is left behind
+    as a fact of its own."""
+    (corpus / "people/ada-berg.md").write_text(
+        "# Ada Berg\n\nAda has swimming on Tuesdays at 17:00 at Elm Park Leisure Centre, bring goggles and a\n"
+        "pound coin for the locker.\nAda loves drawing horses.\n")
+    r, d = mw(open_client, action="replace", kind="fact", subject="person:ada-berg",
+              content="Ada has swimming on Wednesdays at 17:30 at Elm Park Leisure Centre now.", allow_canonical=True)
+    assert r.status_code == 200, d
+    page = (corpus / "people/ada-berg.md").read_text()
+    assert "Wednesdays at 17:30" in page and "Tuesdays" not in page, page
+    assert "\npound coin" not in page and "Ada loves drawing horses." in page, page
+
+
+def test_a_replace_changes_the_value_a_table_row_keeps(open_client, corpus: Path) -> None:
+    """A one-page project keeps its stage and close date in a two-column table. A replace
+    that names a row's key ("close date") rewrites that row's value, the other rows stay,
+    and wake no longer shows the old date as current."""
+    (corpus / "projects").mkdir(exist_ok=True)
+    (corpus / "projects/northwind-renewal.md").write_text(
+        "---\ntitle: Northwind renewal\ntype: project\n---\n# Northwind renewal\n\nAnnual renewal of Northwind's "
+        "licence.\n\n| field | value |\n|---|---|\n| stage | Negotiation |\n| close date | 2026-12-18 |\n"
+        "| value | 48,000 EUR a year |\n")
+    r, d = mw(open_client, action="replace", kind="state", subject="project:northwind-renewal",
+              content="The Northwind renewal close date is now 2027-01-15.", allow_canonical=True)
+    assert r.status_code == 200, d
+    page = (corpus / "projects/northwind-renewal.md").read_text()
+    assert "| close date | 2027-01-15 |" in page and "2026-12-18" not in page, page
+    assert "| stage | Negotiation |" in page and "| value | 48,000 EUR a year |" in page, page
+    assert "no sentence of the page" not in d["message"], d["message"]
+    r, d = mw(open_client, action="replace", kind="state", subject="project:northwind-renewal",
+              content="The Northwind renewal is now in the Contract stage.", allow_canonical=True)
+    page = (corpus / "projects/northwind-renewal.md").read_text()
+    assert "| stage | Contract |" in page and "Negotiation" not in page, page
+    block = open_client.post("/v1/wake", json={"agent": "a", "project": "northwind-renewal",
+                                               "budget_tokens": 1200}).get_json()["block"]
+    assert "2027-01-15" in block and "2026-12-18" not in block and "Negotiation" not in block, block
