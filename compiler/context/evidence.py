@@ -81,7 +81,10 @@ def is_audit(path: str, fm: dict[str, Any] | None = None) -> bool:
     if path.startswith(AUDIT_PREFIXES) or "/quarantine/" in path or path.endswith(".tombstone.md"):
         return True
     if isinstance(fm, dict):
-        if str(fm.get("source_kind") or "").strip().lower() in AUDIT_KINDS:
+        # A note is memory the agent or a person kept, though Dory's defaults mark one
+        # written through /v1/write `source_kind: generated`.
+        if str(fm.get("source_kind") or "").strip().lower() in AUDIT_KINDS and \
+                str(fm.get("type") or "").strip().lower() != "note":
             return True
         if str(fm.get("status") or "").strip().lower() in ("quarantined", "quarantine"):
             return True

@@ -65,6 +65,12 @@ SESSION = {
 }
 
 
+# A note the agent keeps through /v1/write: Dory's defaults make it `source_kind: generated`.
+NOTE = {"kind": "create", "target": "notes/call-recap-northwind.md",
+        "content": "---\ntitle: Call recap, Northwind\ntype: note\n---\n# Call recap, Northwind\n\n"
+                   "Priya agreed to the two-year prepay option on the renewal call.\n"}
+
+
 def clean(block: str) -> None:
     """No bookkeeping: no frontmatter fence, no marker comment, no claim id, no audit line."""
     assert not re.search(r"(?m)^---\s*$", block), block
@@ -80,6 +86,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
                               token=first.token)
             assert r.status == 200 and r.json()["result"] in ("written", "replaced", "forgotten"), r.text
         post_ok(first, "/v1/session-ingest", SESSION)
+        post_ok(first, "/v1/write", NOTE)
         return post_ok(first, "/v1/wake", {"agent": "a", "project": "ledgerline"})
 
     server = restarted(tmp_path_factory.mktemp("context-live"), FILES, setup)
@@ -287,3 +294,13 @@ def test_research_says_the_session_that_changed_the_fact_with_it(srv: Any) -> No
     assert "03:30" in first, body  # never the old time alone
     if "02:00" in first:
         assert first.index("02:00") < first.index("Newer (2026-11-26, logs/sessions/agent/") < first.index("03:30")
+
+
+def test_a_note_the_agent_wrote_is_evidence(srv: Any) -> None:
+    """A note written through /v1/write is memory the agent kept, not generated audit
+    material, although Dory's defaults mark it `source_kind: generated`."""
+    page = srv.request("GET", "/v1/get?path=notes/call-recap-northwind.md", token=srv.token).json()
+    assert "source_kind: generated" in page["content"], page
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "Did Priya agree to the two-year option?",
+                                                "agent": "a"})["block"]
+    assert "two-year prepay option" in block and "notes/call-recap-northwind.md" in block, block
