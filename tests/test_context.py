@@ -90,14 +90,16 @@ def test_session_summary_is_not_the_first_message() -> None:
     vague = "---\ntitle: s\n---\nuser: can you check the Quillstone jobs?\n\nassistant: Looked at the queue and the alerts.\n"
     assert "Quillstone" in session_summary(vague) and "Looked at the queue" in session_summary(vague)
     assert session_summary("---\nsummary: Shipped the fix.\n---\nuser: hi\n") == "Shipped the fix."
-    # A few words say nothing without their ask; a session of several asks is said by its first and its end
+    # A few words say nothing without their ask; a session of several asks is said by what
+    # each answer settled, the last ones that fit
     assert session_summary("user: what's the weather?\n\nassistant: I can't check that.\n") == \
         "What's the weather? I can't check that."
     several = ("user: can you look at why the Ledgerline reconciliation failed again?\n\nassistant: It hit a table "
                "lock; I opened PR #482.\n\nuser: Dana says the deadline moved.\n\nassistant: Noted: the Ledgerline "
                "launch deadline is now 2026-12-19.\n")
-    assert session_summary(several).startswith("Can you look at why the Ledgerline reconciliation failed again?")
-    assert "2026-12-19" in session_summary(several)
+    assert session_summary(several) == ("It hit a table lock; I opened PR #482. Noted: the Ledgerline launch "
+                                        "deadline is now 2026-12-19.")
+    assert session_summary(several, 70) == "Noted: the Ledgerline launch deadline is now 2026-12-19."
     # too long for both: the ask is cut, not the answer (cut at its sentence, only the ask was left)
     two = ("user: Quick one, Dana told me she prefers Slack messages now, not email.\n\nassistant: Got it.\n\n"
            "user: also I reviewed PR #482 and merged it.\n\nassistant: Merged PR #482 (advisory locks for the "
@@ -660,6 +662,35 @@ def test_a_persons_safety_facts_go_before_their_other_facts(tmp_path: Path) -> N
     assert block.index("allergic to shellfish") < block.index("cello"), block
     short = render(found, [], 70).text
     assert "allergic to shellfish" in short, short
+
+
+def test_a_call_between_named_speakers_is_summed_up_by_what_it_settled() -> None:
+    """A transcript of people talking (`Ana: ...`, `Priya: ...`, no user or assistant):
+    its summary is the last line that says something specific, with its speaker, not the
+    greeting it opens with."""
+    text = ("# Sales call 2026-12-03: Northwind renewal\n\nAna: Priya, thanks for taking the call. Where are we "
+            "on the Northwind renewal?\n\nPriya: Legal is still reading the data processing terms.\n\n"
+            "Priya: Realistically the close date moves to 2027-01-15, legal needs two more weeks.\n\n"
+            "Ana: Understood, thanks.\n\nPriya: Talk soon!\n")
+    line = session_summary(text, 160)
+    assert line == "Priya: Realistically the close date moves to 2027-01-15, legal needs two more weeks.", line
+
+
+def test_a_session_of_several_asks_is_summed_up_by_what_each_settled() -> None:
+    """Three asks, three answers: the summary says the answers that settled something (the
+    pickup, the finish date), not the first ask and the last answer; a cut ends at a
+    clause, not inside one ("so she can no…" read as its opposite)."""
+    text = ("user: Priya just texted. Her college timetable changed, so she can no longer do Thursdays from next "
+            "week.\n\nassistant: Oh no. Who could cover Thursday pickup instead?\n\nuser: Oma said she'll do "
+            "Thursday pickup at 15:15 from now on instead of Priya, and Priya keeps Mondays.\n\nassistant: Noted: "
+            "from next week Oma does the Thursday pickup at 15:15; Priya still does Mondays.\n\nuser: And Dave "
+            "rang. The worktops are delayed, so Baker & Sons now finish by 2027-02-05 instead of 2027-01-22."
+            "\n\nassistant: Got it, the kitchen finish date moved to 2027-02-05.\n")
+    line = session_summary(text, 160)
+    assert line == ("Noted: from next week Oma does the Thursday pickup at 15:15; Priya still does Mondays. "
+                    "Got it, the kitchen finish date moved to 2027-02-05."), line
+    for limit in range(60, 260, 7):
+        assert "can no…" not in session_summary(text, limit) and len(session_summary(text, limit)) <= limit
 
 
 def test_a_session_summary_is_cut_between_words() -> None:

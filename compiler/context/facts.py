@@ -27,6 +27,7 @@ from ..markdown.comments import strip_comments
 from ..markdown.restate import restates
 from .tables import cells, is_separator, row_text
 from .plain import plain_line
+from .transcript import LABEL
 from .when import parse_day, resolve, stated_day, style_of
 
 _MARKER = re.compile(r"^\s{0,3}<!-- commonplace:([a-z0-9_-]+):(start|end)\b.*-->\s*$")
@@ -329,6 +330,8 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
         if m:
             return _clip(plain_line(f"{m.group(1).capitalize()}: {m.group(2)}"), limit)
     last_assistant = ""
+    pairs: list[list[str]] = []  # [an ask, the assistant's last answer to it], in order
+    named: list[str] = []  # `Name: ...` lines of a talk between people (no user or assistant)
     asks = 0  # the user's turns
     first_other = ""
     first_user = ""
@@ -348,11 +351,23 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
             continue
         if role in ("assistant", "ai"):
             last_assistant = t
+            if pairs:
+                pairs[-1][1] = t
         elif role in ("user", "human"):
             asks += 1
             first_user = first_user or t
-        elif role not in ("user", "human", "system", "developer", "tool") and not first_other:
-            first_other = t
+            pairs.append([t, ""])
+        elif role not in ("user", "human", "system", "developer", "tool"):
+            first_other = first_other or t
+            if LABEL.match(t):
+                named.append(t)
+    talk = asks == 0 and not last_assistant and len({n.split(":", 1)[0] for n in named}) > 1
+    # Each exchange of several is said by its answer, or by its ask when the answer says
+    # nothing of its own ("Got it.", a question back).
+    said = _specific(named if talk else [a if _says(a) and not a.endswith("?") else q for q, a in pairs]
+                     if asks > 1 or talk else [], limit, cut=not talk)
+    if said:
+        return said
     # The ask leads the last answer when the answer alone does not say what the session
     # was about: it names nothing ("Looked at the queue and the alerts."), it answers a
     # later ask than the first (a session of several), or it is a few words ("I can't
@@ -371,6 +386,28 @@ def _summary(meta: dict[str, Any], body: str, limit: int) -> str:
     return _clip(last_assistant or first_other, limit)
 
 
+def _specific(lines: list[str], limit: int, cut: bool = True) -> str:
+    """What a session of several asks (the assistant's answers), or a talk between people
+    (its `Name: ...` lines), settled: its lines that name or number something, the last
+    ones that fit in `limit`, in order. A first ask with the last answer said one of three
+    things, and a call's first line is its greeting."""
+    specific = [t for t in lines if _says(t)]
+    out: list[str] = []
+    for t in reversed(specific):
+        room = limit - len(" ".join(out)) - 1
+        if len(t) > room:
+            if cut and out and room >= MIN_ASK:  # an earlier one, cut, before what fits whole
+                out.insert(0, _clip(t, room))
+            break
+        out.insert(0, t)
+    return " ".join(out)
+
+
+def _says(t: str) -> bool:
+    """A line that names or numbers something, in a few words at least."""
+    return bool(_SPECIFIC.search(t.split(":", 1)[-1])) and len(t.split()) >= SHORT_ANSWER
+
+
 SHORT_ANSWER = 5  # an answer of fewer words says little without its ask
 MIN_ASK = 30  # characters of the ask worth keeping before the answer
 # A name (a capital inside the line) or a number: what tells one session from another.
@@ -385,5 +422,8 @@ def _clip(text: str, limit: int) -> str:
     stop = max(cut.rfind(". "), cut.rfind("; "))
     if stop > limit // 2:
         return cut[: stop + 1]
+    clause = cut.rfind(", ")  # else at a clause: "so she can no…" reads as its opposite
+    if clause > limit // 2:
+        return cut[:clause] + "…"
     words = cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut  # between words ("this mor…" said nothing)
     return words.rstrip(" ,;:") + "…"
