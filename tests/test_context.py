@@ -766,3 +766,38 @@ def test_a_persons_line_keeps_only_what_shares_more_than_their_name(tmp_path: Pa
     got = gather(results, "Picking a restaurant for lunch with Dana, what can she eat?", disk_reader(tmp_path))
     assert got and got[0].text == "Dana is allergic to peanuts.", got[0].text  # her other claims follow it
     assert "Dana is pescatarian." in [u.text for u in got[0].rest]
+
+
+def test_a_rule_that_names_no_one_is_not_pushed_back_by_the_name_filter(tmp_path: Path) -> None:
+    """"What discount can I offer Northwind?": the pages naming Northwind go first, but a
+    working agreement ("Never offer more than 15% discount without asking Ana") applies to
+    every customer and names none; it keeps its place among them, within a short budget."""
+
+    files = {"core/working-agreements.md": "# Working agreements\n\nThese are the rules Ana and I agreed on.\n\n"
+                                           "- Never offer more than 15% discount without asking Ana first.\n",
+             "decisions/northwind-renewal.md": "# Northwind renewal\n\nOffer Northwind 12% off for a two-year "
+                                               "prepay.\n",
+             "projects/northwind-renewal.md": "# Northwind renewal\n\nAnnual renewal of the Northwind contract, "
+                                              "revised quote due Friday, close date 2026-12-18.\n",
+             "logs/daily/2026-12-01.md": "# 2026-12-01\n\nCalled Priya (Northwind): she wants the revised quote "
+                                         "before Friday and the CFO is nervous about the price.\n",
+             "people/priya-raman.md": "# Priya Raman\n\nVP Operations at Northwind Logistics, our largest "
+                                      "customer, prefers calls to email.\n",
+             "people/soren.md": "# Soren\n\nIncoming CFO of Northwind Logistics from January, works with Priya.\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, "utf-8")
+    q = "What discount can I offer Northwind?"
+    order = ["decisions/northwind-renewal.md", "projects/northwind-renewal.md", "core/working-agreements.md",
+             "logs/daily/2026-12-01.md", "people/priya-raman.md", "people/soren.md"]
+    found = gather([{"path": p} for p in order], q, disk_reader(tmp_path))
+    ranked = rerank(found, head=3, names_of=["Northwind"])
+    block = render(ranked, [], 150).text
+    assert "Never offer more than 15% discount" in block, block
+
+
+def test_a_project_kept_as_one_page_weighs_as_its_state_page() -> None:
+    from commonplace.server.ops.active_memory import path_weight
+
+    assert path_weight("projects/northwind-renewal.md") == path_weight("projects/ledgerline/state.md") > 0
+    assert path_weight("projects/ledgerline/calls.md") == 0.0

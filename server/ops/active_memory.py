@@ -188,8 +188,8 @@ def path_weight(path: str) -> float:
         return 0.9
     if path in ("core/env.md", "core/defaults.md", "core/user.md", "core/soul.md"):
         return 0.45
-    if path.startswith("projects/") and path.endswith("/state.md"):
-        return 0.65
+    if path.startswith("projects/") and (path.endswith("/state.md") or path.count("/") == 1):
+        return 0.65  # a project's page: its state.md, or the one page `projects/<slug>.md` it is kept as
     if path.startswith("decisions/canonical/"):
         return 0.5
     if path.startswith(NOTES):
