@@ -801,3 +801,25 @@ def test_a_project_kept_as_one_page_weighs_as_its_state_page() -> None:
 
     assert path_weight("projects/northwind-renewal.md") == path_weight("projects/ledgerline/state.md") > 0
     assert path_weight("projects/ledgerline/calls.md") == 0.0
+
+
+def test_a_prompt_about_food_brings_every_candidates_allergy_up_named(tmp_path: Path) -> None:
+    """"What can I put in the kids' lunchboxes?" names no child; the lunchbox note and the
+    family's pages are the candidates, and the allergy on one child's page comes right
+    after the best lines, led by his name (its sentence says "He")."""
+    files = {"notes/lunchbox-ideas.md": "# Lunchbox ideas\n\nPesto pasta salad (the shop pesto has cashews in it).\n\n"
+                                        "Almond butter and banana wraps.\n",
+             "people/ingrid-nilsson.md": "# Ingrid Nilsson\n\nThe kids call her Oma. Oma picks up the kids on "
+                                         "Wednesdays.\n",
+             "core/identity.md": "# Identity\n\nI am the household assistant of the Berg family: the kids Leo and "
+                                 "Ada.\n",
+             "notes/school.md": "# School\n\nThe kids' school trip to the museum is on Friday.\n",
+             "people/leo-berg.md": "# Leo Berg\n\nLeo is seven and in Year 3.\n\nHe has a tree-nut allergy and "
+                                   "carries an EpiPen in his school bag.\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, "utf-8")
+    q = "What can I put in the kids' lunchboxes?"
+    found = gather([{"path": p} for p in files], q, disk_reader(tmp_path))
+    block = render(found, [], 200, food=True).text
+    assert "Leo Berg: He has a tree-nut allergy" in block, block

@@ -64,10 +64,27 @@ def _other(e: Evidence, i: int) -> tuple[str, str, str]:
     return _beside(u.text, fact_line(u.text, u.date, e.path), u.date, e.rest_updates.get(i, []), e.path)
 
 
+def _cautions(durable: list[Evidence]) -> list[tuple[str, str, str]]:
+    """Each candidate person's facts that could hurt them if missed (`caution`), led by
+    their name when the sentence does not say it ("He has a tree-nut allergy")."""
+    out = []
+    for e in durable:
+        if not e.path.startswith("people/"):
+            continue
+        name = " ".join(w.capitalize() for w in e.path[len("people/"):-3].split("-"))
+        for u in (*e.units, *e.rest):
+            if cautions(u.text):
+                text = u.text if name.split()[0].casefold() in u.text.casefold() else f"{name}: {u.text}"
+                out.append((text, fact_line(text, u.date or e.date, e.path), e.path))
+    return out
+
+
 def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD,
-           sessions_first: bool = False) -> Block:
+           sessions_first: bool = False, food: bool = False) -> Block:
     """The block; with `sessions_first` (a prompt about recent work) the session lines
-    come right after the best three, before the other durable sources."""
+    come right after the best three, before the other durable sources; with `food` (a
+    prompt about what someone will eat), every candidate person's allergies and diets come
+    right after the best three."""
     pack = Packer(budget)
     first = [_line(e) for e in durable[:lead]]
     # The two best sources' other claims come before weaker sources: a question's words
@@ -80,7 +97,8 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
                                                                       and cautions(x[1].text)))
               if u.kind == "claim" or e.path.startswith("people/")
               ][:CLAIMS_FROM * EXPAND_CLAIMS]
-    rest = claims + [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
+    rest = (_cautions(durable) if food else []) + claims + \
+        [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
     n = pack.section("## Active memory", first)
     if n < len(first):
         rest = first[n:] + rest

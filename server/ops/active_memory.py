@@ -58,6 +58,7 @@ from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.asks import split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
+from commonplace.compiler.context.caution import about_food
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word
 from commonplace.compiler.context.turns import read_on
@@ -506,7 +507,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
             block = f"{NOTHING}; the general context (wake) follows.\n\n{block}"
             summary = NOTHING
     else:
-        built = render(durable, sessions, req.budget_tokens, sessions_first=recent)
+        built = render(durable, sessions, req.budget_tokens, sessions_first=recent, food=about_food(query))
         block, sources, summary = built.text, built.sources, built.summary
     confidence = confidence_of(durable, sessions, query)
     answer: dict[str, Any] = {"kind": "memory" if block else "none", "block": block, "summary": summary,

@@ -304,3 +304,10 @@ def test_a_note_the_agent_wrote_is_evidence(srv: Any) -> None:
     block = post_ok(srv, "/v1/active-memory", {"prompt": "Did Priya agree to the two-year option?",
                                                 "agent": "a"})["block"]
     assert "two-year prepay option" in block and "notes/call-recap-northwind.md" in block, block
+
+
+def test_a_prompt_about_food_shows_the_allergy_of_whoever_it_may_concern(srv: Any) -> None:
+    """The issue's lunch order: the prompt names the team, not Mira; her allergy is there."""
+    block = post_ok(srv, "/v1/active-memory", {"prompt": "I'm ordering lunch for the billing team, anything I "
+                                                          "should know?", "agent": "a"})["block"]
+    assert "allergic to peanuts" in block and "people/mira-okafor.md" in block, block
