@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commonplace.compiler.corpus.links import Resolver
+from commonplace.compiler.corpus.links import Resolution, Resolver
 from commonplace.compiler.markdown.parse import parse
 
 
@@ -152,3 +152,114 @@ def test_a_project_slug_names_the_project_even_when_another_file_has_that_stem()
     assert r.resolve_wiki("Atlas", "notes/x.md").path == "projects/atlas/state.md"
     assert r.resolve_wiki("decisions/atlas", "people/alex.md").path == "decisions/atlas.md"
     assert r.resolve_wiki("unique-stem", "x.md").path == "notes/unique-stem.md"  # other stems as before
+
+
+# A project kept as one page, `projects/<slug>.md`, and the decision log a `kind: decision`
+# memory-write files beside it under the project's title (the agent's-day probe's corpus).
+ONE_PAGE_PROJECT = {
+    "projects/northwind-renewal.md": "---\ntitle: Northwind renewal\ntype: project\n---\n# Northwind renewal\n\n"
+                                     "The contract renews in March.\n",
+    "people/priya-raman.md": "---\ntitle: Priya Raman\ntype: person\n---\n# Priya Raman\n\n"
+                             "Priya leads [[northwind-renewal]] and reports on [[Northwind renewal]].\n",
+    "decisions/northwind-renewal.md": "---\ntitle: Northwind renewal\ntype: decision\n---\n# Northwind renewal\n\n"
+                                      "- Renew for two years at the current rate.\n",
+}
+
+
+def test_a_one_page_project_is_the_project_beside_its_decision_log(write_corpus, tmp_path, cli):
+    import json
+    import re
+
+    from commonplace.compiler.build.pipeline import BuildOptions, build
+
+    root = write_corpus(ONE_PAGE_PROJECT)
+    out = tmp_path / "out"
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    page = (out / "people/priya-raman/index.html").read_text()
+    assert "wikilink broken" not in page, page
+    hrefs = re.findall(r'<a class="wikilink[^"]*" href="([^"]+)"', page)
+    assert hrefs == ["../../projects/northwind-renewal/index.html"] * 2, hrefs
+    lint = cli("lint", root, "--json")
+    assert lint.exit_code == 0, lint.output
+    assert json.loads(lint.output)["findings"] == []  # no ambiguous link, no duplicate title
+
+
+def test_a_one_page_project_resolves_by_slug_and_title_in_any_case():
+    r = corpus(ONE_PAGE_PROJECT)
+    for name in ("northwind-renewal", "Northwind-Renewal", "northwind renewal", "Northwind Renewal",
+                 "northwind-renewal.md"):
+        assert r.resolve_wiki(name, "people/priya-raman.md").path == "projects/northwind-renewal.md", name
+    assert r.resolve_md("northwind-renewal.md", "people/priya-raman.md").path == "projects/northwind-renewal.md"
+    assert r.resolve_wiki("decisions/northwind-renewal", "people/priya-raman.md").path == \
+        "decisions/northwind-renewal.md"
+
+
+def test_a_project_folder_wins_over_a_one_page_project_of_the_same_slug():
+    # as the entity registry has it: projects/<slug>/state.md, when it exists, is the project
+    r = corpus({"projects/kestrel.md": "# Kestrel notes\n", "projects/kestrel/state.md": "---\ntitle: Kestrel\n---\n",
+                "decisions/kestrel.md": "---\ntitle: Kestrel\n---\n"})
+    assert r.resolve_wiki("kestrel", "x.md").path == "projects/kestrel/state.md"
+
+
+def test_a_projects_title_wins_only_over_its_own_decision_log(write_corpus, tmp_path, cli):
+    """A title the project shares with another page than its decision log is a true
+    ambiguity: the site shows the link broken and, with lint, names the same pages (the
+    decision log is not one of them)."""
+    import json
+
+    from commonplace.compiler.build.pipeline import BuildOptions, build
+
+    files = {**ONE_PAGE_PROJECT, "notes/renewals.md": "---\ntitle: Northwind renewal\n---\n# Renewals\n"}
+    r = corpus(files)
+    res = r.resolve_wiki("Northwind renewal", "people/priya-raman.md")
+    assert res.path is None and res.candidates == ("notes/renewals.md", "projects/northwind-renewal.md")
+    assert r.resolve_wiki("northwind-renewal", "people/priya-raman.md").path == "projects/northwind-renewal.md"
+    root = write_corpus(files)
+    out = tmp_path / "out"
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    page = (out / "people/priya-raman/index.html").read_text()
+    # [[Northwind renewal]] is broken; [[northwind-renewal]], the slug, still names the project
+    assert page.count('<a class="wikilink broken"') == 1
+    assert page.count('<a class="wikilink" href="../../projects/northwind-renewal/index.html">') == 1
+    # the page's own list of its broken links, the broken-links page and lint: the same pages
+    assert "ambiguous between notes/renewals.md, projects/northwind-renewal.md" in page
+    broken = (out / "_/broken/index.html").read_text()
+    assert "ambiguous: notes/renewals.md, projects/northwind-renewal.md" in broken
+    findings = json.loads(cli("lint", root, "--json").output)["findings"]
+    assert [(f["code"], f["path"], f["message"]) for f in findings if f["code"] != "duplicate-name"] == [
+        ("ambiguous-link", "people/priya-raman.md", "[[Northwind renewal]] matches several pages, none nearest: "
+         "notes/renewals.md, projects/northwind-renewal.md")]
+    assert [(f["path"], f["message"]) for f in findings if f["code"] == "duplicate-name"] == [
+        ("notes/renewals.md", "title or alias 'northwind renewal' is shared by notes/renewals.md, "
+         "projects/northwind-renewal.md; links to it are ambiguous")]
+
+
+def test_a_one_page_projects_name_is_otherwise_shared_as_any_notes_is():
+    # only the project's decision log stands aside; another note of the name is Obsidian's
+    # case as before: the nearest one, and from a folder neither is nearer to, broken
+    r = corpus({**ONE_PAGE_PROJECT, "notes/northwind-renewal.md": "# Renewal notes\n"})
+    both = ("notes/northwind-renewal.md", "projects/northwind-renewal.md")
+    assert r.resolve_wiki("northwind-renewal", "people/priya-raman.md") == Resolution(None, both)
+    assert r.resolve_wiki("northwind-renewal", "notes/x.md") == Resolution("notes/northwind-renewal.md", both)
+    assert r.resolve_wiki("northwind-renewal", "projects/x.md") == Resolution("projects/northwind-renewal.md", both)
+
+
+def test_the_decision_log_arriving_later_leaves_the_links_on_the_one_page_project(write_corpus, tmp_path):
+    # as a memory-write does: the project and its links first, the decision page after,
+    # rebuilt incrementally -- the same site a clean build makes
+    from commonplace.compiler.build.pipeline import BuildOptions, build
+
+    files = dict(ONE_PAGE_PROJECT)
+    decision = files.pop("decisions/northwind-renewal.md")
+    root = write_corpus(files)
+    out = tmp_path / "out"
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    (root / "decisions").mkdir()
+    (root / "decisions/northwind-renewal.md").write_text(decision, encoding="utf-8")
+    build(BuildOptions(corpus=root, out=out, embed=False, index=False))
+    page = (out / "people/priya-raman/index.html").read_text()
+    assert "wikilink broken" not in page
+    assert page.count('<a class="wikilink" href="../../projects/northwind-renewal/index.html"') == 2
+    clean = tmp_path / "clean"
+    build(BuildOptions(corpus=root, out=clean, embed=False, index=False))
+    assert (clean / "people/priya-raman/index.html").read_text() == page

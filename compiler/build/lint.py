@@ -154,10 +154,10 @@ def lint(corpus: Corpus) -> list[LintFinding]:
     # A title taken from the file name is a vault's convention, not a finding; two notes of
     # one name in different folders are Obsidian's too (links go to the nearest), so only
     # titles and aliases someone wrote count as duplicates.
-    for name, paths in sorted(corpus.resolver.names.items()):
-        if len(corpus.resolver.projects.get(name, ())) == 1:
-            continue  # a project's slug: [[name]] is the project, whoever else is titled so
-        unique = sorted(p for p in set(paths) if _named(docs.get(p), name))
+    # A project's slug names only the project, and its decision log never shares its name:
+    # the resolver says which pages a name counts (`Resolver.named`), so lint agrees with it.
+    for name in sorted(corpus.resolver.names):
+        unique = sorted(p for p in corpus.resolver.named(name) if _named(docs.get(p), name))
         if len(unique) > 1:
             findings.append(LintFinding(
                 "duplicate-name", unique[0],

@@ -3,8 +3,11 @@
 Resolution order (design): exact relative path, path without `.md`, file stem, then
 title or alias (case-insensitive). One exception comes first: a bare name that is a
 project's slug (Dory's `projects/<slug>/state.md`) names the project, whatever else is
-called so -- memory-write files a project's decisions as `decisions/<slug>.md`, and that
-log must not take the project's links. A stem several documents share goes to the one
+called so. And a project's decision log never competes with the project for a name:
+memory-write files a project's decisions as `decisions/<slug>.md`, titled as the
+project, and that log must not take the project's links -- whether the project is a
+folder or one page kept by hand, `projects/<slug>.md` (`Resolver.named`, which lint's
+duplicate titles ask too). A stem several documents share goes to the one
 nearest the linking note (most leading folders in common, as Obsidian prefers the
 note's own folder); the link keeps every candidate, so it still shows as ambiguous.
 No fuzzy guessing: a tie for nearest, or no match, is broken.
@@ -182,29 +185,52 @@ class Resolver:
                     return Resolution(cand)
         stem = t[:-3] if t.endswith(".md") else t
         if "/" not in stem:
-            project = self.projects.get(stem.lower(), ())
-            if len(project) == 1:
-                return Resolution(next(iter(project)))
-            hits = self.stems.get(stem, ())
+            project = self._project(stem.lower())
+            if project is not None:
+                return Resolution(project)
+            hits = self._without_logs(self.stems.get(stem, ()))
             if len(hits) == 1:
-                return Resolution(next(iter(hits)))
+                return Resolution(hits[0])
             if hits:
                 near = _nearest(hits, posixpath.dirname(source))
                 if near.path is not None:
                     return near
-            by_name = self.names.get(t.lower(), ())
+            by_name = self._without_logs(self.names.get(t.lower(), ()))
             if len(by_name) == 1:
-                return Resolution(next(iter(by_name)))
+                return Resolution(by_name[0])
             if not hits and not by_name:  # `[[basic formatting syntax]]`: a stem in another case
-                folded = self.stems_folded.get(stem.lower(), ())
+                folded = self._without_logs(self.stems_folded.get(stem.lower(), ()))
                 if folded:
                     return _nearest(folded, posixpath.dirname(source))
             ambiguous = sorted(set(hits) | set(by_name))
             return Resolution(None, tuple(ambiguous) if len(ambiguous) > 1 else ())
-        by_name = self.names.get(t.lower(), ())
+        by_name = self._without_logs(self.names.get(t.lower(), ()))
         if len(by_name) == 1:
-            return Resolution(next(iter(by_name)))
-        return Resolution(None, tuple(sorted(by_name)) if len(by_name) > 1 else ())
+            return Resolution(by_name[0])
+        return Resolution(None, tuple(by_name) if len(by_name) > 1 else ())
+
+    def _project(self, slug: str) -> str | None:
+        """The folder project a slug (lowercased) names: its one `projects/<slug>/state.md`."""
+        holders = [p for p in self.projects.get(slug, ()) if p.endswith("/state.md")]
+        return holders[0] if len(holders) == 1 else None
+
+    @staticmethod
+    def _without_logs(paths: Iterable[str]) -> list[str]:
+        """`paths` (sorted) without the decision logs of projects among them: a
+        `decisions/<slug>.md` beside `projects/<slug>.md` or `projects/<slug>/state.md`."""
+        paths = sorted(paths)
+        if len(paths) < 2:
+            return paths
+        logs = {f"decisions/{slug}.md" for p in paths if (slug := _project_slug(p)) is not None}
+        return [p for p in paths if p.lower() not in logs] if logs else paths
+
+    def named(self, name: str) -> list[str]:
+        """The pages a bare title or alias (any case) names from anywhere, as `resolve_wiki`
+        counts them: a folder project's slug names the project alone, and a project's
+        decision log does not share its name. Lint's duplicate titles ask this."""
+        key = name.strip().lower()
+        project = self._project(key)
+        return [project] if project is not None else self._without_logs(self.names.get(key, ()))
 
     def resolve_md(self, target: str, source: str) -> Resolution:
         if target.startswith("/"):
@@ -230,12 +256,16 @@ class Resolver:
         return self.resolve_wiki(link.target, source)
 
 
-_PROJECT_PAGE = re.compile(r"projects/([^/]+)/state\.md")
+# A project: a folder's `projects/<slug>/state.md`, or one page `projects/<slug>.md`
+# (not a forgotten page's `<slug>.tombstone.md`).
+_PROJECT_PAGE = re.compile(r"projects/([^/]+?)(?:/state)?\.md")
 
 
 def _project_slug(path: str) -> str | None:
     m = _PROJECT_PAGE.fullmatch(path)
-    return m.group(1).lower() if m else None
+    if m is None or path.endswith(".tombstone.md"):
+        return None
+    return m.group(1).lower()
 
 
 def _shared(a: str, b: str) -> int:
