@@ -12,8 +12,14 @@ the claims) unless `projects/<slug>/state.md` exists too: a write must not start
 page that would stand for the project and hide the first.
 
 Resolution, case-insensitive, never fuzzy: an exact id (`person:alex`), a corpus path
-(`people/alex.md`), or a slug, title or alias. `family:Name` restricts the search to
-one family. No match or several matches is an error that names the candidates.
+(`people/alex.md`), or a slug, title or alias; failing those, one word of one person's
+title (a first or last name: "Tom" is `people/tom-berg.md`, "# Tom Berg"), ignoring
+case and accents. `family:Name` restricts the search to one family. No match or several
+matches is an error that names the candidates; a name two people share names those two.
+
+Near matches (an unknown subject's suggestions) rank a name that shares a whole word
+with the subject before one merely spelled alike; `UnknownSubject.best` is the one
+candidate that is clearly the one meant, or None.
 """
 
 from __future__ import annotations
@@ -45,6 +51,14 @@ _FOLDERS = {"person": "people", "concept": "concepts", "decision": "decisions", 
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 MAX_SUBJECT = 300
 _SLUGGY = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
+# A name's word, folded: letters, joined by apostrophes or hyphens ("o'brien", "jean-luc").
+_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
+# Letters NFKD does not take apart: "Søren" is typed "Soren" too.
+_PLAIN = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i",
+                        "\u2019": "'", "\u2018": "'", "\u2010": "-", "\u2011": "-"})
+NEAR_CUTOFF = 0.6  # a near match's similarity (difflib ratio), 0.8 when either name is short
+CLEAR = 0.8  # how alike a name must be to be clearly the one meant (without a shared word)
+MARGIN = 0.15  # and how much more alike than the runner-up
 
 
 def entity_path(family: str, slug: str) -> str:
@@ -79,6 +93,21 @@ def slugify(name: str) -> str:
 
 def _key(text: str) -> str:
     return unicodedata.normalize("NFKC", one_line(text)).casefold()
+
+
+def _fold(text: str) -> str:
+    """`_key` without accents: "Zoë Müller" and "zoe muller" fold alike."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", one_line(text)) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKC", bare.casefold().translate(_PLAIN))
+
+
+def name_words(text: str) -> set[str]:
+    """The folded words of a name, a hyphenated one whole and in parts: "Jean-Luc Picard"
+    -> {"jean-luc", "jean", "luc", "picard"}. Single letters (initials) are not words."""
+    out: set[str] = set()
+    for m in _WORD.finditer(_fold(text)):
+        out.update(w for w in (m.group(0), *m.group(0).split("-")) if len(w) > 1)
+    return out
 
 
 @dataclass(frozen=True)
@@ -197,8 +226,25 @@ class Registry:
             raise AmbiguousSubject(
                 f"subject {s!r} matches {len(hits)} entities: {', '.join(self._label(h) for h in hits)}; "
                 "use the entity id (family:slug)", hits)
-        near = self.near(name, pool)
-        hint = f"; did you mean {', '.join(self._label(h) for h in near)}?" if near else ""
+        people = self.title_word(name, pool)
+        if len(people) == 1:
+            return self.entities[people[0]]
+        if people:
+            raise AmbiguousSubject(
+                f"{s!r} is a name of {len(people)} people: {', '.join(self._label(h) for h in people)}; "
+                "pick the one you mean and send its id (family:slug)", people)
+        scored = self._near(name, pool)
+        near = [eid for eid, _, _ in scored]
+        best = _clear_best(scored)
+        if best:
+            rest = [h for h in near if h != best]
+            hint = f"; did you mean {self._label(best)}?" + (
+                f" (less alike: {', '.join(self._label(h) for h in rest)})" if rest else "")
+        elif near:
+            hint = (f"; did you mean one of {', '.join(self._label(h) for h in near)}? "
+                    "none is clearly the one; pick one and name it by its id (family:slug)")
+        else:
+            hint = ""
         where = f" among {family} entities" if family else ""
         # Neutral words: this reaches the command line and HTTP clients alike; each caller
         # names its own way to create the entity (`create_path` says where its page goes).
@@ -210,25 +256,46 @@ class Registry:
             create = f" ({create_path} does not exist yet)"
         exc = UnknownSubject(f"no entity matches {s!r}{where}{hint}{create}", near)
         exc.create_path = create_path
+        exc.best = best  # the candidate to send, when one is clearly meant; else None
         raise exc
 
     def _label(self, eid: str) -> str:
         e = self.entities[eid]
         return f"{eid} ({e.title})" if e.title.casefold() != e.slug.casefold() else eid
 
+    def title_word(self, name: str, pool: list[Entity]) -> list[str]:
+        """The people in `pool` one of whose title's words `name` is, whole ("Tom" of
+        "Tom Berg", "Muller" of "Zoë Müller"); [] when `name` is not one word."""
+        word = _fold(name)
+        if len(word) < 2 or not _WORD.fullmatch(word):
+            return []
+        return sorted(e.id for e in pool if e.family == "person" and word in name_words(e.title))
+
     def near(self, name: str, pool: list[Entity]) -> list[str]:
-        key = _key(name)
-        names: dict[str, set[str]] = {}
+        """Near matches of `name`, best first (see `_near`)."""
+        return [eid for eid, _, _ in self._near(name, pool)]
+
+    def _near(self, name: str, pool: list[Entity]) -> list[tuple[str, int, float]]:
+        """(id, words shared with `name`, similarity) of the entities near `name`, at most 8:
+        those sharing a whole word of a name (slug, title, alias) first, more words before
+        fewer, then the most alike (difflib ratio over the folded names). A name spelled
+        alike counts only when it is long enough for the likeness to mean something: "Tom"
+        and the alias "Oma" share two letters, not a name."""
+        key = _fold(name)
+        words = name_words(name)
+        scored = []
         for e in pool:
-            for n in (e.slug, e.title, e.id, *e.aliases):
-                names.setdefault(_key(n), set()).add(e.id)
-        close = difflib.get_close_matches(key, list(names), n=5, cutoff=0.6)
-        out: list[str] = []
-        for c in close:
-            out.extend(sorted(names[c]))
-        if len(key) >= 3:
-            out.extend(sorted(e.id for e in pool if key in _key(e.title) or key in _key(e.slug)))
-        return list(dict.fromkeys(out))[:8]
+            names = {_fold(n) for n in (e.slug, e.title, e.id, *e.aliases)}
+            own = set().union(*(name_words(n) for n in (e.slug.replace("-", " "), e.title, *e.aliases)))
+            shared = len(words & own)
+            ratios = [(_ratio(key, n), n) for n in names]
+            ratio = max((r for r, _ in ratios), default=0.0)
+            alike = any(r >= (CLEAR if min(len(key), len(n)) <= 4 else NEAR_CUTOFF) for r, n in ratios)
+            inside = len(key) >= 3 and (key in _fold(e.title) or key in _fold(e.slug))
+            if shared or inside or alike:
+                scored.append((e.id, shared, ratio))
+        scored.sort(key=lambda t: (-t[1], -t[2], t[0]))
+        return scored[:8]
 
     def plan(self, subject: str) -> Entity:
         """The entity a `family:Name` subject would create (or the existing one)."""
@@ -247,6 +314,26 @@ class Registry:
             raise InvalidClaim(f"cannot create entity {eid!r}")
         title = name if not _SLUGGY.match(name) else re.sub(r"[-_]+", " ", name).strip().capitalize()
         return Entity(eid, family, slug, entity_path(family, slug), title, (), exists=False)
+
+
+def _ratio(a: str, b: str) -> float:
+    m = difflib.SequenceMatcher(None, a, b)
+    return m.ratio() if m.real_quick_ratio() >= NEAR_CUTOFF and m.quick_ratio() >= NEAR_CUTOFF else 0.0
+
+
+def _clear_best(scored: list[tuple[str, int, float]]) -> str | None:
+    """The first near match when it is clearly the one meant: it shares more whole words
+    with the subject than the runner-up, or (sharing as many) it is spelled all but the
+    same and much more alike. Else None: the caller picks."""
+    if not scored:
+        return None
+    eid, shared, ratio = scored[0]
+    if len(scored) == 1:
+        return eid if shared or ratio >= CLEAR else None
+    _, shared2, ratio2 = scored[1]
+    if shared > shared2:
+        return eid
+    return eid if shared == shared2 and ratio >= CLEAR and ratio - ratio2 >= MARGIN else None
 
 
 _names_cache: dict[str, tuple[tuple, tuple[str, tuple[str, ...], str | None]]] = {}
