@@ -49,6 +49,7 @@ class UnknownSubject(ClaimError):
 
     code = "unknown_subject"
     create_path: str | None = None
+    best: str | None = None  # the one candidate clearly meant, if any (`entities.resolve`)
 
 
 class AmbiguousSubject(ClaimError):

@@ -105,7 +105,8 @@ def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
         why = f"could not resolve semantic subject: {req.subject} ({exc.message})"
         if req.soft:
             return _quarantine(ctx, req, answer, why)
-        answer.update(message=why + "; " + how_to_resolve(req, list(exc.candidates), ctx.transport),
+        answer.update(message=why + "; " + how_to_resolve(req, list(exc.candidates), ctx.transport,
+                                                          getattr(exc, "best", None)),
                       candidates=list(exc.candidates))
         return answer
     except c.AmbiguousSubject as exc:
@@ -133,17 +134,22 @@ def memory_write(ctx: OpContext, req: MemoryWriteRequest) -> dict[str, Any]:
     return _answer(ctx, req, answer, r, extra, project)
 
 
-def how_to_resolve(req: MemoryWriteRequest, candidates: list[str] | None = None, transport: str = "http") -> str:
+def how_to_resolve(req: MemoryWriteRequest, candidates: list[str] | None = None, transport: str = "http",
+                   best: str | None = None) -> str:
     """How an unresolved write can succeed (Dory never creates people or core entities):
-    send a candidate's id when the store found one (not a second page of the same person),
-    else create the page first, with the call the caller can make (the MCP tool, or the
-    HTTP route)."""
+    send the candidate's id when one is clearly meant (`best`), pick one when several are
+    alike (not a second page of the same person), else create the page first, with the
+    call the caller can make (the MCP tool, or the HTTP route)."""
     from commonplace.compiler.claims.entities import entity_path
 
     rest = ("rerun with force_inbox=true for a tentative capture in inbox/semantic/, or soft=true to quarantine "
             "it for review")
+    if candidates and best is None and len(candidates) > 1:
+        # None is clearly meant: "send subject=<the first>" wrote Tom's allergy on Oma's page
+        return (f"if it is one of {', '.join(candidates[:5])}, send its id as subject again; if it is someone "
+                f"else, create their page first; or {rest}")
     if candidates:
-        first = candidates[0]
+        first = best if best in candidates else candidates[0]
         family, _, slug = first.partition(":")
         try:
             page = f" (its page is {entity_path(family, slug)})"
@@ -152,15 +158,29 @@ def how_to_resolve(req: MemoryWriteRequest, candidates: list[str] | None = None,
         more = f", or another candidate: {', '.join(candidates[1:5])}" if len(candidates) > 1 else ""
         return (f"to write about it, send subject={first}{page} again{more}; if it is someone else, create "
                 f"their page first; or {rest}")
-    slug = _slug(req.subject.split(":", 1)[-1]) or "<slug>"
-    page = {"person": f"people/{slug}.md (frontmatter type: person)", "core": f"core/{slug}.md (type: core)"}
-    create = page.get(req.scope or "", f"the page, e.g. people/{slug}.md for a person")
+    slug = _entity_slug(req.subject.split(":", 1)[-1]) or "<slug>"
+    page = {"person": f"{entity_path('person', slug)} (frontmatter type: person)",
+            "core": f"{entity_path('core', slug)} (type: core)"}
+    create = page.get(req.scope or "", f"the page, e.g. {entity_path('person', slug)} for a person")
     how = ("the dory_write tool (kind: create, target: the page, frontmatter with its type)" if transport == "mcp"
            else "POST /v1/write (kind=create)")
     other = "" if req.scope in ("person", "core") else (
         "; or send scope=project, concept or decision, which creates that entity")
     return (f"to record it, create {create} first with {how} and send this write "
             f"again with allow_canonical=true; or {rest}{other}")
+
+
+def _entity_slug(name: str) -> str:
+    """The slug the claim store gives `name` (`claims.entities.slugify`: Unicode letters
+    kept, `Søren Ødegård` -> `søren-ødegård`), so the page a rejection says to create is
+    the one the next write resolves to; '' when nothing is left of it."""
+    from commonplace.compiler.claims import ClaimError
+    from commonplace.compiler.claims.entities import slugify
+
+    try:
+        return slugify(name)
+    except ClaimError:
+        return ""
 
 
 def _resolve(store: Any, req: MemoryWriteRequest) -> tuple[Any, str, Any]:

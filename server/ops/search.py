@@ -17,6 +17,10 @@ What this layer adds to the engine's answer (`compiler/search/read/engine.py`):
   the client sent it: it applies to the normalised score, and its absence lets hybrid leave
   out weak meaning-only hits.
 - `rerank` is accepted and ignored (no reranker).
+- a hybrid query of stop words or symbols only says what bm25 says about its words, and
+  does not search by meaning unless `min_score` asks to see what is there
+  (`stop_words_only`); a page with no text never outranks one with text when it matched
+  by meaning alone (`text_first`).
 
 The wire model (`models.SearchRequest`) is the one place a request is validated; the
 engine's own `SearchRequest` is built from it directly (`engine_request`) and is not
@@ -138,14 +142,11 @@ def shape(answer: dict[str, Any], req: SearchRequest) -> dict[str, Any]:
 
 def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
     ereq = engine_request(req)
-    # A hybrid search while the query model loads (just after a restart) is a search by
-    # words, said in its warnings, not a wait of a second and a half (`query_model`).
-    loading = ereq.mode == "hybrid" and not model_ready(Path(ctx.root))
-    if loading:
-        ereq = dataclasses.replace(ereq, mode="bm25")
-    answer = run_engine(ctx.live, ereq)
-    if loading:
-        answer["warnings"] = [*(answer.get("warnings") or []), LOADING_WARNING]
+    if ereq.mode == "hybrid" and stop_words_only(ereq.query):
+        answer = _stop_words(ctx, ereq)
+    else:
+        answer = _hybrid_or_asked(ctx, ereq)
+    answer["results"] = text_first(answer.get("results") or [], ereq.mode)
     if req.originals:  # compacted sessions by their original text too (ops/compaction.py)
         from .compaction import with_originals
 
@@ -154,6 +155,74 @@ def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
     return shape(answer, req)
 
 
+def _hybrid_or_asked(ctx: OpContext, ereq: engine_query.SearchRequest) -> dict[str, Any]:
+    # A hybrid search while the query model loads (just after a restart) is a search by
+    # words, said in its warnings, not a wait of a second and a half (`query_model`).
+    loading = ereq.mode == "hybrid" and not model_ready(Path(ctx.root))
+    if loading:
+        ereq = dataclasses.replace(ereq, mode="bm25")
+    answer = run_engine(ctx.live, ereq)
+    if loading:
+        answer["warnings"] = [*(answer.get("warnings") or []), LOADING_WARNING]
+    return answer
+
+
+# A hybrid query of stop words and symbols only ("the and of to is"): bm25 has no word to
+# look for, and the query's embedding means nothing in particular, so its nearest pages are
+# noise. Hybrid says what bm25 says about the words (the engine's own verdict: the same
+# search by words is run) and what it did about meaning: without `min_score` it does not
+# search by meaning; with it (the client asked to see what is there), the matches by meaning
+# alone are returned and said to be that.
+MEANING_NOT_RUN = ("hybrid search did not search by meaning either: a query of only stop words or symbols has "
+                   "nothing to mean, and its nearest pages would be noise (send min_score to get matches by "
+                   "meaning alone anyway)")
+MEANING_ONLY = ("every result is a match by meaning alone (min_score was sent): a query of only stop words or "
+                "symbols has nothing to mean, so these are the pages nearest to nothing in particular")
+_MEANING_ALONE = "no result shares a word with the query"  # the engine's MEANING_ALONE_WARNING
+
+
+def stop_words_only(query: str) -> bool:
+    """Whether `query` has text but no index term: every word a stop word, one letter long,
+    or a symbol (the analysis the index and the engine's query parser use, `text.analyze`).
+    Field syntax (`type:x`, `title:x`) has terms here: such queries are left to the engine."""
+    return bool(query.strip()) and not engine_query.unique_terms(query)
+
+
+def _stop_words(ctx: OpContext, ereq: engine_query.SearchRequest) -> dict[str, Any]:
+    by_words = run_engine(ctx.live, dataclasses.replace(ereq, mode="bm25"))
+    said = list(by_words.get("warnings") or [])
+    if ereq.min_score is None:
+        by_words["warnings"] = [*said, MEANING_NOT_RUN]
+        return by_words
+    answer = _hybrid_or_asked(ctx, ereq)
+    rest = [w for w in answer.get("warnings") or [] if w not in said and not w.startswith(_MEANING_ALONE)]
+    meaning = [MEANING_ONLY] if answer.get("results") else []
+    answer["warnings"] = [*said, *meaning, *rest]
+    return answer
+
+
+def text_first(results: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    """Results with text before a page with none that matched by meaning alone (its
+    snippet is empty: a page of frontmatter only, embedded as its title). Dory returns such a
+    page, and so does this; it just never outranks a page with something to read. A moved
+    result is demoted, as default search demotes audit material (`audit.py`): its `score`
+    and `score_normalized` are lowered to the last text result's, so both still follow the
+    ranking (and `min_score`, already applied, still holds)."""
+    def meaning_alone(r: dict[str, Any]) -> bool:
+        ranks = r.get("ranks")
+        return mode == "vector" or (mode == "hybrid" and isinstance(ranks, dict) and bool(ranks)
+                                    and "bm25" not in ranks)
+
+    empty = [r for r in results if not str(r.get("snippet") or "").strip() and meaning_alone(r)]
+    text = [r for r in results if not any(r is e for e in empty)]
+    if not empty or not text or all(any(r is e for e in empty) for r in results[len(text):]):
+        return results  # nothing to move: every empty page is below the pages with text already
+    last = text[-1]
+    for r in empty:
+        for key in ("score", "score_normalized"):
+            if isinstance(r.get(key), (int, float)) and isinstance(last.get(key), (int, float)):
+                r[key] = min(r[key], last[key])
+    return text + empty
 def worded(warnings: list[str], transport: str) -> list[str]:
     """The engine's warnings with how to act on them in the caller's terms: an MCP agent
     is told the tool to call, an HTTP client the route."""

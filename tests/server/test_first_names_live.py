@@ -78,3 +78,15 @@ def test_an_unknown_first_name_is_rejected_and_no_person_is_created(srv: Any) ->
     d = write(srv, subject="Tomas", scope="person", content="Tomas likes jazz.")
     assert d["result"] == "rejected", d
     assert not (Path(srv.corpus) / "people/tomas.md").exists()
+
+
+def test_the_hint_names_one_subject_only_when_one_is_clearly_meant() -> None:
+    """Several alike and none clearly meant: the agent is asked to pick, not sent to the first."""
+    from commonplace.server.models import MemoryWriteRequest
+    from commonplace.server.ops.memory import how_to_resolve
+
+    req = MemoryWriteRequest(action="write", kind="fact", subject="Tomas", content="Tomas is allergic to cats.")
+    unsure = how_to_resolve(req, ["person:tom-berg", "person:tomasz-nowak"])
+    assert "send subject=" not in unsure and "person:tom-berg, person:tomasz-nowak" in unsure, unsure
+    sure = how_to_resolve(req, ["person:tomasz-nowak", "person:tom-berg"], best="person:tomasz-nowak")
+    assert "send subject=person:tomasz-nowak" in sure, sure
