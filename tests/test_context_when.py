@@ -21,6 +21,46 @@ def test_yesterday_and_last_weekday_get_their_dates() -> None:
     assert resolve("Last Wednesday we met.", WED, "iso") == "Last Wednesday (2023-06-14) we met."
 
 
+def test_next_weekday_is_in_the_week_after_the_notes_week() -> None:
+    """A daily note of Wednesday 2 December 2026 says "swap next Thursday": a reader, British
+    or American, means the Thursday of next week (10 December), not the next day. Weeks
+    start on Monday; "next <weekday>" is that day of the calendar week after the note's."""
+    wed = dt.date(2026, 12, 2)
+    assert resolve("swap next Thursday", wed, "iso") == "swap next Thursday (2026-12-10)"
+    assert resolve("Next Monday we freeze.", wed, "iso") == "Next Monday (2026-12-07) we freeze."
+    assert resolve("next Wednesday", wed, "iso") == "next Wednesday (2026-12-09)"
+    assert resolve("next Sunday", wed, "iso") == "next Sunday (2026-12-13)"
+    sun = dt.date(2026, 12, 6)  # the last day of its week: next week begins tomorrow
+    assert resolve("next Monday", sun, "iso") == "next Monday (2026-12-07)"
+    assert resolve("next Sunday", sun, "iso") == "next Sunday (2026-12-13)"
+    # "last <weekday>" is still the most recent one before the day, this week's or the last
+    assert resolve("last Monday", wed, "iso") == "last Monday (2026-11-30)"
+    assert resolve("this past Thursday", wed, "iso") == "this past Thursday (2026-11-26)"
+
+
+def test_this_or_on_a_weekday_is_the_coming_one() -> None:
+    """ "This Thursday" and a bare "on Thursday" are the coming one; "this Wednesday" said
+    on a Wednesday is that day. A bare "on Wednesday" said on a Wednesday could be that day
+    or a week on, and a sentence in the past tense ("we shipped on Monday") means one gone
+    by: both are left as written, as a wrong day is worse than none."""
+    wed = dt.date(2026, 12, 2)
+    assert resolve("The demo is this Thursday.", wed, "iso") == "The demo is this Thursday (2026-12-03)."
+    assert resolve("This Monday the office is shut.", wed, "dmy") == \
+        "This Monday (7 December, 2026) the office is shut."
+    assert resolve("Ship this Wednesday.", wed, "iso") == "Ship this Wednesday (2026-12-02)."
+    assert resolve("We swap on Thursday.", wed, "iso") == "We swap on Thursday (2026-12-03)."
+    assert resolve("Pay the invoice on Monday morning.", wed, "iso") == \
+        "Pay the invoice on Monday (2026-12-07) morning."
+    assert resolve("Ana will call on Tuesday, then Omar.", wed, "iso") == \
+        "Ana will call on Tuesday (2026-12-08), then Omar."
+    assert resolve("We need to swap on Friday. It went well on Monday.", wed, "iso") == \
+        "We need to swap on Friday (2026-12-04). It went well on Monday."
+    for left in ("The review is on Wednesday.", "We shipped on Monday.", "I went hiking on Sunday with Ana.",
+                 "The party on Saturday was fun.", "This Monday we met the auditors.",
+                 "The gym is closed on Sundays.", "We meet on Thursday, 3 December."):
+        assert resolve(left, wed, "iso") == left, left
+
+
 def test_spans_are_said_against_the_day_they_were_said() -> None:
     assert resolve("A flood hit my old area last week.", dt.date(2023, 7, 7), "dmy") == \
         "A flood hit my old area last week (the week before 7 July, 2023)."
@@ -98,7 +138,8 @@ def test_any_text_and_day_resolve_without_an_error() -> None:
     """The calendar's edges and odd text cost the phrase its day, never the page."""
     from hypothesis import given, settings, strategies as st
 
-    phrases = st.sampled_from(["yesterday", "tomorrow", "last Monday", "next Sunday", "last week", "next month",
+    phrases = st.sampled_from(["yesterday", "tomorrow", "last Monday", "next Sunday", "this Friday", "on Tuesday",
+                               "was", "last week", "next month",
                                "last year", "999 weeks ago", "12 months ago", "0 days ago", "x"])
 
     @settings(max_examples=300, deadline=None)

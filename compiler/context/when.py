@@ -7,10 +7,23 @@ shares no word with it. The phrase is kept (it is what was said) and its day fol
 in the style the page writes its own dates in (`dmy`: "5 October, 2022"; else ISO).
 
 Only what the day determines is resolved: yesterday, tomorrow, last night, the day before
-yesterday, last/next <weekday>, last/next week, weekend, month, year, and "N days, weeks,
-months or years ago" with a number. Vague spans ("a few days ago", "recently") are left as
-they are, as is a phrase the writer already dated, or one inside a longer phrase with
-another meaning ("the last week of August", "last year's").
+yesterday, last/this/next <weekday> and "on <weekday>", last/next week, weekend, month,
+year, and "N days, weeks, months or years ago" with a number. Vague spans ("a few days
+ago", "recently") are left as they are, as is a phrase the writer already dated, or one
+inside a longer phrase with another meaning ("the last week of August", "last year's").
+
+Weekdays, weeks starting on Monday (said on Wednesday 2 December 2026):
+- "next Thursday" is the Thursday of the calendar week after the day's, 10 December (a
+  reader, British or American, does not mean the next day); "next Monday" said on a Sunday
+  is the next day, the Monday of the week after;
+- "this Thursday" and "on Thursday" are the coming one, 3 December; "this Wednesday" is the
+  day itself, while "on Wednesday" said on a Wednesday is left as written (that day or a
+  week on: the line cannot tell);
+- "last Thursday" or "this past Thursday" is the most recent one before the day, 26
+  November; "last Wednesday" said on a Wednesday a week before;
+- "this" or "on" in a sentence in the past tense ("we shipped on Monday", "the party on
+  Saturday was fun": a word ending in -ed, was, went, met, ...) means one gone by, this
+  week's or last week's: it is left as written. A wrong day is worse than none.
 """
 
 from __future__ import annotations
@@ -28,7 +41,8 @@ _NUM = r"(?P<n>\d{1,3}|" + "|".join(NUMBERS) + r")"
 _PHRASE = re.compile(
     r"(?<![\w'-])(?<!the )(?:"
     r"(?P<dby>the day before yesterday)|(?P<yday>yesterday)|(?P<tmrw>tomorrow)|(?P<lnight>last night)"
-    r"|(?P<wdir>last|this past|next) (?P<wday>" + "|".join(DAYS) + r")"
+    r"|(?P<wdir>last|this past|next|this) (?P<wday>" + "|".join(DAYS) + r")"
+    r"|on (?P<oday>" + "|".join(DAYS) + r")"
     r"|(?P<dir>last|next) (?P<span>week|weekend|month|year)"
     r"|" + _NUM + r" (?P<unit>day|week|month|year)s? ago"
     r")(?![\w'-])(?! of\b)", re.I)
@@ -51,7 +65,27 @@ def _month(year: int, month: int) -> str:
     return f"{MONTHS[(month - 1) % 12]} {year}"
 
 
-def _when(m: re.Match[str], day: dt.date, style: str) -> str:
+# A sentence in the past tense: its "on Monday" or "this Monday" is one gone by. Any word
+# like these counts, also one that is no verb there ("the deferred release"): then the
+# phrase is left as written, which is never wrong.
+_PAST = re.compile(r"(?<![\w'-])(?:(?!(?:need|feed|seed|speed|indeed|proceed|succeed|exceed|shed|sled|hundred)\b)"
+                   r"[a-z]{2,}ed"
+                   r"|was|were|went|did|had|came|got|made|took|saw|met|said|told|gave|found|left|ran|began"
+                   r"|bought|brought|thought|felt|kept|spent|sent|ate|wrote|won|lost|held|sat|stood|spoke"
+                   r"|drove|flew|broke|chose|fell|forgot|knew|paid|sold|taught|caught|heard|meant|slept"
+                   r"|swam|threw|understood|woke|wore|built|led|rode|sang|became|drank|gone|been|ago"
+                   r"|yesterday|earlier)(?![\w'-])", re.I)
+_ENDS = re.compile(r"[.!?\n]")
+
+
+def _in_the_past(text: str, m: re.Match[str]) -> bool:
+    """Whether the sentence `m` is in speaks in the past tense."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+    end = _ENDS.search(text, m.end())
+    return bool(_PAST.search(text, start, end.start() if end else len(text)))
+
+
+def _when(m: re.Match[str], day: dt.date, style: str) -> str | None:
     g = m.groupdict()
     if g["dby"]:
         return _day(day - dt.timedelta(days=2), style)
@@ -59,10 +93,14 @@ def _when(m: re.Match[str], day: dt.date, style: str) -> str:
         return _day(day - dt.timedelta(days=1), style)
     if g["tmrw"]:
         return _day(day + dt.timedelta(days=1), style)
-    if g["wday"]:
-        want = DAYS.index(g["wday"].casefold())
-        if g["wdir"].casefold() == "next":
-            return _day(day + dt.timedelta(days=(want - day.weekday() - 1) % 7 + 1), style)
+    if g["wday"] or g["oday"]:
+        want = DAYS.index((g["wday"] or g["oday"]).casefold())
+        said = (g["wdir"] or "on").casefold()
+        if said == "next":  # that day of the calendar week after this one (weeks start on Monday)
+            return _day(day + dt.timedelta(days=7 + want - day.weekday()), style)
+        if said in ("this", "on"):  # the coming one; "this" counts the day itself
+            ahead = (want - day.weekday()) % 7
+            return None if ahead == 0 and said == "on" else _day(day + dt.timedelta(days=ahead), style)
         return _day(day - dt.timedelta(days=(day.weekday() - want - 1) % 7 + 1), style)
     if g["span"]:
         span, later = g["span"].casefold(), g["dir"].casefold() == "next"
@@ -91,9 +129,13 @@ def resolve(text: str, day: dt.date | None, style: str = "iso") -> str:
     for m in _PHRASE.finditer(text):
         if _DATED.match(text, m.end()):
             continue
+        if (m.group("oday") or (m.group("wdir") or "").casefold() == "this") and _in_the_past(text, m):
+            continue
         try:
             when = _when(m, day, style)
         except (OverflowError, ValueError):  # a day at the calendar's edge (year 1, 9999)
+            continue
+        if when is None:
             continue
         out.append(text[last:m.end()])
         out.append(f" ({when})")

@@ -20,8 +20,15 @@ is quarantined under inbox/quarantine/ as a soft write would, and the answer say
 
 Evidence is what the search found minus earlier research output (saved reports,
 briefings, proposals, generated wiki notes: `is_report`), and nothing when nothing
-matched well. With no evidence, `save` writes nothing: `artifact` is null and `warnings`
-says why.
+matched well. A name says whom a question is about, not what it asks (as in `rerank`, a
+name is a filter, not a word to match): when the question has words besides its names
+(capitalised ones, and the person and project pages found under theirs), stop words and
+words that ask about a thing as a whole ("name", "status", "work": `GENERAL`), the
+evidence must share one of them. "What is the name of Leo's dentist?" is not answered by
+"Leo's EpiPen expires in March 2027"; "When does Leo's EpiPen expire?" and "Who is Leo?"
+are. With no evidence, `save` writes nothing: `artifact` is null and `warnings` says why.
+An answer or evidence line never starts with a markdown heading's marks (a session
+file's first line `# Sales call ...`).
 
 A question that names a span of days ("What changed this week?", "what did we do
 yesterday?", "the past 3 days") leads with what changed in it, newest first
@@ -49,11 +56,12 @@ from .refresh import refresh
 from .search import engine_request, run_engine, shape, worded
 
 from commonplace.compiler.context.evidence import (
-    Evidence, attach_updates, disk_reader, gather, is_audit, names, overlap, query_terms, rerank,
+    Evidence, attach_updates, disk_reader, gather, is_audit, load_page, names, overlap, query_terms, rerank,
 )
 from commonplace.compiler.context.pack import fact_line
+from commonplace.compiler.context.plain import STOP, words
 from commonplace.compiler.context.recent import subject_query, window_evidence
-from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word
+from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word, stem
 from commonplace.compiler.context.turns import next_line, read_on
 
 MAX_TITLE = 120
@@ -73,6 +81,66 @@ def target_for(kind: str, title: str, day: str) -> str:
     s = slug(title)
     return {"report": f"references/reports/{day}-{s}.md", "briefing": f"references/briefings/{day}-{s}.md",
             "wiki-note": f"wiki/concepts/{s}.md", "proposal": f"inbox/proposed/{day}-{s}.md"}[kind]
+
+
+# Words that ask about a named thing as a whole, or for its name ("What is the name of
+# Leo's dentist?" asks about a dentist; "How does Ledgerline work?" about Ledgerline).
+GENERAL = frozenset(query_terms("name named called work works working status state new latest news update "
+                                "updates overview summary doing going happening happened"))
+_NAMED_TYPES = ("person", "project")
+_NAMED_FOLDERS = ("people/", "projects/")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+
+
+def _no_heading(text: str) -> str:
+    """`text` without the marks of a markdown heading it starts with."""
+    return _HEADING.sub("", text)
+
+
+def _names_found(results: list[dict[str, Any]], docs: Any) -> set[str]:
+    """The stems of the names of the person and project pages among `results` (title and
+    aliases): "leo" in "who is leo's dentist?" is a name, though not capitalised."""
+    out: set[str] = set()
+    for r in results:
+        path = str(r.get("path", ""))
+        doc = (docs or {}).get(path)
+        meta = getattr(doc, "frontmatter", None) or {}
+        kind = str(meta.get("type") or "").casefold()
+        if not (kind in _NAMED_TYPES or path.startswith(_NAMED_FOLDERS)):
+            continue
+        aliases = meta.get("aliases") if isinstance(meta.get("aliases"), list) else []
+        for n in [getattr(doc, "title", "") or str(r.get("title") or ""), *(a for a in aliases if isinstance(a, str))]:
+            out |= set(query_terms(n))
+    return out
+
+
+def beside_names(query: str, results: list[dict[str, Any]], read: Any,
+                 docs: Any = None) -> tuple[list[str], list[str]]:
+    """(the words of `query` no result holds, its names) when it asks something besides
+    its names and no result holds any of that; `([], [])` when found, or when it asks
+    nothing but names. A name is whom the question is about (`names`, and the person and
+    project pages found), not what it asks: "Leo" matched Leo's page for "What is the name
+    of Leo's dentist?", which says nothing of a dentist. Stop words and `GENERAL` words
+    ask nothing by themselves. A result holds a word in its title, snippet or page text."""
+    said = re.findall(r"[\w']+", query)  # as `query_terms` reads it, "Leo's" one word
+    capitalised, found = set(names(query)), _names_found(results, docs)
+    named = {stem(w.casefold()) for w in said
+             if (base := w.removesuffix("'s")) in capitalised or stem(base.casefold()) in found}
+    asked = {k for k in query_terms(query) if k not in named and k not in GENERAL}
+    if not asked or not results:
+        return [], []
+    texts = [f"{r.get('title') or ''} {r.get('snippet') or ''}" for r in results]
+    for r in results:
+        page, _ = load_page(read, str(r.get("path", "")))
+        if page is not None:
+            texts.append(" ".join([page.title, *(u.text for u in page.units)]))
+    have = {stem(w) for t in texts for w in words(t) if len(w) > 2 and w.casefold() not in STOP}
+    # A word's stem, or one begun by it: "owns" is "own", and the page says "owned"
+    # (short words keep their -ed: `stem`).
+    if any(h.startswith(a) or a.startswith(h) for a in asked for h in have):
+        return [], []
+    return (list(dict.fromkeys(w for w in said if stem(w.casefold()) in asked)),
+            list(dict.fromkeys(w.removesuffix("'s") for w in said if stem(w.casefold()) in named)))
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -169,6 +237,9 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
             lines.setdefault(text.casefold() if text else "\0" + path, ([], fact_line(text, date)))[0].append(path)
         return [f"- {', '.join(dict.fromkeys(ps))}" + (f": {shown}" if shown else "") for ps, shown in lines.values()]
 
+    # (a session file's first line, `# Sales call ...`, is no heading in a list)
+    items = {k: [(p, _no_heading(t), d) for p, t, d in rows] for k, rows in items.items()}
+    answers = _dedupe([_no_heading(a) for a in answers])
     lines = ["## Question", _one_line(question), "", "## Answer", *([f"- {a}" for a in answers] or
                                                                    ["- No grounded answer."]),
              "", "## Evidence", *(evidence(items["durable"]) or ["- None"])]
@@ -245,6 +316,13 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
             if not results:
                 warnings.append("nothing matched the question well: no memory shares its words or is close "
                                 "in meaning")
+        missing, named = beside_names(query, results, read, ctx.live.docs)
+        if missing:
+            # Only the question's names matched: the page about the person is no answer to
+            # what is asked about them (nor is a match by meaning: the name made it).
+            results = []
+            warnings.append(f"nothing in memory is about what the question asks ({', '.join(missing)}): "
+                            f"the results share only its names ({', '.join(named)})")
     if window is not None and not lead:
         warnings.append(f"nothing was said or written from {window[0].isoformat()} to {window[1].isoformat()}"
                         + (" about the question's subject" if subject else ""))
