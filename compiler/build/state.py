@@ -22,7 +22,7 @@ from ..site.folder_tree import all_folders
 from .stages import PageContext, parse_page, render_page
 from ..site.deps import changed_facets, facets
 from ..site.emitters import emitters_to_run
-from ..corpus.links import LinkGraph, Resolver, resolve_all
+from ..corpus.links import LinkGraph, Resolver, _project_slug, resolve_all
 from ..model import Document, Warning_
 from ..site.output import remove_files, remove_unlisted, write_file
 from ..corpus.scan import SourceFile
@@ -38,10 +38,14 @@ def default_runner(n_docs: int) -> Any:
 
 
 def _link_keys(target: str) -> set[str]:
-    """Names under which a link could match a document (an over-approximation)."""
+    """Names under which a link could match a document (an over-approximation). A
+    wikilink's `\\` reads as `/` (`links._wiki_name`): `[[notes\\a]]` is `notes/a`."""
     t = target.strip().lower()
-    base = posixpath.basename(t)
-    return {t.removesuffix(".md"), base.removesuffix(".md")}
+    keys = {t.removesuffix(".md"), posixpath.basename(t).removesuffix(".md")}
+    if "\\" in t:
+        t = t.replace("\\", "/")
+        keys |= {t.removesuffix(".md"), posixpath.basename(t).removesuffix(".md")}
+    return keys
 
 
 def _index_links(index: dict[str, set[str]], d: Document) -> None:
@@ -52,10 +56,17 @@ def _index_links(index: dict[str, set[str]], d: Document) -> None:
 
 def _resolver_keys(d: Document | None) -> set[tuple[str, str]]:
     """The keys `d` holds in the resolver's tables, exactly as the tables hold them
-    (stems are case-sensitive, titles and aliases folded): `links.Resolver.add`."""
+    (stems are case-sensitive; titles, aliases and project slugs folded):
+    `links.Resolver.add`. A project's slug is a name of its own: `[[atlas]]` names
+    `projects/atlas/state.md`, whatever its title, and the project keeps the name from
+    its decision log `decisions/atlas.md`."""
     if d is None:
         return set()
-    return {("path", d.path), ("stem", d.stem)} | {("name", k) for k in Resolver._name_keys(d)}
+    keys = {("path", d.path), ("stem", d.stem)} | {("name", k) for k in Resolver._name_keys(d)}
+    slug = _project_slug(d.path)
+    if slug is not None:
+        keys.add(("project", slug))
+    return keys
 
 
 @dataclass(frozen=True)

@@ -92,24 +92,33 @@ def _render_wikilink(self: Any, tokens: list, idx: int, options: Any, env: dict)
 _AMBIGUOUS = "Ambiguous link: several pages have this name; this is the nearest"
 
 
+def broken_tip(target: str, candidates: tuple[str, ...] = ()) -> str:
+    """The hover text of a link that resolves to no page: none has its name, or several
+    match it equally (`candidates`), worded as `commonplace lint` reports it."""
+    if len(candidates) > 1:
+        return f"Ambiguous link: [[{target}]] matches several pages, none nearest: {', '.join(candidates)}"
+    return f"Broken link: no page matches {target}"
+
+
 def _wikilink_html(self: Any, meta: dict, env: dict) -> str:
     special = env.get("special_wikilink")  # attachments and transclusions: `embeds`
     if special is not None and (html := special(meta)) is not None:
         kept = env.get(_KEPT)
         return kept.hold(html) if kept is not None else html
-    resolve: Callable[..., tuple[str | None, str, str]] | None = env.get("resolve_wikilink")
+    # (href, title, css), or (href, title, css, candidates): the pages an unresolved
+    # name matches equally, when that is why it is unresolved (a tie for nearest).
+    resolve: Callable[..., tuple] | None = env.get("resolve_wikilink")
     escape = self.escape if hasattr(self, "escape") else _escape
     text = meta["label"] or (meta["target"] + (f" › {meta['heading']}" if meta["heading"] else "")) or (meta["heading"] or "")
     if resolve is None:
         return f'<span class="wikilink">{escape(text)}</span>'
-    href, title, css = resolve(meta["target"], meta["heading"])
+    got = resolve(meta["target"], meta["heading"])
+    href, title, css = got[0], got[1], got[2]
     if meta["label"] is None and href is not None and meta["target"]:
         text = title + (f" › {meta['heading']}" if meta["heading"] else "")
     if href is None:
-        return (
-            f'<a class="wikilink broken" title="Broken link: no page matches '
-            f'{escape(meta["target"])}">{escape(text)}</a>'
-        )
+        candidates = got[3] if len(got) > 3 else ()
+        return f'<a class="wikilink broken" title="{escape(broken_tip(meta["target"], candidates))}">{escape(text)}</a>'
     tip = f' title="{_AMBIGUOUS}"' if "ambiguous" in css else ""
     return f'<a class="{css}" href="{escape(href)}"{tip}>{escape(text)}</a>'
 

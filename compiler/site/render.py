@@ -158,10 +158,10 @@ def link_env(doc: Document, resolver: Resolver, titles: dict[str, str], root: Pa
             got = (res.path, len(res.candidates) > 1)
         return got
 
-    def resolve_wikilink(target: str, heading: str | None) -> tuple[str | None, str, str]:
+    def resolve_wikilink(target: str, heading: str | None) -> tuple:
         path, ambiguous = resolve_path(target)
-        if path is None:
-            return None, "", "wikilink broken"
+        if path is None:  # with the pages a tie is between, so the link says so (as lint does)
+            return None, "", "wikilink broken", tuple(resolver.resolve_wiki(target, source).candidates)
         css = "wikilink ambiguous" if ambiguous else "wikilink"
         anchor = heading_anchor(heading)
         if path == doc.path:
