@@ -823,3 +823,10 @@ def test_a_prompt_about_food_brings_every_candidates_allergy_up_named(tmp_path: 
     found = gather([{"path": p} for p in files], q, disk_reader(tmp_path))
     block = render(found, [], 200, food=True).text
     assert "Leo Berg: He has a tree-nut allergy" in block, block
+    # A search that did not find his page (by words only, while the query model loads):
+    # the people pages it did not find are read for it.
+    unfound = [e for e in found if e.path != "people/leo-berg.md"]
+    leo = [e for e in found if e.path == "people/leo-berg.md"]
+    assert "tree-nut allergy" not in render(unfound, [], 200, food=True).text
+    assert "Leo Berg: He has a tree-nut allergy" in render(unfound, [], 200, food=True, others=leo).text
+

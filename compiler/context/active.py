@@ -28,6 +28,7 @@ CLAIMS_FROM = 2  # sources whose other claims go before weaker sources
 EXPAND_CLAIMS = 4
 FULL = 5  # sources shown whole; past them a line is cut to SHORT characters, so more sources fit
 SHORT = BRIEF_CHARS
+FOOD_LINES = 4  # allergies and diets shown for a prompt about food, from the found and from the rest
 
 
 @dataclass
@@ -80,11 +81,13 @@ def _cautions(durable: list[Evidence]) -> list[tuple[str, str, str]]:
 
 
 def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead: int = LEAD,
-           sessions_first: bool = False, food: bool = False) -> Block:
+           sessions_first: bool = False, food: bool = False, others: list[Evidence] | None = None,
+           named: frozenset[str] = frozenset()) -> Block:
     """The block; with `sessions_first` (a prompt about recent work) the session lines
     come right after the best three, before the other durable sources; with `food` (a
     prompt about what someone will eat), every candidate person's allergies and diets come
-    right after the best three."""
+    right after the best three, then those of `others` (people pages the search did not
+    find); otherwise those of the people the prompt names (`named`, their pages' paths)."""
     pack = Packer(budget)
     first = [_line(e) for e in durable[:lead]]
     # The two best sources' other claims come before weaker sources: a question's words
@@ -97,7 +100,11 @@ def render(durable: list[Evidence], sessions: list[Evidence], budget: int, lead:
                                                                       and cautions(x[1].text)))
               if u.kind == "claim" or e.path.startswith("people/")
               ][:CLAIMS_FROM * EXPAND_CLAIMS]
-    rest = (_cautions(durable) if food else []) + claims + \
+    # The people the prompt names (`named`: their pages) have theirs first too, whatever it asks
+    # ("Leo's been invited to a party, what should I tell the host?").
+    safety = _cautions(durable)[:FOOD_LINES] + _cautions(others or [])[:FOOD_LINES] if food else \
+        _cautions([e for e in durable if e.path in named])[:FOOD_LINES]
+    rest = safety + claims + \
         [_line(e, 0 if i < FULL else SHORT) for i, e in enumerate(durable[lead:], start=lead)]
     n = pack.section("## Active memory", first)
     if n < len(first):
