@@ -115,3 +115,16 @@ def restarted(base: Path, files: dict[str, str], setup: Callable[[Any], Any] | N
     server.token = token
     server.before = before
     return server
+
+
+def started(base: Path, files: dict[str, str]) -> Any:
+    """A live `commonplace serve` over `files` (written to `base/corpus`), first built by
+    the server itself, with a token in `.token`."""
+    from dorylive import Server
+
+    from commonplace.server.tokens import TokenStore
+
+    root = write_files(base / "corpus", files)
+    server = Server(root, base / "site").start()
+    server.token = TokenStore(root).create("test")
+    return server

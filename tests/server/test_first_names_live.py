@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from srvkit import post_ok
+from srvkit import post_ok, started
 
 FILES = {
     "people/tom-berg.md": "# Tom Berg\n\nTom lives upstairs and fixes the bikes.\n",
@@ -26,15 +26,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from dorylive import Server
-    from team_corpus import write_files
-
-    from commonplace.server.tokens import TokenStore
-
-    base = tmp_path_factory.mktemp("first-names-live")
-    root = write_files(base / "corpus", FILES)
-    server = Server(root, base / "site").start()
-    server.token = TokenStore(root).create("test")
+    server = started(tmp_path_factory.mktemp("first-names-live"), FILES)
     yield server
     server.stop()
 

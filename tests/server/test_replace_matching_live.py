@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from srvkit import post_ok
+from srvkit import post_ok, started
 
 FILES = {
     "projects/ledgerline/state.md": "---\ntitle: Ledgerline\ntype: project\n---\n# Ledgerline\n\n"
@@ -29,15 +29,7 @@ MOVED = ("The Ledgerline reconciliation job now runs nightly at 03:30 UTC, moved
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from dorylive import Server
-    from team_corpus import write_files
-
-    from commonplace.server.tokens import TokenStore
-
-    base = tmp_path_factory.mktemp("replace-live")
-    root = write_files(base / "corpus", FILES)
-    server = Server(root, base / "site").start()
-    server.token = TokenStore(root).create("test")
+    server = started(tmp_path_factory.mktemp("replace-live"), FILES)
     yield server
     server.stop()
 
