@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from ..markdown.restate import main_clause
+
 _ROW = re.compile(r"^(\s*\|)([^|]*)\|([^|]*)\|\s*$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _WORD = re.compile(r"[\w'’-]+")
@@ -41,7 +43,7 @@ def _value(old: str, statement: str, key: set[str], name: set[str]) -> str | Non
                 return None
             # the rest of the cell stays ("48,000 EUR a year" becomes "52,000 EUR a year")
             return old.replace(had[0], got[0], 1) if len(had) == 1 else got[0]
-    said = [w for w in _WORD.findall(statement)
+    said = [w for w in _WORD.findall(main_clause(statement))  # not its parenthesis or its reason
             if w.casefold().rstrip("s") not in key | name and w.casefold() not in _FILLER]
     return " ".join(said) if 0 < len(said) <= MAX_WORDS else None
 

@@ -22,6 +22,9 @@ def test_a_word_value_is_the_words_the_statement_adds() -> None:
     got = rewrite("The Northwind renewal is now in the Contract stage.")
     assert "| stage | Contract |" in got and "| close date | 2026-12-18 |" in got
     assert "| owner | Priya |" in rewrite("Priya is the owner of the Northwind renewal now.")
+    # what the statement adds in a parenthesis or a reason is not the value
+    assert "| stage | Contract |" in rewrite("The Northwind renewal is now in the Contract stage (legal review of "
+                                             "the order form), because procurement signed off.")
 
 
 def test_a_statement_that_names_no_key_or_gives_no_single_value_changes_nothing() -> None:
