@@ -830,3 +830,18 @@ def test_a_prompt_about_food_brings_every_candidates_allergy_up_named(tmp_path: 
     assert "tree-nut allergy" not in render(unfound, [], 200, food=True).text
     assert "Leo Berg: He has a tree-nut allergy" in render(unfound, [], 200, food=True, others=leo).text
 
+
+
+def test_an_entity_pages_own_name_does_not_pick_its_line(tmp_path: Path) -> None:
+    """"When does the Northwind renewal close?" on the project's own page: every line is
+    about the renewal, and the one that answers is the close date, not the line that says
+    the name again."""
+    (tmp_path / "projects").mkdir()
+    (tmp_path / "projects/northwind-renewal.md").write_text(
+        "---\ntitle: Northwind renewal\ntype: project\n---\n# Northwind renewal\n\nAnnual renewal of the "
+        "Northwind renewal contract for six warehouses, the Northwind renewal being our largest.\n\n"
+        "| field | value |\n|---|---|\n| stage | Negotiation |\n| close date | 2026-12-18 |\n"
+        "| owner | Ana |\n| next step | revised quote |\n", "utf-8")
+    found = gather([{"path": "projects/northwind-renewal.md"}], "When does the Northwind renewal close?",
+                   disk_reader(tmp_path))
+    assert "2026-12-18" in found[0].text, found[0].text

@@ -36,6 +36,7 @@ from .window import best_window, drop_restated
 from ..corpus.prose_dates import prose_date
 
 PER_SOURCE = 2
+OWN_NAME = 0.25  # a word of an entity page's own name, in a line of that page (`pick`)
 LINE_CHARS = 200
 BRIEF_CHARS = 90  # a line past the block's first sources (`briefly`)
 AUDIT_PREFIXES = ("sources/semantic/", "inbox/", "references/reports/", "references/briefings/", "wiki/",
@@ -145,10 +146,14 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
             made.append({stem(w) for w in words(snippet() if callable(snippet) else snippet)})
         return made[0]
 
+    own = _entity_names(page)
     scored = []
     for i, u in enumerate(units):
         have = unit_stems(u)
-        s = sum(wt for t, wt in terms.items() if t in have)
+        # On an entity's own page its name is what every line is about: "When does the
+        # Northwind renewal close?" is answered by `close date: ...`, not by the line that
+        # says "Northwind renewal" again.
+        s = sum(wt * (OWN_NAME if t in own else 1.0) for t, wt in terms.items() if t in have)
         if u.kind == "claim" and s > 0:
             s += 0.25
         scored.append([s, i, u])
@@ -185,7 +190,6 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
     # On a person's or project's page every claim says its name: a unit kept beside the best
     # shares another word of the question ("what can Dana eat?" kept "Dana wants updates as
     # short emails" beside her allergy, both matching "Dana" alone).
-    own = _entity_names(page)
     if own and len(keep) > 1:
         keep = keep[:1] + [x for x in keep[1:] if any(t in unit_stems(x[2]) for t in terms if t not in own)]
     # The sentence after the best one goes with it: a question restates the setting
