@@ -39,6 +39,7 @@ from commonplace.compiler import writes as w
 from ..errors import ApiError, from_claim_error, from_write_error
 from ..models import MemoryWriteRequest
 from . import OpContext
+from .elsewhere import still_said, tracking
 from .refresh import purge, refresh
 
 GATE = ("live semantic write resolves to canonical memory; rerun with dry_run=true to preview, "
@@ -296,12 +297,13 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
     if req.action == "write":
         return add(), {}
     if req.action == "replace":
-        edit = _patch(req, entity)
+        removed: list[str] = []  # the page's lines the replace changed (`elsewhere`)
+        edit = tracking(_patch(req, entity), removed)
         if not entity.exists:
             return add(edit=edit), {}
         try:
             return store.replace(entity.id, req.content, claim=req.claim, kind=req.kind, every=True, edit=edit,
-                                 only_restated=_prose_restates(ctx, req, entity), **common), {}
+                                 only_restated=_prose_restates(ctx, req, entity), **common), {"removed": removed}
         except c.AmbiguousClaim as exc:
             if req.claim:
                 raise
@@ -311,7 +313,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
                 raise
             before = [x for x in store.current(entity.id) if x.get("kind") == req.kind]
             rewrote: list[bool] = []
-            loose = _patch(req, entity, loose=True)  # no claim says it: the prose may
+            loose = tracking(_patch(req, entity, loose=True), removed)  # no claim says it: the prose may
 
             def tracked(text: str) -> str:
                 out = loose(text)
@@ -321,7 +323,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
             r = add(edit=tracked)  # Dory: replacing nothing records the statement
             if r.action == "add":
                 r.message += "; " + _replaced_none(req, before, any(rewrote))
-            return r, {}
+            return r, {"removed": removed}
     reason = (req.reason or "").strip() or "semantic forget"
     kinds = None if req.kind == "note" else (req.kind,)
     forget = partial(store.forget, entity.id, reason=reason, dry_run=req.dry_run)
@@ -439,6 +441,10 @@ def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: 
     answer["indexed"] = indexed
     if note:
         answer["message"] += "; " + note
+    if extra.get("removed"):  # other pages that still say what this replace changed
+        found = still_said(ctx, r.target_path, r.entity.title, extra["removed"], req.content)
+        if found:
+            answer["warnings"] = [*answer.get("warnings", []), *found][:10]
     return answer
 
 

@@ -407,3 +407,23 @@ def test_a_replace_changes_the_value_a_table_row_keeps(open_client, corpus: Path
     block = open_client.post("/v1/wake", json={"agent": "a", "project": "northwind-renewal",
                                                "budget_tokens": 1200}).get_json()["block"]
     assert "2027-01-15" in block and "2026-12-18" not in block and "Negotiation" not in block, block
+
+
+def test_a_replace_says_which_other_pages_still_hold_the_old_value(open_client, corpus: Path) -> None:
+    """Ada's page is rewritten; the weekly schedule, which the replace was not asked about,
+    still says Tuesday at 17:00, and the answer names that line."""
+    (corpus / "people/ada-berg.md").write_text("# Ada Berg\n\nAda has swimming on Tuesdays at 17:00.\n")
+    for target, content in (("notes/weekly-schedule.md", "# Weekly schedule\n\n| day | after school |\n|---|---|\n"
+                                                        "| Monday | chess |\n| Tuesday | Ada swimming 17:00 |\n"),
+                            ("notes/bins.md", "# Bins\n\nThe bins go out on Tuesdays at 17:00.\n")):
+        w = open_client.post("/v1/write", json={"kind": "create", "target": target, "content": content,
+                                                "frontmatter": {"title": target[6:-3], "type": "note"}})
+        assert w.status_code == 200, w.get_json()
+    r, d = mw(open_client, action="replace", kind="fact", subject="person:ada-berg",
+              content="Ada has swimming on Wednesdays at 17:30 now.", allow_canonical=True)
+    assert r.status_code == 200, d
+    said = [w for w in d.get("warnings", []) if "still says" in w]
+    lines = (corpus / "notes/weekly-schedule.md").read_text().split("\n")
+    at = next(n for n, line in enumerate(lines, start=1) if "Ada swimming" in line)
+    assert len(said) == 1 and said[0].startswith(f"notes/weekly-schedule.md:{at} still says"), d
+    assert "Ada swimming 17:00" in said[0], said
