@@ -845,3 +845,26 @@ def test_an_entity_pages_own_name_does_not_pick_its_line(tmp_path: Path) -> None
     found = gather([{"path": "projects/northwind-renewal.md"}], "When does the Northwind renewal close?",
                    disk_reader(tmp_path))
     assert "2026-12-18" in found[0].text, found[0].text
+
+
+def test_a_session_line_goes_under_the_fact_whose_date_it_repeats_not_a_wordier_one(tmp_path: Path) -> None:
+    """The call says "now closes on 2027-01-15 instead of 2026-12-18" and, in the same
+    breath, the order form and legal review; the close date goes with the fact that says
+    that date, not under the stage claim that shares more words."""
+    (tmp_path / "projects").mkdir()
+    (tmp_path / "logs/sessions").mkdir(parents=True)
+    (tmp_path / "projects/northwind-renewal.md").write_text(
+        "---\ntitle: Northwind renewal\ntype: project\ndate: 2026-12-03\n---\n# Northwind renewal\n\n"
+        "The Northwind renewal close date is now 2027-01-15.\n\nThe Northwind renewal is now in the Contract "
+        "stage (legal review of the order form).\n", "utf-8")
+    (tmp_path / "logs/sessions/2026-12-03-call.md").write_text(
+        "---\ntitle: call\ndate: 2026-12-03\n---\nAna: Where are we on the Northwind renewal?\n\nPriya: Legal has "
+        "to review the order form.\n\nAna: Understood: the Northwind renewal now closes on 2027-01-15 instead of "
+        "2026-12-18. I'll send the order form to your legal team today.\n", "utf-8")
+    q = "When does the Northwind renewal close?"
+    read = disk_reader(tmp_path)
+    durable = gather([{"path": "projects/northwind-renewal.md"}], q, read)
+    sessions = gather([{"path": "logs/sessions/2026-12-03-call.md"}], q, read, session=True)
+    attach_updates(durable, sessions, query_terms(q))
+    assert durable[0].updates and "2027-01-15" in durable[0].text, (durable[0].text, durable[0].rest_updates)
+    assert not durable[0].rest_updates

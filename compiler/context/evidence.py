@@ -474,7 +474,7 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             score = len(one) + sum(terms.get(x, 0.0) for x in one) + len(shared) / 100 + 100 * len(sv & _said(d.text))
             if (len(shared) >= 2 and any(x in terms for x in shared) and score > best_score
                     and updates(d.path, d.text, s.path, _bearing(s, dw).text, durable)):
-                best, best_score, best_shared = d, score, len(shared)
+                best, best_score, best_shared = d, score, len(shared) + 2 * len(sv & _said(d.text))  # as `_best_other_fact` counts
         other = _best_other_fact(durable, s, sw)
         if other is not None and (best is None or other[2] > best_shared):
             d, i, _ = other
