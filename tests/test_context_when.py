@@ -166,6 +166,7 @@ def test_a_question_names_the_span_of_days_it_asks_about() -> None:
     assert asked_window("the last two weeks", sat) == (sat - 13 * day, sat)
     assert asked_window("What did we do yesterday?", sat) == (sat - day, sat - day)
     assert asked_window("this morning's changes", sat) == (sat, sat)
+    assert asked_window("What did I do yesterday, and what's left for today?", sat) == (sat - day, sat)
     for vague in ("What changed recently?", "the last week of August", "What changed on Ledgerline?",
                   "What project did Jolene finish last week before 23 January, 2023?"):  # relative to that day
         assert asked_window(vague, sat) is None, vague

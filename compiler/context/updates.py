@@ -24,6 +24,12 @@ _PERSON = re.compile(r"people/([^/]+)\.md$")
 GENERIC = frozenset("""due now moved move moves changed change changes new date time today still instead also
 just noted got recorded update updated because not will from into than then there this another needs need
 it's is are was were has have had been""".split())
+# Words any note says of anything: who said it, and the day or month it is about. Two
+# lines sharing "says" and "Friday" are not about the same thing (the dinner's move went
+# under the packaging deadline); the day as a value is compared by `changes_value`.
+SAYING = frozenset("""say says said saying tell tells told ask asks asked mention mentions mentioned think thinks
+thought confirm confirms confirmed monday tuesday wednesday thursday friday saturday sunday january february
+march april june july august september october november december""".split())
 TURN_LINES = 60  # the session lines wake reads for updates: a session's start, not all of it
 TURN_CHARS = 400
 
@@ -36,7 +42,8 @@ def project_of(path: str) -> str | None:
 def distinct_words(text: str) -> frozenset[str]:
     """The words that say what `text` is about: no numbers, stop or update words."""
     return frozenset(w.rstrip("s") for w in content_words(text)
-                     if len(w) > 2 and not any(c.isdigit() for c in w) and w not in GENERIC)
+                     if len(w) > 2 and not any(c.isdigit() for c in w) and w not in GENERIC
+                     and w not in SAYING)
 
 
 def _names(project: str, text: str) -> bool:

@@ -209,8 +209,9 @@ def asked_window(prompt: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
         return None
     m = _SPAN.search(prompt or "")
     if m is None:
-        day = asked_day(prompt, today)
-        return (day, day) if day is not None else None
+        # "What did I do yesterday, and what's left for today?" names both days.
+        days = [today - dt.timedelta(days=1) if d.group("y") else today for d in _ASKED.finditer(prompt or "")]
+        return (min(days), max(days)) if days else None
     monday = today - dt.timedelta(days=today.weekday())
     if m.group("this"):
         return monday, today

@@ -58,6 +58,7 @@ from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.asks import split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
+from commonplace.compiler.context.beside import beside_notes
 from commonplace.compiler.context.caution import about_food, cautions
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word, stem
@@ -414,6 +415,19 @@ def _updates_of_other_facts(ctx: OpContext, durable: list[Evidence], seen: set[s
     attach_to_other_facts(durable[:EXPAND], gather(more, text, read, session=True, snippet_of=_snippet_of(text)))
 
 
+def _sessions_about(ctx: OpContext, notes: list[Evidence], seen: set[str], read: Any,
+                    policy: Policy) -> list[Evidence]:
+    """The sessions whose words the daily notes share, newer ones too (a words-only search
+    with the notes' text, as `_updates_of_other_facts`): yesterday's note says the dinner
+    is on Saturday, and today's session, outside the day asked about, moved it."""
+    text = " ".join(dict.fromkeys(w for n in notes for w in n.text.split() if len(w) > 2))[:OTHER_FACTS_QUERY]
+    if not text.strip():
+        return []
+    more = [r for r in _ranked(_search(ctx, text, SESSION_K, "sessions", mode="bm25"), policy, True)
+            if r["path"] not in seen]
+    return gather(more, text, read, session=True, snippet_of=_snippet_of(text))
+
+
 def _recent_work(ctx: OpContext, span: tuple[dt.date, dt.date] | None, read: Any, policy: Policy,
                  have: set[str]) -> list[Evidence]:
     """For a prompt about recent work, the sessions of the days it names (`span`), else
@@ -442,14 +456,17 @@ def by_meaning_alone(durable: list[Evidence], sessions: list[Evidence], prompt: 
     return [e for e in durable if e.score >= MEANING_ALONE], [e for e in sessions if e.score >= MEANING_ALONE], True
 
 
-def confidence_of(durable: list[Evidence], sessions: list[Evidence], prompt: str = "") -> str | None:
+def confidence_of(durable: list[Evidence], sessions: list[Evidence], prompt: str = "",
+                  by_date: bool = False) -> str | None:
     """high: durable evidence and a session line (beside it or on its own); medium: either;
     low: none of it holds a content word of the prompt (found by meaning alone: "what's the
-    weather in Paris?" and the owner's home town); None: nothing found."""
+    weather in Paris?" and the owner's home town), unless it was found `by_date` (the days
+    a prompt about recent work names); None: nothing found."""
     if not durable and not sessions:
         return None
     found = (*durable, *sessions)
-    if not (shares_a_word(prompt, (e.text for e in found)) if prompt else any(e.matched > 0 for e in found)):
+    if not by_date and not (shares_a_word(prompt, (e.text for e in found)) if prompt
+                            else any(e.matched > 0 for e in found)):
         return "low"
     return "high" if durable and (sessions or any(e.updates for e in durable)) else "medium"
 
@@ -525,6 +542,7 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     if recent and policy.durable:  # "what did I do yesterday?": that day's daily note first
         newest = max((e.date for e in sessions if e.date), default="")
         notes = [n for n in _day_notes(ctx, span, read, policy) if span is not None or n.date >= newest]
+        beside_notes(notes, sessions + _sessions_about(ctx, notes, {e.path for e in sessions}, read, policy))
         durable = notes + [e for e in durable if e.path not in {n.path for n in notes}]
 
     # Nothing shares a word of the prompt: a weak match by meaning is no answer (a made-up
@@ -559,7 +577,9 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         built = render(durable, sessions, req.budget_tokens, sessions_first=recent, food=food,
                        others=_people_with_cautions(ctx, durable, policy, read) if food else [], named=named)
         block, sources, summary = built.text, built.sources, built.summary
-    confidence = confidence_of(durable, sessions, query)
+    # A prompt about recent work is answered by its days' notes and sessions, found by
+    # their dates: "What did I do yesterday?" shares no word with them, and is no weak match.
+    confidence = confidence_of(durable, sessions, query, by_date=recent)
     answer: dict[str, Any] = {"kind": "memory" if block else "none", "block": block, "summary": summary,
                               "sources": sources}
     if nothing:

@@ -1,0 +1,55 @@
+"""Which session line is shown as the newer version of a durable fact (`attach_updates`,
+`compiler/context/updates.py`): a line about another subject must never be."""
+
+from __future__ import annotations
+
+from commonplace.compiler.context.active import render
+from commonplace.compiler.context.evidence import Evidence, attach_updates, query_terms
+from commonplace.compiler.context.updates import updates
+
+
+def test_a_line_sharing_only_a_speech_verb_and_a_weekday_is_no_update() -> None:
+    """"Tomás says ... before Friday" and "Jonas says the dinner is now on Friday" share
+    "says" and "Friday": nothing about the same subject, so the dinner's move is not shown
+    as the newer version of the packaging deadline."""
+    fact = Evidence("logs/daily/2026-12-02.md",
+                    "Tomás says the Homebrew formula needs the new tarball checksum before Friday.", "2026-12-02")
+    dinner = Evidence("logs/sessions/claude-code/2026-12-04-ci.md",
+                      "Also, Jonas says the FOSDEM dinner is now on the Friday evening, not Saturday.",
+                      "2026-12-04", session=True)
+    assert not updates(fact.path, fact.text, dinner.path, dinner.text)
+    left = attach_updates([fact], [dinner], query_terms("How should I send Mei feedback on her tutorial draft?"))
+    assert fact.updates == [] and left == [dinner]
+    assert "newer" not in render([fact], [], 300).text
+
+
+def test_the_same_dinner_moved_is_still_an_update() -> None:
+    fact = Evidence("logs/daily/2026-12-03.md",
+                    "Jonas confirmed the maintainers' dinner at FOSDEM is on the Saturday evening.", "2026-12-03")
+    moved = Evidence("logs/sessions/claude-code/2026-12-04-ci.md",
+                     "Also, Jonas says the FOSDEM dinner is now on the Friday evening, not Saturday.",
+                     "2026-12-04", session=True)
+    attach_updates([fact], [moved], query_terms("When is the FOSDEM dinner?"))
+    assert fact.updates == [moved]
+    assert "  - newer: Also, Jonas says the FOSDEM dinner is now on the Friday evening" in render([fact], [], 300).text
+
+
+def test_another_fact_of_a_note_is_not_updated_by_a_line_about_something_else() -> None:
+    """The daily note's other facts (shown under More evidence) get a session line beside
+    them only when it is about the same thing: the dinner's move is not the packaging
+    deadline's."""
+    from commonplace.compiler.context.evidence import attach_to_other_facts
+    from commonplace.compiler.context.facts import Unit
+
+    facts = ["Fixed the CNAME file for docs.harbor.dev; the GitHub Pages preview works.",
+             "Call with Mei about the tutorial outline. She will send the first draft next Thursday.",
+             "Tomás says the Homebrew formula needs the new tarball checksum before Friday."]
+    note = Evidence("logs/daily/2026-12-02.md", facts[1], "2026-12-02", units=[Unit(facts[1])],
+                    rest=[Unit(facts[0]), Unit(facts[2])])
+    text = ("Also, Jonas says the FOSDEM dinner is now on the Friday evening, not Saturday, because the venue "
+            "was booked. Got it: the maintainers' dinner at FOSDEM moved to Friday evening. I'll keep in mind "
+            "Jonas eats gluten-free when suggesting places.")
+    session = Evidence("logs/sessions/claude-code/2026-12-04-ci-cleanup.md", text, "2026-12-04", session=True,
+                       units=[Unit(t) for t in text.split(". ")])
+    attach_to_other_facts([note], [session])
+    assert note.rest_updates == {}
