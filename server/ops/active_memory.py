@@ -54,12 +54,13 @@ from typing import Any, Callable
 from ..models import ActiveMemoryRequest, SearchRequest
 from . import OpContext
 from .query_model import LOADING_WARNING, model_ready
+from .people import asked_names, named_people, names_page, people_with_cautions, person_names
 from .search import engine_request, run_engine, shape
 
 from commonplace.compiler.context.asks import split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
 from commonplace.compiler.context.beside import beside_notes
-from commonplace.compiler.context.caution import about_food, cautions
+from commonplace.compiler.context.caution import about_food
 from commonplace.compiler.context.recent import notes_in, sessions_in
 from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word, stem
 from commonplace.compiler.context.turns import read_on
@@ -292,51 +293,6 @@ def _ranked(results: list[dict[str, Any]], policy: Policy, session: bool,
     return [r for r in ordered if not r.get("stale_warning")] + [r for r in ordered if r.get("stale_warning")]
 
 
-NAMED_PAGES = 3  # people pages a prompt's names bring in
-
-
-def _named_people(ctx: OpContext, query: str, have: set[str], policy: Policy) -> list[dict[str, Any]]:
-    """The pages of the people the prompt names (a word of the page's name is a name of
-    the prompt) that the search did not return: "Leo's been invited to a party, what should
-    I tell the host?" shares only "Leo" with his page, and a words-only search ranked
-    pages about parties above it. The name filter (`rerank`) then puts them with the
-    other sources that name him."""
-    asked = _asked_names(query)
-    if not asked:
-        return []
-    out = [{"path": p, "score_normalized": 0.0} for p in sorted(ctx.live.docs)
-           if p.startswith("people/") and p not in have and policy.allows(p, False) and _names_page(asked, p)]
-    return out[:NAMED_PAGES]
-
-
-def _asked_names(query: str) -> set[str]:
-    """The stems of the prompt's capitalised words, its first word too ("Leo's been
-    invited..."), without a possessive "'s": what may name a person's page."""
-    return {stem(re.sub(r"['’]s$", "", w)) for w in re.findall(r"\b[A-Z][\w'’-]+", query)}
-
-
-def _names_page(asked: set[str], path: str) -> bool:
-    return bool(asked & {stem(w) for w in path[len("people/"):-3].split("-")})
-
-
-PEOPLE_READ = 2000  # people pages read for a prompt about food, at most
-
-
-def _people_with_cautions(ctx: OpContext, durable: list[Evidence], policy: Policy, read: Any) -> list[Evidence]:
-    """The people pages, found or not, that state an allergy or a diet (`caution`): a
-    prompt about food ("what can I put in the kids' lunchboxes?") concerns people it does
-    not name, and a words-only search (the query model loading) finds none of them."""
-    have = {e.path for e in durable}
-    paths = [p for p in sorted(ctx.live.docs) if p.startswith("people/") and p not in have
-             and policy.allows(p, False)][:PEOPLE_READ]
-    found = []
-    for p in paths:
-        text, _ = read(p)
-        if text and cautions(text):
-            found.append({"path": p, "score_normalized": 0.0})
-    return gather(found, "", read) if found else []
-
-
 def _deeper(ctx: OpContext, query: str, have: set[str], policy: Policy, read: Any) -> list[dict[str, Any]]:
     """Candidates past the search's results: the engine's vector list taken to DEEP
     documents, for what the fused top results missed (a fact said in other words than the
@@ -510,11 +466,11 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
         if found and not words_only and time.perf_counter() < deadline:  # nothing usable: no deeper look
             deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
             found += [e for e in deeper if e.score > 0 or e.matched > 0]
-        found += gather(_named_people(ctx, query, {e.path for e in found}, policy), query, read)
+        found += gather(named_people(ctx.live.docs, query, {e.path for e in found}, policy.allows), query, read)
         hop = hop_names(found[:HOP_FROM], query) if found and time.perf_counter() < deadline else []
         if hop:
             found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read, mode) + found[head:]
-        durable = rerank(found, head=head, names_of=names(query))
+        durable = rerank(found, head=head, names_of=person_names(ctx.live.docs, names(query)))
         if asked.rest and time.perf_counter() < deadline:
             durable[REST_AT:REST_AT] = _about_the_rest(ctx, asked.rest, {e.path for e in durable}, policy, read)
         read_on(durable, query, read, whole=FULL,  # a chat turn with what was said next
@@ -572,10 +528,10 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
             summary = NOTHING
     else:
         food = about_food(query)
-        asked_of = _asked_names(query)
-        named = frozenset(e.path for e in durable if e.path.startswith("people/") and _names_page(asked_of, e.path))
+        asked_of = asked_names(query)
+        named = frozenset(e.path for e in durable if e.path.startswith("people/") and names_page(asked_of, e.path))
         built = render(durable, sessions, req.budget_tokens, sessions_first=recent, food=food,
-                       others=_people_with_cautions(ctx, durable, policy, read) if food else [], named=named)
+                       others=people_with_cautions(ctx.live.docs, durable, policy.allows, read) if food else [], named=named)
         block, sources, summary = built.text, built.sources, built.summary
     # A prompt about recent work is answered by its days' notes and sessions, found by
     # their dates: "What did I do yesterday?" shares no word with them, and is no weak match.

@@ -1,0 +1,68 @@
+"""The people a prompt is about, for active memory (and research): the pages its names
+name, the names that are people's (a filter on the evidence), and, for a prompt about
+food, every person whose page states an allergy or a diet."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Mapping
+
+from commonplace.compiler.context.caution import cautions
+from commonplace.compiler.context.evidence import Evidence, gather
+from commonplace.compiler.context.terms import stem
+
+
+NAMED_PAGES = 3  # people pages a prompt's names bring in
+
+
+def named_people(docs: Iterable[str], query: str, have: set[str], allows: Callable[[str, bool], bool]) -> list[dict[str, Any]]:
+    """The pages of the people the prompt names (a word of the page's name is a name of
+    the prompt) that the search did not return: "Leo's been invited to a party, what should
+    I tell the host?" shares only "Leo" with his page, and a words-only search ranked
+    pages about parties above it. The name filter (`rerank`) then puts them with the
+    other sources that name him."""
+    asked = asked_names(query)
+    if not asked:
+        return []
+    out = [{"path": p, "score_normalized": 0.0} for p in sorted(docs)
+           if p.startswith("people/") and p not in have and allows(p, False) and names_page(asked, p)]
+    return out[:NAMED_PAGES]
+
+
+def asked_names(query: str) -> set[str]:
+    """The stems of the prompt's capitalised words, its first word too ("Leo's been
+    invited..."), without a possessive "'s": what may name a person's page."""
+    return {stem(re.sub(r"['’]s$", "", w)) for w in re.findall(r"\b[A-Z][\w'’-]+", query)}
+
+
+def names_page(asked: set[str], path: str) -> bool:
+    return bool(asked & {stem(w) for w in path[len("people/"):-3].split("-")})
+
+
+PEOPLE_READ = 2000  # people pages read for a prompt about food, at most
+
+
+def people_with_cautions(docs: Mapping[str, Any], durable: list[Evidence],
+                         allows: Callable[[str, bool], bool], read: Any) -> list[Evidence]:
+    """The people pages, found or not, that state an allergy or a diet (`caution`): a
+    prompt about food ("what can I put in the kids' lunchboxes?") concerns people it does
+    not name, and a words-only search (the query model loading) finds none of them."""
+    have = {e.path for e in durable}
+    paths = [p for p in sorted(docs) if p.startswith("people/") and p not in have
+             and allows(p, False)][:PEOPLE_READ]
+    found = []
+    for p in paths:
+        text, _ = read(p)
+        if text and cautions(text):
+            found.append({"path": p, "score_normalized": 0.0})
+    return gather(found, "", read) if found else []
+
+
+def person_names(docs: Iterable[str], asked: list[str]) -> list[str]:
+    """The prompt's names that name a person's page, when any does; else all of them.
+    "Does Priya prefer GitHub review comments or calls?" is about Priya: "GitHub" as a
+    name let another person's line about GitHub suggestions through the name filter,
+    ahead of Priya's own."""
+    people = {stem(w) for p in docs if p.startswith("people/") for w in p[len("people/"):-3].split("-")}
+    theirs = [n for n in asked if stem(n) in people]
+    return theirs or asked
