@@ -14,37 +14,29 @@ archives, and any page whose frontmatter says `source_kind: generated|semantic`.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
-import os
 import re
-import stat
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Callable
 
 from .entity import entity_names as _entity_names, named
-from .facts import ROLE, Page, Unit, page_units
+from .facts import ROLE, Page, Unit
 from .plain import STOP, plain_line, sentences, words
-from .terms import overlap, query_terms, stem
+from .terms import HEADING, heading_stems, overlap, query_terms, stem
 from .transcript import speakers, with_reply, without
 from .updates import bearing, said_values as _said, updates
 from .when import DAYS
 from .window import best_window, drop_restated
-from ..corpus.prose_dates import prose_date
+from .pages import Reader, disk_reader, load_page, mtime_date  # noqa: F401 - evidence's API (readers, pages)
 
 PER_SOURCE = 2
+SECTION = 4  # lines of the section a question names by its heading (`pick`)
 OWN_NAME = 0.25  # a word of an entity page's own name, in a line of that page (`pick`)
 LINE_CHARS = 200
 BRIEF_CHARS = 90  # a line past the block's first sources (`briefly`)
 AUDIT_PREFIXES = ("sources/semantic/", "inbox/", "references/reports/", "references/briefings/", "wiki/",
                   "archive/", ".commonplace/")
 AUDIT_KINDS = {"generated", "semantic"}
-
-Reader = Callable[[str], "tuple[str | None, str]"]  # path -> (text, modification date)
-
 
 @dataclass
 class Evidence:
@@ -153,7 +145,8 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
         # On an entity's own page its name is what every line is about: "When does the
         # Northwind renewal close?" is answered by `close date: ...`, not by the line that
         # says "Northwind renewal" again.
-        s = sum(wt * (OWN_NAME if t in own else 1.0) for t, wt in terms.items() if t in have)
+        s = sum(wt * (OWN_NAME if t in own else 1.0) for t, wt in terms.items() if t in have) + HEADING * sum(
+            wt for t, wt in terms.items() if t not in have and t not in own and t in heading_stems(u.heading))
         if u.kind == "claim" and s > 0:
             s += 0.25
         scored.append([s, i, u])
@@ -167,7 +160,12 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
             have = unit_stems(x[2])
             if have and len(have & snip()) / len(have) > 0.6:
                 x[0] += 0.5  # the search engine's own snippet points here
-    best = sorted(matching, key=lambda x: (-x[0], x[1]))[:per_source]
+    ranked = sorted(matching, key=lambda x: (-x[0], x[1]))
+    under = sum(1 for x in ranked if terms.keys() & heading_stems(x[2].heading) - own)
+    if under and terms.keys() & heading_stems(ranked[0][2].heading) - own:
+        # The question names the section ("the status of lanternfish"): its lines are the answer.
+        per_source = max(per_source, min(SECTION, under))
+    best = ranked[:per_source]
     if not best:
         # No word of the question (a match by meaning): the unit the engine's snippet
         # comes from, else the page's opening, never the snippet itself, which may be a
@@ -190,8 +188,10 @@ def pick(page: Page, terms: dict[str, float], snippet: "str | Callable[[], str]"
     # On a person's or project's page every claim says its name: a unit kept beside the best
     # shares another word of the question ("what can Dana eat?" kept "Dana wants updates as
     # short emails" beside her allergy, both matching "Dana" alone).
+    # (or whose heading does: the lines under `## Status` for "the status of lanternfish")
     if own and len(keep) > 1:
-        keep = keep[:1] + [x for x in keep[1:] if any(t in unit_stems(x[2]) for t in terms if t not in own)]
+        keep = keep[:1] + [x for x in keep[1:] if any(t in unit_stems(x[2]) or t in heading_stems(x[2].heading)
+                                                      for t in terms if t not in own)]
     # The sentence after the best one goes with it: a question restates the setting
     # ("while camping", "last weekend") and the answer is what was said next ("We
     # explored nature, roasted marshmallows...").
@@ -529,70 +529,3 @@ def _bearing(s: Evidence, about: "set[str] | frozenset[str]") -> Evidence:
     """`s` shown beside the fact it updates: only its units that bear on that fact."""
     kept = bearing(s.units, about, _content)
     return s if s.dated or len(kept) == len(s.units) else replace(s, text=" ".join(u.text for u in kept), units=kept)
-
-
-_PAGES: "OrderedDict[tuple[str, str], tuple[tuple[int, int], Page, str]]" = OrderedDict()
-_PAGES_MAX = 4096
-_PAGES_BYTES = 32 * 1024 * 1024  # the parsed pages kept, by their files' sizes
-_PAGES_LOCK = threading.Lock()
-_pages_size = [0]
-
-
-def disk_reader(root: Path, limit: int = 64 * 1024) -> Reader:
-    """Reads corpus files from disk (symlinks and paths leaving the corpus refused): the
-    text an agent would get, also on a server restarted over a build."""
-    base = str(Path(root))
-
-    def read(path: str) -> tuple[str | None, str]:
-        if not path or path.startswith("/") or ".." in path.split("/"):
-            return None, ""
-        try:
-            st = os.lstat(os.path.join(base, path))
-            if not stat.S_ISREG(st.st_mode):
-                return None, ""
-            with open(os.path.join(base, path), "rb") as f:
-                text = f.read(limit).decode("utf-8", "replace")
-            return text, prose_date(base, path, text) or mtime_date(st.st_mtime)
-        except OSError:
-            return None, ""
-
-    read.root = base  # type: ignore[attr-defined]
-    return read
-
-
-def load_page(read: Reader, path: str) -> tuple[Page | None, str]:
-    """`path` as a `Page` (and its modification date), parsed once per version of the
-    file: pages are kept by (size, mtime), so a write is seen at once."""
-    base = getattr(read, "root", None)
-    if base is None:
-        text, mdate = read(path)
-        return (page_units(path, text) if text else None), mdate
-    try:
-        st = os.lstat(os.path.join(base, path))
-    except (OSError, ValueError):
-        return None, ""
-    stamp = (st.st_size, st.st_mtime_ns)
-    key = (base, path)
-    with _PAGES_LOCK:
-        hit = _PAGES.get(key)
-        if hit is not None and hit[0] == stamp:
-            _PAGES.move_to_end(key)
-            return hit[1], hit[2]
-    text, mdate = read(path)
-    if not text:
-        return None, mdate
-    page = page_units(path, text)
-    with _PAGES_LOCK:
-        old = _PAGES.pop(key, None)
-        if old is not None:
-            _pages_size[0] -= old[0][0]
-        _PAGES[key] = (stamp, page, mdate)
-        _pages_size[0] += stamp[0]
-        while len(_PAGES) > _PAGES_MAX or (_pages_size[0] > _PAGES_BYTES and len(_PAGES) > 1):
-            _, (gone, _, _) = _PAGES.popitem(last=False)
-            _pages_size[0] -= gone[0]
-    return page, mdate
-
-
-def mtime_date(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).date().isoformat()

@@ -66,3 +66,18 @@ def shares_a_word(question: str, texts) -> bool:
     """Whether any of `texts` holds a content word of `question` (not a stop word)."""
     terms = {t: w for t, w in query_terms(question).items() if t not in STOP}
     return any(overlap(terms, t) > 0 for t in texts)
+
+
+HEADING = 0.5  # a question's word in the heading a line is under, against one in the line itself
+
+
+@lru_cache(maxsize=4096)
+def heading_stems(heading: str) -> frozenset[str]:
+    """The words of a section heading, stemmed: "What's the status of lanternfish?" is
+    answered by the lines under `## Status`, which need not say "status" themselves."""
+    got = frozenset(stem(w) for w in words(heading) if w not in STOP)
+    # A project's "Current State" (and a state claim's heading) is what "the status" asks.
+    return got | _STATUS if got & _STATUS else got
+
+
+_STATUS = frozenset({stem("status"), stem("state")})

@@ -1,0 +1,45 @@
+"""A question that names a section of a page ("the status of lanternfish") is answered by
+the lines under that heading, which need not repeat its word."""
+
+from __future__ import annotations
+
+from commonplace.compiler.context.evidence import pick, query_terms
+from commonplace.compiler.context.facts import page_units
+
+PAGE = """---
+title: lanternfish
+type: project
+---
+# lanternfish
+
+A command-line tool for tailing structured logs, written in Python.
+
+## Status
+
+- The nightly fuzz job runs at 01:00 UTC on the CI runner Tomás hosts.
+- Open blocker: issue #212, timestamps with nanosecond precision are truncated.
+- Supported Python versions: 3.9 to 3.13.
+
+## People
+
+- Priya Raman (co-maintainer, plugin API)
+"""
+
+
+def test_the_status_of_a_project_is_its_status_section() -> None:
+    page = page_units("projects/lanternfish/state.md", PAGE)
+    got = [u.text for u in pick(page, query_terms("What's the status of lanternfish?"), "", False)]
+    assert any("Open blocker" in t for t in got) and any("fuzz job" in t for t in got), got
+    assert any("Supported Python" in t for t in got) and not any("Priya" in t for t in got), got
+
+
+def test_current_state_names_a_status_section_too() -> None:
+    page = page_units("projects/lanternfish/state.md", PAGE)
+    got = [u.text for u in pick(page, query_terms("What is the current state of lanternfish?"), "", False)]
+    assert any("Open blocker" in t for t in got), got
+
+
+def test_a_question_about_one_line_still_gets_that_line() -> None:
+    page = page_units("projects/lanternfish/state.md", PAGE)
+    got = [u.text for u in pick(page, query_terms("Which Python versions does lanternfish support?"), "", False)]
+    assert got[0].startswith("Supported Python versions") and not any("fuzz" in t for t in got), got
