@@ -43,3 +43,12 @@ def test_a_question_about_one_line_still_gets_that_line() -> None:
     page = page_units("projects/lanternfish/state.md", PAGE)
     got = [u.text for u in pick(page, query_terms("Which Python versions does lanternfish support?"), "", False)]
     assert got[0].startswith("Supported Python versions") and not any("fuzz" in t for t in got), got
+
+
+def test_list_items_joined_in_one_line_stay_apart() -> None:
+    from commonplace.compiler.context.evidence import joined
+    from commonplace.compiler.context.facts import Unit
+
+    text, _ = joined([Unit("Priya Raman (co-maintainer, plugin API)"), Unit("The 0.9.0 release moved to 2026-12-18.")],
+                     [], "")
+    assert text == "Priya Raman (co-maintainer, plugin API). The 0.9.0 release moved to 2026-12-18."

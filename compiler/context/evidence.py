@@ -298,7 +298,9 @@ def joined(units: list[Unit], every: list[Unit], date: str) -> tuple[str, bool]:
             if dated:  # the day, not the time of day: what a question about when needs (the file keeps it)
                 return f"{m.group('who').strip()}, {_TIME.sub('', m.group('when'))}: {rest}", dated
             return f"{units[0].text}: {rest}", dated
-    return " ".join(u.text for u in units), False
+    # A list item without a full stop ("Priya Raman (co-maintainer)") ends before the next.
+    return " ".join(u.text if i == len(units) - 1 or u.text[-1:] in ".!?;:…" else u.text + "."
+                    for i, u in enumerate(units)), False
 
 
 _TIME = re.compile(r"^\d{1,2}[:.]\d{2}\s*(?:[ap]\.?m\.?)?\s*(?:on\s+)?", re.I)
