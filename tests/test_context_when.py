@@ -55,7 +55,12 @@ def test_this_or_on_a_weekday_is_the_coming_one() -> None:
         "Ana will call on Tuesday (2026-12-08), then Omar."
     assert resolve("We need to swap on Friday. It went well on Monday.", wed, "iso") == \
         "We need to swap on Friday (2026-12-04). It went well on Monday."
+    # a deadline: "by", "before", "until" a weekday is the coming one too
+    assert resolve("Tomás says the formula needs the new checksum before Friday.", wed, "iso") == \
+        "Tomás says the formula needs the new checksum before Friday (2026-12-04)."
+    assert resolve("Send the slides by Monday.", wed, "iso") == "Send the slides by Monday (2026-12-07)."
     for left in ("The review is on Wednesday.", "We shipped on Monday.", "I went hiking on Sunday with Ana.",
+                 "We finished it before Friday.", "The branch is frozen until Wednesday.",
                  "The party on Saturday was fun.", "This Monday we met the auditors.",
                  "The gym is closed on Sundays.", "We meet on Thursday, 3 December."):
         assert resolve(left, wed, "iso") == left, left

@@ -16,9 +16,9 @@ Weekdays, weeks starting on Monday (said on Wednesday 2 December 2026):
 - "next Thursday" is the Thursday of the calendar week after the day's, 10 December (a
   reader, British or American, does not mean the next day); "next Monday" said on a Sunday
   is the next day, the Monday of the week after;
-- "this Thursday" and "on Thursday" are the coming one, 3 December; "this Wednesday" is the
-  day itself, while "on Wednesday" said on a Wednesday is left as written (that day or a
-  week on: the line cannot tell);
+- "this Thursday" and "on Thursday" (and a deadline's "by", "before", "until Thursday") are
+  the coming one, 3 December; "this Wednesday" is the day itself, while "on Wednesday" said
+  on a Wednesday is left as written (that day or a week on: the line cannot tell);
 - "last Thursday" or "this past Thursday" is the most recent one before the day, 26
   November; "last Wednesday" said on a Wednesday a week before;
 - "this" or "on" in a sentence in the past tense ("we shipped on Monday", "the party on
@@ -42,7 +42,7 @@ _PHRASE = re.compile(
     r"(?<![\w'-])(?<!the )(?:"
     r"(?P<dby>the day before yesterday)|(?P<yday>yesterday)|(?P<tmrw>tomorrow)|(?P<lnight>last night)"
     r"|(?P<wdir>last|this past|next|this) (?P<wday>" + "|".join(DAYS) + r")"
-    r"|on (?P<oday>" + "|".join(DAYS) + r")"
+    r"|(?:on|by|before|until|till) (?P<oday>" + "|".join(DAYS) + r")"
     r"|(?P<dir>last|next) (?P<span>week|weekend|month|year)"
     r"|" + _NUM + r" (?P<unit>day|week|month|year)s? ago"
     r")(?![\w'-])(?! of\b)", re.I)
