@@ -62,3 +62,27 @@ def test_a_pasted_log_after_the_question_is_not_an_instruction() -> None:
 def test_a_paste_with_nothing_asked_of_it_is_searched_whole() -> None:
     prompt = f"{LOG}\n{LOG}"
     assert split(prompt).focus == prompt.strip() and split(prompt).rest == ""
+
+
+def test_a_prompt_asking_two_things_is_two_questions() -> None:
+    from commonplace.compiler.context.asks import parts
+
+    assert parts("What is Priya allergic to, and when does the Ledgerline launch?") == \
+        ["What is Priya allergic to", "when does the Ledgerline launch"]
+    assert parts("Is Marco vegetarian? Also what language is Atlas written in?") == \
+        ["Is Marco vegetarian", "what language is Atlas written in"]
+    # the later question's "her" is about the name the first one said
+    assert parts("When is Mei's tutorial draft due and how should I ping her?") == \
+        ["When is Mei's tutorial draft due", "how should I ping her Mei"]
+    assert parts("Where is Caleb's brother relocating to, and does Caleb plan to visit?") == \
+        ["Where is Caleb's brother relocating to", "does Caleb plan to visit"]
+
+
+def test_one_question_with_an_and_is_one_question() -> None:
+    from commonplace.compiler.context.asks import parts
+
+    for one in ("What does Nate do that he loves and can make money from?",
+                "What type of ice cream does Joanna mention that Nate makes and is delicious?",
+                "What do Caroline and Melanie have in common?", "Did Joanna and Nate go camping?",
+                "Who is Sam and what does he do?"):  # (its second half has nothing to search for)
+        assert parts(one) == [], one

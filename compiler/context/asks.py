@@ -82,3 +82,34 @@ def split(prompt: str) -> Split:
         return Split(text)
     rest = [" ".join(p if p is not said else p[:first] + p[last + 1:]) for p in paragraphs[:-1 if told else None]]
     return Split(focus, " ".join(r for r in rest if r))
+
+
+# Where a second question starts: after "and", "also", a "?" or ";", a question word, or
+# a verb that asks with its subject after it ("and does Caleb plan to visit?"; "and is
+# delicious" goes on the first question).
+_ASKING = (r"(?:what|when|where|who|whom|whose|which|why|how)\b"
+           r"|(?:is|are|was|were|does|do|did|can|could|should|will|would|has|have)\s+"
+           r"(?:(?-i:[A-Z][\w'’-]+)|he|she|they|it|we|you|i)\b")
+_SECOND = re.compile(r"(?:,?\s+and\s+(?:also\s+)?|[?;]\s+(?:and\s+|also,?\s+)?|,\s+also,?\s+|\.\s+also,?\s+)"
+                     r"(?=" + _ASKING + ")", re.I)
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]+")
+MAX_PARTS = 3
+
+
+def parts(question: str) -> list[str]:
+    """The questions a prompt asks, when it asks more than one ("When is Mei's draft due,
+    and how should I ping her?"); else []. Searched whole, the first question's words
+    took the block: on two dialogue questions asked as one, the second's evidence was in
+    it for 71% against 91% for the first. A later question that says "her" is about the
+    names the first one said: they go with it."""
+    found = [p.strip(" ?.,;") for p in _SECOND.split(question.strip())]
+    if len(found) < 2 or not _enough(found[:1]):
+        return []
+    names = " ".join(dict.fromkeys(re.sub(r"['’]s$", "", n) for n in _NAME.findall(found[0])
+                                   if n.casefold() not in _QWORDS))
+    found = [found[0]] + [f"{p} {names}".strip() if names and not _NAME.search(p) else p for p in found[1:]]
+    found = [p for p in found if _enough([p])][:MAX_PARTS]
+    return found if len(found) > 1 else []
+
+
+_QWORDS = {"what", "when", "where", "who", "which", "why", "how", "is", "are", "does", "do", "did", "can", "i"}

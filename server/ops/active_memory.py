@@ -57,12 +57,12 @@ from .query_model import LOADING_WARNING, model_ready
 from .people import asked_names, named_people, names_page, people_with_cautions, person_names
 from .search import engine_request, run_engine, shape
 
-from commonplace.compiler.context.asks import split
+from commonplace.compiler.context.asks import parts, split
 from commonplace.compiler.context.active import EXPAND, EXPAND_UNITS, FULL, render
 from commonplace.compiler.context.beside import beside_notes
 from commonplace.compiler.context.caution import about_food
 from commonplace.compiler.context.recent import notes_in, sessions_in
-from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word, stem
+from commonplace.compiler.context.terms import MEANING_ALONE, shares_a_word
 from commonplace.compiler.context.turns import read_on
 from commonplace.compiler.context.projects import project_pages
 from commonplace.compiler.context.when import asked_window
@@ -342,6 +342,44 @@ def _second_hop(ctx: OpContext, query: str, hop: list[str], found: list[Evidence
     return gather(more, query + " " + " ".join(hop), read, snippet_of=_snippet_of(query))
 
 
+def _durable(ctx: OpContext, query: str, policy: Policy, read: Any, mode: str, near: frozenset[str],
+             deadline: float, said: list[str]) -> list[Evidence]:
+    """The durable evidence for one question, best first (step 2 of the module's list)."""
+    words_only = mode == "bm25"
+    results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, mode=mode, deep=0 if words_only else DEEP),
+                      policy, False, near)
+    snippet_of = _snippet_of(query)
+    found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
+    head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
+    if found and not words_only and time.perf_counter() < deadline:  # nothing usable: no deeper look
+        deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
+        found += [e for e in deeper if e.score > 0 or e.matched > 0]
+    found += gather(named_people(ctx.live.docs, query, {e.path for e in found}, policy.allows), query, read)
+    hop = hop_names(found[:HOP_FROM], query) if found and time.perf_counter() < deadline else []
+    if hop:
+        found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read, mode) + found[head:]
+    return rerank(found, head=head, names_of=person_names(ctx.live.docs, names(query)))
+
+
+PART_LEAD = 50  # each question's best sources, in turn, lead a prompt that asks several
+
+
+def _in_turn(per: list[list[Evidence]], whole: list[Evidence]) -> list[Evidence]:
+    """A prompt that asks several questions (`asks.parts`): each one's evidence (its own
+    search, deeper look and second hop), their best PART_LEAD sources in turn, then what
+    the whole prompt found. Searched whole, the first question's words took the block: on
+    two dialogue questions asked as one, the second's evidence was in it for 71% against
+    91% for the first."""
+    lead: list[Evidence] = []
+    seen: set[str] = set()
+    for i in range(PART_LEAD):
+        for found in per:
+            if i < len(found) and found[i].path not in seen:
+                seen.add(found[i].path)
+                lead.append(found[i])
+    return lead + [e for e in whole if e.path not in seen]
+
+
 def _about_the_rest(ctx: OpContext, rest: str, have: set[str], policy: Policy, read: Any) -> list[Evidence]:
     """What memory holds about the rest of a long prompt (the traceback or draft pasted
     before the question): a words-only search of its opening, whose best sources go after
@@ -458,19 +496,10 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
     mode = "bm25" if words_only else "hybrid"
     if query and policy.durable and not only_recent(query, span is not None):
         near = project_pages(ctx.live.docs, req.cwd, ctx.live.resolver, root) if req.cwd else frozenset()
-        results = _ranked(_search(ctx, query, DURABLE_K, "durable", said, mode=mode, deep=0 if words_only else DEEP),
-                          policy, False, near)
-        snippet_of = _snippet_of(query)
-        found = _usable(gather(results, query, read, snippet_of=snippet_of)[:MAX_SOURCES])
-        head = sum(1 for e in found if e.path in {r["path"] for r in results[:HEAD]})
-        if found and not words_only and time.perf_counter() < deadline:  # nothing usable: no deeper look
-            deeper = gather(_deeper(ctx, query, {r["path"] for r in results}, policy, read), query, read)
-            found += [e for e in deeper if e.score > 0 or e.matched > 0]
-        found += gather(named_people(ctx.live.docs, query, {e.path for e in found}, policy.allows), query, read)
-        hop = hop_names(found[:HOP_FROM], query) if found and time.perf_counter() < deadline else []
-        if hop:
-            found = found[:head] + _second_hop(ctx, query, hop, found, results, policy, read, mode) + found[head:]
-        durable = rerank(found, head=head, names_of=person_names(ctx.live.docs, names(query)))
+        asks = parts(query) if time.perf_counter() < deadline else []
+        durable = _durable(ctx, query, policy, read, mode, near, deadline, said)
+        if asks:  # each question on its own, their best sources in turn (`_in_turn`)
+            durable = _in_turn([_durable(ctx, q, policy, read, mode, near, deadline, said) for q in asks], durable)
         if asked.rest and time.perf_counter() < deadline:
             durable[REST_AT:REST_AT] = _about_the_rest(ctx, asked.rest, {e.path for e in durable}, policy, read)
         read_on(durable, query, read, whole=FULL,  # a chat turn with what was said next

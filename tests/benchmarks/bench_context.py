@@ -3,7 +3,7 @@ generated corpora (issue 28).
 
     python tests/benchmarks/bench_context.py [--conversations 3] [--seeds 2] [--budget 600] [--embed]
         [--only dialogue|week] [--http] [--scale N] [--locomo DIR [--layout turn|session] [--both]]
-        [--pasted]
+        [--pasted] [--paired]
 
 Corpora (built fresh under a temporary folder, or --workdir):
 
@@ -45,6 +45,10 @@ corpus's conversations (their questions are asked) inside a synthetic notes corp
 `--pasted` asks every question after the same pasted traceback (about 1,100 characters),
 as an agent host sends a user's whole message: what a long prompt costs active memory and
 paste.
+
+`--paired` asks two questions of the same half in one prompt ("<first>, and <second>"),
+each prompt scored twice, for each question: the rows `first` and `second` say how much
+of each one's evidence and answer the block holds.
 
 Columns (per system, held-out questions: every other question of each corpus is kept
 for tuning and not reported unless --tuning): evidence = share of gold paths present in
@@ -345,6 +349,21 @@ def table(name: str, res: dict[str, dict[str, Any]], budget: int, split: str,
     return "\n".join(lines)
 
 
+def paired(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Two questions of one half asked in one prompt, scored once for each (`first`,
+    `second`); the halves stay on their parity (even: tuning, odd: held-out)."""
+    halves = []
+    for half in (questions[0::2], questions[1::2]):
+        out = []
+        for a, b in zip(half[0::2], half[1::2]):
+            first, _, rest = b["text"].partition(" ")
+            asks = first.casefold() in ("what", "when", "where", "who", "which", "why", "how", "is", "did", "does")
+            text = a["text"].rstrip(" ?") + ", and " + (first.casefold() + " " + rest if asks else b["text"])
+            out += [{**a, "text": text, "category": "first"}, {**b, "text": text, "category": "second"}]
+        halves.append(out)
+    return [q for pair in zip(*halves) for q in pair]
+
+
 # A user's message before the question: a traceback pasted while at work (`--pasted`)
 PASTED = """I'm in the middle of refactoring the ingestion worker and hit this again, pasting the whole thing:
 
@@ -380,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="--locomo: a file per turn, or per session (a chat log kept one file per conversation)")
     ap.add_argument("--both", action="store_true", help="report the held-out and the tuning half")
     ap.add_argument("--pasted", action="store_true", help="every question after a pasted traceback (a long prompt)")
+    ap.add_argument("--paired", action="store_true", help="two questions in one prompt, each scored")
     args = ap.parse_args(argv)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-context-"))
     # A kept --locomo corpus is reused (only changed turns are rewritten), and so is a
@@ -399,6 +419,10 @@ def main(argv: list[str] | None = None) -> int:
         for c in corpora:
             c["name"] += " (pasted)"
             c["questions"] = [{**q, "text": PASTED + q["text"]} for q in c["questions"]]
+    if args.paired:
+        for c in corpora:
+            c["name"] += " (paired)"
+            c["questions"] = paired(c["questions"])
     systems = ("active", "paste") if args.scale or args.locomo else ("active", "wake", "paste")
     split = "tuning" if args.tuning else "held-out"
     how = "commonplace serve over HTTP (real sockets)" if args.http else "in-process server routes (Flask test client)"

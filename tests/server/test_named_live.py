@@ -19,6 +19,10 @@ FILES = {
                          "comment.\n\nMei writes the GitHub review comments guide.\n",
     "projects/harbor.md": "---\ntitle: Harbor\ntype: project\n---\n# Harbor\n\n"
                           "Harbor's review comments live on GitHub; calls are for releases.\n",
+    "projects/ledgerline.md": "---\ntitle: Ledgerline\ntype: project\n---\n# Ledgerline\n\n"
+                              "The public release is planned for 15 January 2027.\n",
+    **{f"notes/party-{i}.md": f"---\ntitle: Party {i}\n---\n# Party {i}\n\nAt launch party {i}, Priya said "
+       f"what she is allergic to: the caterer {i} was told, and the launch menu changed.\n" for i in range(12)},
 }
 
 
@@ -34,7 +38,7 @@ def test_the_person_asked_about_comes_before_another_persons_line(srv: Any) -> N
                                                "agent": "a"})["block"]
     lines = [ln for ln in block.split("\n") if ln.startswith("- ")]
     assert "Priya prefers a short call" in lines[0], block
-    first_mei = next(i for i, ln in enumerate(lines) if "mei-lin.md" in ln)
+    first_mei = next((i for i, ln in enumerate(lines) if "mei-lin.md" in ln), len(lines))
     assert all("priya-raman.md" not in ln for ln in lines[first_mei:]), block
 
 
@@ -42,3 +46,14 @@ def test_names_that_are_people_filter_and_other_names_only_without_them() -> Non
     docs = ["people/priya-raman.md", "people/mei-lin.md", "projects/harbor.md"]
     assert person_names(docs, ["Priya", "GitHub"]) == ["Priya"]
     assert person_names(docs, ["GitHub", "Harbor"]) == ["GitHub", "Harbor"]  # no person named: all stand
+
+
+def test_a_prompt_asking_two_things_gets_each_answer_first(srv: Any) -> None:
+    """Searched whole, the first question's words (a dozen notes about Priya's allergy at
+    launch parties) took a small block; each question is searched on its own and their
+    best sources lead in turn."""
+    d = post_ok(srv, "/v1/active-memory", {"prompt": "What is Priya allergic to, and when does the Ledgerline "
+                                                     "launch?", "agent": "a", "budget_tokens": 120})
+    lines = [ln for ln in d["block"].split("\n") if ln.startswith("- ")]
+    assert any("15 January 2027" in ln for ln in lines[:2]), d["block"]
+    assert any("allergic" in ln for ln in lines[:2]), d["block"]
