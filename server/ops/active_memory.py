@@ -14,7 +14,9 @@ in one bounded pass (Dory's clients call it before every turn, with a 1.2 s time
    (`_second_hop`) searches the names the best source holds and the prompt does not; with
    vectors, the deeper look (`_deeper`). A long prompt (a pasted traceback or draft, then
    the question) is searched for what it asks (`asks.split`); the rest of it gets a
-   words-only search of its own, shown after the best three (`_about_the_rest`).
+   words-only search of its own, shown after the best three (`_about_the_rest`). A prompt
+   that asks several questions (`asks.parts`) gets all of this per question, their
+   sources in turn (`_in_turn`).
 3. Session evidence: a session search for every prompt (by words; hybrid when the
    prompt asks about recent work). A session line newer than a durable line on the same
    subject goes under it, both dated; other session lines appear only when the prompt
