@@ -146,13 +146,32 @@ def search(ctx: OpContext, req: SearchRequest) -> dict[str, Any]:
         answer = _stop_words(ctx, ereq)
     else:
         answer = _hybrid_or_asked(ctx, ereq)
-    answer["results"] = text_first(answer.get("results") or [], ereq.mode)
+    answer["results"] = _dated(ctx, text_first(answer.get("results") or [], ereq.mode))
     if req.originals:  # compacted sessions by their original text too (ops/compaction.py)
         from .compaction import with_originals
 
         answer = with_originals(ctx, req, answer)
     answer["warnings"] = worded(answer.get("warnings") or [], ctx.transport)
     return shape(answer, req)
+
+
+def _dated(ctx: OpContext, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Snippets with each relative time given its day, as active memory gives it, in the
+    records of one day (a daily note, a session, a chat turn that says its day): "Finish
+    them tomorrow (2026-12-04)." An agent reading a note from Wednesday on Friday cannot
+    tell which day its "tomorrow" was."""
+    from commonplace.compiler.context.facts import said_on
+    from commonplace.compiler.context.when import resolve, style_of
+
+    for r in results:
+        doc = ctx.live.docs.get(str(r.get("path", "")))
+        if doc is None or not r.get("snippet"):
+            continue
+        title = str(getattr(doc, "title", "") or "")
+        said = said_on(r["path"], doc.frontmatter or {}, title)
+        if said is not None:
+            r["snippet"] = resolve(r["snippet"], said, style_of(title))
+    return results
 
 
 def _hybrid_or_asked(ctx: OpContext, ereq: engine_query.SearchRequest) -> dict[str, Any]:
