@@ -17,6 +17,7 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -101,15 +102,61 @@ def _existing_created(data: bytes | None) -> str | None:
     return str(created) if created else None
 
 
-def session_text(req: SessionIngestRequest, created: str | None) -> tuple[str, list[dict[str, Any]]]:
-    """The transcript as a document (Dory's frontmatter fields), and what the content
-    checks found. Hidden characters are shown as `<U+XXXX>` rather than stored invisible;
-    prompt-injection markers are kept (a transcript records what was said) but flagged in
-    the frontmatter and the answer, so readers know to treat the text as data."""
+# A fenced block at the top is the transcript's frontmatter only if it names one of these:
+# turns between `---` rules ("user: ...", "assistant: ...") are YAML mappings too, and
+# lifting them out of the body would lose what was said.
+_FRONTMATTER_KEYS = frozenset(("title", "type", "status", "created", "updated", "date", "tags", "aliases",
+                               "canonical", "source_kind", "temperature", "agent", "device", "session_id",
+                               "captured_from", "visibility", "sensitivity", "area"))
+_KEY_LINE = re.compile(r"[A-Za-z_][\w-]*[ \t]*:")
+
+
+def _own_frontmatter(content: str) -> tuple[dict[str, Any], str, str | None]:
+    """(the content's own frontmatter, the body without it, a warning). A block that is
+    meant as frontmatter (its first line a `key:`) but is not valid YAML stays in the body
+    as a code block: kept verbatim, and no second `---` pair after the server's block
+    (which renders as a rule and a heading, and which a reader may take for the header)."""
+    try:
+        raw, body, _ = fm.split(content)
+    except fm.FrontmatterError:
+        return {}, content, None  # an opening rule never closed: plain text
+    if raw is None:
+        return {}, content, None
+    first = next((line.strip() for line in raw.splitlines() if line.strip()), "")
+    if not _KEY_LINE.match(first):
+        return {}, content, None
+    try:
+        meta = fm.load(raw)
+        fm.load(fm.dump(meta))  # it must survive being written back as the page's header
+    except (fm.FrontmatterError, *w.yaml_errors(), TypeError, ValueError) as exc:
+        fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", raw)), default=0))
+        kept = f"{fence}text\n---\n{raw.rstrip()}\n---\n{fence}\n\n{body.lstrip(chr(10))}"
+        why = exc.args[0] if isinstance(exc, fm.FrontmatterError) and exc.args else type(exc).__name__
+        return {}, kept, f"the content's frontmatter is unusable ({why}); it is kept as text in a code block"
+    if not _FRONTMATTER_KEYS & set(meta):
+        return {}, content, None
+    return meta, body.lstrip("\n"), None
+
+
+def _title(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def session_text(req: SessionIngestRequest, created: str | None) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """The transcript as a document (Dory's frontmatter fields), what the content checks
+    found, and warnings. Hidden characters are shown as `<U+XXXX>` rather than stored
+    invisible; prompt-injection markers are kept (a transcript records what was said) but
+    flagged in the frontmatter and the answer, so readers know to treat the text as data.
+    Content that starts with its own frontmatter is merged into the page's one header:
+    the server's fields win, the others are kept, and its title leads the body."""
     findings = w.scan_content(req.content)
-    body = req.content
+    content = req.content
     if any(f.code in _HIDDEN_CODES for f in findings):
-        body = w.reveal(body)
+        content = w.reveal(content)
+    own, body, warning = _own_frontmatter(content)
     meta: dict[str, Any] = {
         "title": f"{req.agent} session {req.session_id}",
         "type": "session",
@@ -124,10 +171,16 @@ def session_text(req: SessionIngestRequest, created: str | None) -> tuple[str, l
         "updated": req.updated,
         "canonical": False,
     }
+    # The server's fields win (Dory's title "<agent> session <id>" too); the transcript's
+    # own title leads its body as a heading, so it is still read and searched.
+    meta.update((k, v) for k, v in own.items() if k not in meta and k != "content_flags")
+    heading = _title(own.get("title"))
+    if heading and heading != meta["title"]:
+        body = f"# {heading}\n\n{body}"
     flags = sorted({f.code for f in findings})
     if flags:
         meta["content_flags"] = flags
-    return w.compose(meta, body), [f.as_dict() for f in findings]
+    return w.compose(meta, body), [f.as_dict() for f in findings], [warning] if warning else []
 
 
 def ingest(ctx: OpContext, req: SessionIngestRequest) -> dict[str, Any]:
@@ -143,7 +196,7 @@ def ingest(ctx: OpContext, req: SessionIngestRequest) -> dict[str, Any]:
             raise ApiError(400, "invalid_session_path", f"{rel} is not a regular file; {SESSION_PATH_MESSAGE}")
         try:
             old = full.read_bytes() if full.exists() else None
-            text, findings = session_text(req, _existing_created(old))
+            text, findings, warnings = session_text(req, _existing_created(old))
             data = text.encode("utf-8")
             if data != old:
                 makedirs(full.parent)
@@ -156,6 +209,8 @@ def ingest(ctx: OpContext, req: SessionIngestRequest) -> dict[str, Any]:
                            "action": action, "hash": w.content_hash(data)}
     if findings:
         out["findings"] = findings
+    if warnings:
+        out["warnings"] = warnings
     if note:
         out["message"] = note
     return out
