@@ -4,13 +4,16 @@ The log keeps the events (history stays auditable), but a forgotten claim's text
 never compiled into a page again, is cut out of every evidence artifact that quoted
 it, and — because pages are rebuilt from markdown — disappears from the site and the
 search indexes at the next build (the build stage reports `forgotten` so the search
-stage can purge caches). Text a person wrote by hand is never edited; where the text
-still appears, `remaining()` names the files so the person can decide.
+stage can purge caches). Text a person wrote by hand is not edited by a claim's forget;
+where the text still appears, `remaining()` names the files so the person can decide. A
+forget of what only the page's own prose says (`forget_prose`) takes that sentence out,
+and is recorded as a claim's forget is.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..corpus.scan import scan
 from .evidence import ARTIFACT_DIR, artifact_files, contains, redact_file
@@ -72,3 +75,40 @@ def remaining(root: Path, secrets: list[str], out_dir: Path | None = None) -> li
         if contains(text, secrets):
             hits.append(f.path)
     return hits
+
+
+def forget_prose(store: Any, entity: Any, content: str, *, kind: str, reason: str, ignore: frozenset[str],
+                 dry_run: bool = False, artifact_fields: dict[str, Any] | None = None) -> Any:
+    """Forget what no claim holds but the page's hand-written prose says: the sentence (or
+    clause, list item, table row) that says `content` closely is taken out of the page
+    (`prose.forget_sentence`). So that the log, the history and a tombstone show it as
+    every forget, the words taken out are recorded as a claim of `kind` (its page edit
+    takes them out) and that claim is forgotten at once. None when no sentence says it."""
+    from .canonical import PageChange, read_page
+    from .prose import forget_sentence
+
+    old = read_page(store.root, entity.path)
+    try:
+        text = old.decode("utf-8") if old is not None else None
+    except UnicodeDecodeError:
+        text = None
+    new, removed = forget_sentence(text, content, entity.path, ignore) if text else ("", [])
+    if not removed:
+        return None
+    said = "; ".join(dict.fromkeys(removed))
+    what = f"{'would take' if dry_run else 'took'} the page's own text {said!r} out of {entity.path}"
+
+    def edit(page: str) -> str:  # again on the text as read under the claims lock
+        return forget_sentence(page, content, entity.path, ignore)[0]
+
+    if dry_run:  # the store's own preview of an add, made the page without the text and nothing more
+        result = store.add(entity.id, said, kind, edit=edit, dry_run=True)
+        result.action, result.claim_ids, result.events, result.evidence_path = "forget", [], [], None
+        result.page, result.message = PageChange(entity.path, old, new.encode("utf-8")), what
+        return result
+
+    added = store.add(entity.id, said, kind, reason=f"the text {entity.path} said by hand, recorded to be forgotten",
+                      edit=edit, artifact_fields=artifact_fields)
+    result = store.forget(entity.id, added.claim_ids[0], reason=reason)
+    result.message = f"{what}; {result.message}"
+    return result

@@ -3,17 +3,18 @@
 A replace rewrites the entity's page; the same fact is often kept elsewhere too (a weekly
 schedule's table still says "Ada swimming 17:00" on Tuesday after her page says
 Wednesdays at 17:30). The write does not edit pages it was not asked about, but it says
-where the old value still stands: the old values (times, dates, numbers, weekdays) of the
-lines the replace removed that the statement does not say, searched by words with the
-entity's first name; a line of another page that holds the name and one of them is named
-in `warnings`.
+where the old value still stands: the values (times, dates, numbers, weekdays) the replace
+changed (`changed_values`: in the lines it removed, in neither the lines it wrote nor the
+statement), searched by words with the entity's first name; a line of another page that
+holds the name and one of them is named in `warnings`. A value both keep, such as the
+version in "Version 0.9 is in beta", is no old value: it only names the subject.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..models import SearchRequest
 from . import OpContext
@@ -25,13 +26,17 @@ MAX_SHOWN = 3
 LOOKED_AT = 8  # search results read
 
 
-def tracking(edit: Callable[[str], str], removed: list[str]) -> Callable[[str], str]:
-    """`edit`, noting the lines it removed or changed in `removed`."""
+def tracking(edit: Callable[[str], str], removed: list[str], added: list[str] | None = None) -> Callable[[str], str]:
+    """`edit`, noting the lines it removed or changed in `removed` (and what it wrote
+    instead in `added`)."""
     def tracked(text: str) -> str:
         out = edit(text)
         if out != text:
-            after = set(out.split("\n"))
-            removed.extend(line for line in text.split("\n") if line.strip() and line not in after)
+            before, after = text.split("\n"), out.split("\n")
+            was, now = set(before), set(after)
+            removed.extend(line for line in before if line.strip() and line not in now)
+            if added is not None:
+                added.extend(line for line in after if line.strip() and line not in was)
         return out
 
     return tracked
@@ -42,11 +47,19 @@ def _key(value: str) -> str:
     return v[:-1] if v.endswith("days") else v
 
 
-def still_said(ctx: OpContext, entity_path: str, entity_name: str, removed: list[str], statement: str) -> list[str]:
+def changed_values(removed: list[str], added: list[str], statement: str) -> list[str]:
+    """The values of the `removed` lines that the replace changed: not in the lines it
+    wrote (`added`) nor in the statement, and no version the new values extend ("0.9" of
+    "0.9.0": the release is still 0.9's)."""
+    new = {_key(v) for v in _VALUE.findall(" ".join([*added, statement]))}
+    old = {v for v in _VALUE.findall(" ".join(removed)) if _key(v) not in new}
+    return sorted(v for v in old if not any(n.startswith(_key(v) + ".") for n in new))
+
+
+def still_said(ctx: OpContext, entity_path: str, entity_name: str, removed: list[str], statement: str,
+               added: list[str] | None = None) -> list[str]:
     """Warnings naming the lines of other pages that still hold an old value (see the module)."""
-    old_text = " ".join(removed)
-    new = {_key(v) for v in _VALUE.findall(statement)}
-    old = sorted({v for v in _VALUE.findall(old_text) if _key(v) not in new})
+    old = changed_values(removed, added or [], statement)
     name = entity_name.split()[0] if entity_name.split() else ""
     if not old or len(name) < 2:
         return []

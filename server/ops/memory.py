@@ -298,12 +298,14 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
         return add(), {}
     if req.action == "replace":
         removed: list[str] = []  # the page's lines the replace changed (`elsewhere`)
-        edit = tracking(_patch(req, entity), removed)
+        wrote: list[str] = []  # and what they say now: a value both keep was not changed
+        changed = {"removed": removed, "added": wrote}
+        edit = tracking(_patch(req, entity), removed, wrote)
         if not entity.exists:
             return add(edit=edit), {}
         try:
             return store.replace(entity.id, req.content, claim=req.claim, kind=req.kind, every=True, edit=edit,
-                                 only_restated=_prose_restates(ctx, req, entity), **common), {"removed": removed}
+                                 only_restated=_prose_restates(ctx, req, entity), **common), changed
         except c.AmbiguousClaim as exc:
             if req.claim:
                 raise
@@ -313,7 +315,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
                 raise
             before = [x for x in store.current(entity.id) if x.get("kind") == req.kind]
             rewrote: list[bool] = []
-            loose = tracking(_patch(req, entity, loose=True), removed)  # no claim says it: the prose may
+            loose = tracking(_patch(req, entity, loose=True), removed, wrote)  # no claim says it: the prose may
 
             def tracked(text: str) -> str:
                 out = loose(text)
@@ -323,7 +325,7 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
             r = add(edit=tracked)  # Dory: replacing nothing records the statement
             if r.action == "add":
                 r.message += "; " + _replaced_none(req, before, any(rewrote))
-            return r, {"removed": removed}
+            return r, changed
     reason = (req.reason or "").strip() or "semantic forget"
     kinds = None if req.kind == "note" else (req.kind,)
     forget = partial(store.forget, entity.id, reason=reason, dry_run=req.dry_run)
@@ -348,6 +350,13 @@ def _apply(ctx: OpContext, store: Any, req: MemoryWriteRequest, entity: Any, pla
         if req.claim or not entity.exists:
             raise
     if unmatched:
+        # No claim says it; the page's own prose may: that sentence is what is forgotten.
+        from commonplace.compiler.claims.forget import forget_prose
+
+        r = forget_prose(store, entity, req.content, kind=req.kind, reason=reason, ignore=_name_words(entity),
+                         dry_run=req.dry_run, artifact_fields=_fields(req, entity))
+        if r is not None:
+            return r, {}
         raise c.ClaimNotFound(_nothing_matches(store, entity, req, kinds))
     # No claims to forget: Dory forgets the page itself (superseded, <stem>.tombstone.md).
     wr = w.WriteRequest("forget", entity.path, reason=reason, dry_run=req.dry_run, actor=ctx.actor, schema=True)
@@ -376,20 +385,30 @@ def _replaced_none(req: MemoryWriteRequest, before: list[dict[str, Any]], rewrot
 
 
 def _nothing_matches(store: Any, entity: Any, req: MemoryWriteRequest, kinds: tuple[str, ...] | None) -> str:
-    """What to send instead when a forget's text matches no current claim."""
+    """What to send instead when a forget's text matches no current claim and no sentence
+    of the page: the claims there, the page's sentences closest to it, and only last, as
+    the whole-page option it is, all=true (following a hint that led with it erased a
+    person's page, allergy and all)."""
+    from commonplace.compiler.claims.prose import closest_sentences
+
     what = f"{req.kind} claim" if kinds else "claim"
     have = [x for x in store.current(entity.id) if kinds is None or x.get("kind") in kinds]
     there = (f"current ones: {_listed(have)}" if have else f"{entity.id} has no current {what}s").rstrip(".")
     said = req.content.strip()
-    try:  # the fact is in the page's own prose: a claim's forget cannot take it out
-        prose = said.casefold() in (Path(store.root) / entity.path).read_text("utf-8").casefold()
-    except (OSError, UnicodeError, AttributeError):
-        prose = False
-    hint = (f"; the page's own text says it: take the sentence out of {entity.path} with POST /v1/write "
-            "(kind=replace, expected_hash from /v1/get?debug=true)" if prose and said else "")
-    return (f"nothing forgotten: no current {what} of {entity.id} matches {said[:200]!r}; {there}{hint}. "
-            f"Send claim=<claim id> (or part of its text) to forget one, or all=true to forget "
-            f"{'them all' if have else 'the whole page'}")
+    try:
+        text = (Path(store.root) / entity.path).read_text("utf-8")
+        near = closest_sentences(text, said, entity.path, _name_words(entity))
+    except (OSError, UnicodeError, ValueError, AttributeError):
+        near = []
+    close = (f"; the closest sentences of {entity.path}: " + "; ".join(repr(x[:200]) for x in near)
+             + " (send one's own words as content to take it out)" if near
+             else f"; no sentence of {entity.path} says it either")
+    every = len(store.current(entity.id))
+    claims = f"its {every} claim{'s' if every != 1 else ''} and " if every else ""
+    return (f"nothing forgotten: no current {what} of {entity.id} matches {said[:200]!r}{close}; {there}. "
+            f"Send claim=<claim id> (or part of its text) to forget one claim. Only to erase everything: "
+            f"all=true forgets the whole page, {claims}every sentence of its own text, safety facts included, "
+            f"and marks it superseded")
 
 
 def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: Any,
@@ -442,7 +461,7 @@ def _answer(ctx: OpContext, req: MemoryWriteRequest, answer: dict[str, Any], r: 
     if note:
         answer["message"] += "; " + note
     if extra.get("removed"):  # other pages that still say what this replace changed
-        found = still_said(ctx, r.target_path, r.entity.title, extra["removed"], req.content)
+        found = still_said(ctx, r.target_path, r.entity.title, extra["removed"], req.content, extra.get("added"))
         if found:
             answer["warnings"] = [*answer.get("warnings", []), *found][:10]
     return answer
