@@ -23,7 +23,8 @@ def cautions(text: str) -> bool:
 
 _FOOD = re.compile(
     r"\b(?:lunch\w*|dinners?|breakfasts?|brunch|meals?|snacks?|eat|eats|eating|food|menus?|restaurants?|"
-    r"cook\w*|recipes?|bak(?:e|es|ing)|cakes?|picnics?|takeaway|catering|dishes|drinks)\b", re.I)
+    r"cook\w*|recipes?|bak(?:e|es|ing)|cakes?|picnics?|takeaway|cater\w*|dishes|drinks|"
+    r"diet\w*|allerg\w*|intoleran\w*|dine|dining)\b", re.I)
 
 
 def about_food(prompt: str) -> bool:

@@ -12,6 +12,8 @@ project page, pinned decisions, recent sessions), packed as facts by the context
    `_`), else the first `knowledge/personal/*writing-voice.md`. commonplace adds the other
    pinned `core/` pages (every profile but privacy), then in `default` and `casual` the
    remaining `core/` pages (`commonplace init` writes identity and working-agreements).
+   A named page a profile leaves out (coding: user, soul, identity) stays out unless it
+   is pinned: a pinned `core/user.md` holds working agreements that bind every task.
 2. The project's current state when `project` (or the basename of `cwd`) names one:
    `projects/<slug>/state.md`, else a state page whose title, slug or alias matches,
    else any page the name resolves to. Then the people and decisions it links to, and
@@ -27,10 +29,18 @@ project page, pinned decisions, recent sessions), packed as facts by the context
 Every section is a heading with the page's title and path, then its text as facts:
 frontmatter, marker comments, claim ids, Timeline and Evidence lists left out, current
 claims as `- statement (date, path)`, replaced ones not at all. A line already shown in
-an earlier section is not shown again. Each section is capped (a profile's cap, else a
-share of the budget) and a capped section says where the rest is; room for the recent
-sessions is kept aside first; the block never exceeds `budget_tokens` by the estimate
-(`compiler/context/tokens.py`). The same files give the same block: only `frozen_at`
+an earlier section is not shown again. Room for the recent sessions is kept aside first;
+the block never exceeds `budget_tokens` by the estimate (`compiler/context/tokens.py`).
+When the sections do not all fit, room goes by priority (`compiler/context/wakefit.py`):
+the project's first fact; the rules (the profile's core sections, the agent's
+preferences, pinned core pages) whole, within half the budget; the first fact of today's
+note, of each pinned decision and of yesterday's note; then the project's first three
+facts, two of each note and decision, the first of each page the project links to and of
+the other core pages (whole lines or nothing); then the rest, each up to its cap (a
+profile's cap, else a share of the budget), then past it. A cut section ends with
+`[wake excerpt truncated; get path=<path> for the rest]` (with `transport`, the call of
+that transport: `GET /v1/get?path=`, `dory_get path=`); one cut to nothing but labels is
+left out and listed in `omitted`. The same files give the same block: only `frozen_at`
 changes across calls and restarts.
 
 Text is read from the files on disk (`root`), not from the parsed documents: a server
@@ -53,6 +63,8 @@ from .projects import cwd_project, find_project, project_links
 from .reader import Reader as _Reader
 from .sections import Section, page_section, plain_section
 from .tokens import estimate_tokens
+from .wakefit import (DECISION, LINKED, NAMED_CORE, NEWER, OTHER, PROJECT, RULES, TODAY,
+                      YESTERDAY, allot, cap, fit, visible)
 from ..corpus.scan import session_files
 from ..model import Document
 from ..sessions.actors import is_personal, preferences
@@ -75,12 +87,10 @@ SECTION_BUDGETS: dict[str, dict[str, int]] = {
     "writing": {"soul": 520, "writing_voice": 420, "defaults": 180, "active": 180, "project": 260},
     "privacy": {"privacy_boundaries": 420, "defaults": 260, "soul": 180, "project": 220},
 }
-NAMED_CORE = ("active", "defaults", "env", "identity", "soul", "user")
 DEFAULT_BUDGET = 600
 MAX_BUDGET = 1500
 MAX_PINNED = 3
 SESSION_LINE_CHARS = 120
-MIN_CUT_TOKENS = 24  # less room than this: leave a section out rather than show a stub
 RETIRED = {"retired", "superseded", "stale"}
 _BOUNDARY_HEADINGS = ("boundar", "private", "privacy", "sensitive", "public", "redact", "do not", "don't", "avoid")
 _BOUNDARY_WORDS = ("boundary", "boundaries", "private", "privacy", "sensitive", "redact", "do not mention",
@@ -298,6 +308,16 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
             sec.keys.insert(at + 1, "")
 
 
+def _undated(sec: Section | None, day: dt.date) -> Section | None:
+    """A daily note without the label of its own heading ("Friday 2026-12-04:"): the
+    section's heading says the day, and a tight budget has no room for it twice."""
+    if sec is not None:
+        iso = day.isoformat()
+        kept = [(ln, k) for ln, k in zip(sec.lines, sec.keys) if k or ln.startswith(NEWER) or iso not in ln]
+        sec.lines, sec.keys = [ln for ln, _ in kept], [k for _, k in kept]
+    return sec if sec is not None and sec.lines else None
+
+
 def daily_notes(docs: dict[str, Document], read: _Reader, today: dt.date) -> list[str]:
     """Today's and yesterday's daily notes."""
     return notes_of(docs, read.exists, today, today - dt.timedelta(days=1))
@@ -324,67 +344,17 @@ def notes_of(docs: dict[str, Document], exists: Callable[[str], bool], *days: dt
     return found
 
 
-_SHARE = {"project": 0.3, "linked": 0.12, "decision": 0.15, "daily": 0.15, "core": 0.3}
 SESSION_SHARE = 0.2
-NEWER = "  - newer: "  # a session line under the project fact it changes (`_beside_sessions`)
-PROJECT_SHARE = 0.4
-
-
-def _cap(section: Section, profile_caps: dict[str, int], budget: int) -> int:
-    share = _SHARE.get(section.name, 0.35)
-    cap = max(MIN_CUT_TOKENS * 2, int(budget * share))
-    if section.name in profile_caps:
-        cap = min(cap, profile_caps[section.name]) if section.name not in NAMED_CORE else profile_caps[section.name]
-    return cap
-
-
-def _note(paths: list[str]) -> str:
-    where = paths[0] if paths else "the source"
-    return f"[wake excerpt truncated; read the rest with dory_get path={where}]"
-
-
-def _fit(section: Section, seen: set[str], room: int) -> tuple[str, bool]:
-    """The section's lines not shown before, within `room` tokens: (text, truncated)."""
-    lines = [ln for ln, k in zip(section.lines, section.keys) if not k or k not in seen]
-    while lines and lines[-1].endswith(":"):
-        lines.pop()
-    if not lines:
-        return "", False
-    whole = section.text(lines)
-    if estimate_tokens(whole) <= room:
-        return whole, False
-    note = _note(section.paths)
-    lo, hi = 0, len(lines)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(section.text(lines[:mid]) + "\n" + note) <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    while 0 < lo < len(lines) and lines[lo].startswith(NEWER):
-        lo -= 1  # a fact whose update is cut off would read as current: neither is shown
-    if lo == 0:
-        head = section.text([]) + "\n"
-        # the first fact cut short; when an update goes under it, the update (what holds now)
-        first = (lines[1] if len(lines) > 1 and lines[1].startswith(NEWER) else lines[0]).strip().split(" ")
-        lo2, hi2 = 0, len(first)
-        while lo2 < hi2:
-            mid = (lo2 + hi2 + 1) // 2
-            if estimate_tokens(head + " ".join(first[:mid]) + "…\n" + note) <= room:
-                lo2 = mid
-            else:
-                hi2 = mid - 1
-        if lo2 < 3:
-            return "", True
-        return head + " ".join(first[:lo2]) + "…\n" + note, True
-    return section.text(lines[:lo]) + "\n" + note, True
 
 
 def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = None,
          budget_tokens: int = DEFAULT_BUDGET, profile: str | None = None, project: str | None = None,
          agent: str | None = None, include_recent_sessions: int = 5, include_pinned_decisions: bool = True,
-         resolver: Any = None, cwd: str | None = None, today: dt.date | None = None) -> WakeResult:
-    """The wake block for `docs` (path -> Document); file text comes from `root`."""
+         resolver: Any = None, cwd: str | None = None, today: dt.date | None = None,
+         transport: str | None = None) -> WakeResult:
+    """The wake block for `docs` (path -> Document); file text comes from `root`. With
+    `transport` ("http", "mcp") a cut section's note names that transport's call to read
+    the rest; without it, the op (`get path=...`)."""
     if not isinstance(docs, dict):
         docs = {d.path: d for d in docs}
     budget = max(1, min(MAX_BUDGET, int(budget_tokens)))
@@ -397,26 +367,27 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
     caps = SECTION_BUDGETS.get(prof, {})
     day = today or dt.datetime.now(dt.timezone.utc).date()
 
-    sections: list[Section] = []
+    sections: list[tuple[Section, int]] = []  # in the block's order, each with its rank (`wakefit`)
     taken: set[str] = set()
     # Newest sessions, listed once: the project section looks for updates in at least three,
     # the Recent sessions section shows `include_recent_sessions` of them.
     sessions = recent_sessions(docs, root, max(include_recent_sessions, 3))
 
-    def add(sec: Section | None) -> None:
+    def add(sec: Section | None, rank: int) -> None:
         if sec is not None:
-            sections.append(sec)
+            sections.append((sec, rank))
             taken.update(sec.paths)
 
     for name in SECTION_ORDERS[prof]:
         s = _named_section(name, read)
         if s is not None and not (name != "privacy_boundaries" and s.paths[0] in taken):
-            sections.append(s)
+            sections.append((s, RULES))
             if name != "privacy_boundaries":
                 taken.update(s.paths)
-    # Dory's named core files appear only where their profile puts them (coding leaves
-    # out user, soul and identity on purpose), never as extras.
-    taken.update(f"core/{n}.md" for n in NAMED_CORE)
+    # Dory's named core files the profile leaves out (coding: user, soul, identity) stay
+    # out, unless pinned: a page the user pinned is a rule for every task (`_extra_core`).
+    taken.update(p for p in (f"core/{n}.md" for n in NAMED_CORE)
+                 if not (p in docs and _truthy(docs[p].frontmatter.get("pinned"))))
     personal = preferences(root, agent) if prof != "privacy" else None
     if personal is not None:
         heading, _, body = personal[1].partition("\n")
@@ -429,11 +400,11 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             text = plain_line(line[2:] if bullet else line)
             if text:
                 lines.append(f"- {text}" if bullet else text)
-        add(plain_section("personal", [personal[0]], heading, lines))
+        add(plain_section("personal", [personal[0]], heading, lines), RULES)
     for d in _extra_core(docs, prof, taken):
         text = read.text(d.path)
         if text and text.strip():
-            add(page_section("core", d.path, text))
+            add(page_section("core", d.path, text), RULES if _truthy(d.frontmatter.get("pinned")) else OTHER)
     name = (project or "").strip()
     if not name and cwd and cwd.strip():
         found, rel = cwd_project(docs, cwd, resolver, root)
@@ -447,22 +418,23 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             sec = page_section("project", rel, text, label="Project: ")
             if sec is not None and prof != "privacy":
                 _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions])
-            add(sec)
+            add(sec, PROJECT)
             for linked in project_links(docs, rel, read):
                 if linked not in taken and prof != "privacy":
                     t = read.text(linked)
                     if t and t.strip():
-                        add(page_section("linked", linked, t, limit=4, claims_first=True))
+                        add(page_section("linked", linked, t, limit=4, claims_first=True), LINKED)
     if include_pinned_decisions:
         for d in pinned_decisions(docs):
             text = read.text(d.path)
             if text and text.strip() and d.path not in taken:
-                add(page_section("decision", d.path, text, label="Decision: "))
+                add(page_section("decision", d.path, text, label="Decision: "), DECISION)
     if prof != "privacy":
-        for rel in daily_notes(docs, read, day):
-            text = read.text(rel)
-            if text and text.strip() and rel not in taken:
-                add(page_section("daily", rel, text, label="Daily note: "))
+        for when, rank in ((day, TODAY), (day - dt.timedelta(days=1), YESTERDAY)):
+            for rel in notes_of(docs, read.exists, when):
+                text = read.text(rel)
+                if text and text.strip() and rel not in taken:
+                    add(_undated(page_section("daily", rel, text, label="Daily note: "), when), rank)
 
     heading = "## Recent sessions"
     session_lines: list[tuple[str, str]] = []
@@ -473,21 +445,25 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
         reserve = min(estimate_tokens("\n".join([heading, *[ln for _, ln in session_lines]])) + 2,
                       int(budget * SESSION_SHARE))
 
-    # The project asked for is what the agent starts on: in a tight budget the sections
-    # before it (identity, agreements) leave it room, PROJECT_SHARE at most.
-    asked = next((sec for sec in sections if sec.name == "project"), None)
-    held = min(estimate_tokens(asked.text()) + 2, int(budget * PROJECT_SHARE)) if asked is not None else 0
+    # Each section's room by priority (`wakefit.allot`), priced on the lines it would
+    # show after the sections before it; then shown in order, each within its room.
+    seen: set[str] = set()
+    parts = []
+    for sec, rank in sections:
+        pairs = visible(sec, seen)
+        parts.append((sec, rank, pairs, cap(sec, rank, caps, budget)))
+        seen.update(k for k in sec.keys if k)
+    grants = allot(parts, budget - reserve, budget, transport)
     block = ""
     sources: list[str] = []
     truncated: list[str] = []
     omitted: list[str] = []
-    seen: set[str] = set()
-    for s in sections:
-        if s is asked:
-            held = 0
+    seen = set()
+    for (s, rank, _, _), grant in zip(parts, grants):
         sep = "\n\n" if block else ""
-        room = min(_cap(s, caps, budget), budget - reserve - held - estimate_tokens(block + sep))
-        text, cut = _fit(s, seen, room) if room >= MIN_CUT_TOKENS else ("", True)
+        room = min(grant, budget - reserve - estimate_tokens(block + sep))
+        pairs = visible(s, seen)
+        text, cut = fit(s, pairs, room, rank <= YESTERDAY, transport) if room > 0 else ("", bool(pairs))
         if not text:
             if cut:
                 omitted += s.paths

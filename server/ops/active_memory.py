@@ -546,7 +546,8 @@ def active_memory(ctx: OpContext, req: ActiveMemoryRequest) -> dict[str, Any]:
 
         w = wake(ctx.live.docs, root=root, budget_tokens=min(req.budget_tokens, 600), profile=policy.wake_profile,
                  agent=req.agent, include_recent_sessions=3 if policy.sessions else 0,
-                 include_pinned_decisions=policy.pinned, resolver=ctx.live.resolver)
+                 include_pinned_decisions=policy.pinned, resolver=ctx.live.resolver,
+                 transport=ctx.transport)
         wake_block, wake_sources = w.block.strip(), w.sources
 
     if wake_block:

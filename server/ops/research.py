@@ -30,6 +30,14 @@ are. With no evidence, `save` writes nothing: `artifact` is null and `warnings` 
 An answer or evidence line never starts with a markdown heading's marks (a session
 file's first line `# Sales call ...`).
 
+A question about food (a meal, a restaurant, a diet, an allergy: `caution.about_food`)
+is answered with the people's facts that could hurt them if missed (coeliac, allergic,
+vegetarian: `caution.cautions`), read from the people pages whether the search found
+them or not: the people the question names first, then those whose pages the evidence
+holds, then those it names, then the rest, six lines at most (`people_cautions`). They
+follow the answer's lines and the evidence's first three; with no other evidence, only
+the people the question names are said.
+
 A question that names a span of days ("What changed this week?", "what did we do
 yesterday?", "the past 3 days") leads with what changed in it, newest first
 (`compiler/context/recent.py`): the sessions of those days (the lines a digest keeps),
@@ -55,6 +63,8 @@ from . import OpContext
 from .refresh import refresh
 from .search import engine_request, run_engine, shape, worded
 
+from commonplace.compiler.context.caution import about_food, cautions
+from commonplace.compiler.context.entity import named as led_by_name
 from commonplace.compiler.context.evidence import (
     Evidence, attach_updates, disk_reader, gather, is_audit, load_page, names, overlap, query_terms, rerank,
 )
@@ -179,15 +189,56 @@ def _bears_on(question: str, u: Any) -> bool:
     return overlap(terms, u.text) > 0
 
 
+CAUTION_LINES = 6  # people's diets and allergies said for a question about food, at most
+PEOPLE_READ = 2000  # people pages read for them, at most (as active memory)
+
+
+def _name_stems(text: str) -> set[str]:
+    """The stems of the capitalised words of `text` (its names), without a possessive."""
+    return {k for w in re.findall(r"\b[A-Z][\w'’-]*", text or "") for k in query_terms(re.sub(r"['’]s$", "", w))}
+
+
+def people_cautions(question: str, people: list[str], found: list[str], said: str,
+                    read: Any) -> list[tuple[str, str, str]]:
+    """For a question about food (`caution.about_food`, or a diet or an allergy), each
+    person's facts that could hurt them if missed (`caution.cautions`), as (path, text,
+    date): the people the question names first, then those whose pages the evidence holds
+    (in its order), then those it names (`said`), then the rest. "Where is the
+    maintainers' dinner, and what dietary needs matter?" names nobody, and the search's
+    lines about the dinner do not say that Jonas is coeliac; his page does."""
+    if not about_food(question):
+        return []
+    asked, named = _name_stems(question), _name_stems(said)
+    ranked = []
+    for n, path in enumerate(people[:PEOPLE_READ]):
+        page, mdate = load_page(read, path)
+        facts = [u for u in (page.units if page is not None else []) if cautions(u.text)]
+        if not facts:
+            continue
+        aliases = page.meta.get("aliases") if isinstance(page.meta.get("aliases"), list) else []
+        who = {k for t in [page.title, *(a for a in aliases if isinstance(a, str))] for k in query_terms(t)}
+        rank = (0 if who & asked else 1 if path in found else 2 if who & named else 3,
+                found.index(path) if path in found else n)
+        ranked.append((rank, [(path, led_by_name(page, u.text), u.date or page.date or mdate) for u in facts]))
+    ranked.sort(key=lambda x: x[0])
+    if not found:  # nothing else answers: only the people the question names
+        ranked = [r for r in ranked if r[0][0] == 0]
+    return [row for _, rows in ranked for row in rows][:CAUTION_LINES]
+
+
 def findings(question: str, results: list[dict[str, Any]], read: Any = None,
-             lead: list[Evidence] | None = None, also: list[str] | None = None) -> str:
+             lead: list[Evidence] | None = None, also: list[str] | None = None,
+             people: list[str] | None = None) -> str:
     """The artifact's body. With `read` (path -> (text, date)), the evidence is packed by
     the context builder: each source's sentences that bear on the question, with date
     and path, no markup or bookkeeping; audit material (per-write evidence, inbox, saved
     research, generated pages) is not evidence. `lead`: what changed in the span of days
     the question names (`window_evidence`, newest first); it leads the answer and both
     evidence lists, and the search's results follow it. A best source that is a chat turn
-    is said with the turns after it (`read_on`), whose paths are added to `also`."""
+    is said with the turns after it (`read_on`), whose paths are added to `also`.
+    `people`: the people pages; for a question about food, their diets and allergies
+    (`people_cautions`) follow the answer and the evidence's first three lines, and
+    their paths are added to `also`."""
     if read is not None:
         lead = lead or []
         led = {e.path for e in lead}
@@ -220,6 +271,19 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
                           + [_with_updates(e) for e in ranked[1:]])[:ANSWER_LINES]
         if lead:  # what changed in the span, newest first, each with its day and source
             answers = _dedupe([fact_line(e.text, e.date, e.path) for e in lead] + answers)[:ANSWER_LINES]
+        # A safety fact the question asks for in other words ("dietary needs" and "coeliac")
+        # is said, not left to a line that shares the question's words.
+        found = [p for p, _, _ in items["durable"]] + [p for p, _, _ in items["sessions"]]
+        said = " ".join(t for rows in items.values() for _, t, _ in rows)
+        safety = [row for row in people_cautions(question, people or [], list(dict.fromkeys(found)), said, read)
+                  if not any(row[1].casefold() in a.casefold() for a in answers)]
+        if safety:
+            answers = _dedupe(answers + [row[1] for row in safety])
+            at = ANSWER_LINES
+            items["durable"][at:at] = [row for row in safety
+                                       if not any(row[1].casefold() in t.casefold() for _, t, _ in items["durable"])]
+            if also is not None:
+                also += [p for p, _, _ in safety]
     else:
         items = {"durable": [(str(r["path"]), _one_line(r.get("snippet")), "")
                              for r in results if not str(r.get("path", "")).startswith("logs/sessions/")],
@@ -327,7 +391,8 @@ def research(ctx: OpContext, req: ResearchRequest) -> dict[str, Any]:
         warnings.append(f"nothing was said or written from {window[0].isoformat()} to {window[1].isoformat()}"
                         + (" about the question's subject" if subject else ""))
     also: list[str] = []  # the turns said after a best source that is a chat turn
-    body = findings(req.question, results, read, lead, also)
+    people = [p for p in sorted(ctx.live.docs) if p.startswith("people/")] if req.corpus != "sessions" else []
+    body = findings(req.question, results, read, lead, also, people)
     sources = _dedupe([e.path for e in lead] + [str(r.get("path", "")) for r in results] + also)
     title = _one_line(req.question).rstrip("?").strip()[:MAX_TITLE] or "Research"
     artifact = {"kind": req.kind, "title": title, "question": req.question.strip(),

@@ -17,7 +17,8 @@ def wake(ctx: OpContext, req: WakeRequest) -> dict[str, Any]:
     live = ctx.live
     r = run(live.docs, root=ctx.root, budget_tokens=req.budget, profile=req.profile, project=req.project,
             agent=req.agent, include_recent_sessions=req.include_recent_sessions,
-            include_pinned_decisions=req.include_pinned_decisions, resolver=live.resolver, cwd=req.cwd)
+            include_pinned_decisions=req.include_pinned_decisions, resolver=live.resolver, cwd=req.cwd,
+            transport=ctx.transport)
     out = r.as_dict(debug=req.debug)
     if req.budget_tokens > WAKE_BUDGET_MAX:  # Dory clamps silently; an agent that asked for more is told
         out.setdefault("warnings", []).append(

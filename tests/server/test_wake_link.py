@@ -67,10 +67,10 @@ def test_wake_truncates_long_documents(live, corpus: Path) -> None:
 
 def test_wake_profiles_and_options(client) -> None:
     coding = client.post("/v1/wake", json={"agent": "a", "profile": "coding", "debug": True}).get_json()
-    # coding shows active, env and defaults (none here) and other pinned core pages; identity is
-    # one of Dory's names that coding leaves out, rules is not pinned
-    assert not [s for s in coding["sources"] if s.startswith("core/")]
-    assert coding["sources"][0] == "decisions/adr-0001-rrf.md"
+    # coding shows active, env and defaults (none here) and the pinned core pages: identity is
+    # one of Dory's names that coding leaves out, shown because it is pinned; rules is not pinned
+    assert [s for s in coding["sources"] if s.startswith("core/")] == ["core/identity.md"]
+    assert coding["sources"][1] == "decisions/adr-0001-rrf.md"
     none = client.post("/v1/wake", json={"agent": "a", "include_recent_sessions": 0,
                                          "include_pinned_decisions": False, "debug": True}).get_json()
     assert not [s for s in none["sources"] if s.startswith(("decisions/", "logs/"))]
