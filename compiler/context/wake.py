@@ -269,9 +269,9 @@ def session_line(rel: str, text: str | None) -> str:
 
 
 def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str, str | None]]) -> None:
-    """A recent session that changes a fact of the project page goes under that fact,
-    dated ("Next milestone: ... due 2026-12-12" / "  - newer: ... now due 2026-12-19"): the
-    page alone states the old value as the project's state. The session's turns are read
+    """A recent session that changes a fact of the project page (or of a daily note) goes
+    under that fact, dated ("Next milestone: ... due 2026-12-12" / "  - newer: ... now due
+    2026-12-19"): the page alone states the old value as the project's state. The session's turns are read
     (its first `TURN_LINES`), not only its summary line, for the line about the same thing
     (`updates.same_subject`: the session's project, two words of what the fact is about)
     with a date or number the fact does not have; the session not older than the fact."""
@@ -434,7 +434,10 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             for rel in notes_of(docs, read.exists, when):
                 text = read.text(rel)
                 if text and text.strip() and rel not in taken:
-                    add(_undated(page_section("daily", rel, text, label="Daily note: "), when), rank)
+                    sec = page_section("daily", rel, text, label="Daily note: ")
+                    if sec is not None:  # yesterday's "dinner on Saturday", and today's session that moved it
+                        _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions])
+                    add(_undated(sec, when), rank)
 
     heading = "## Recent sessions"
     session_lines: list[tuple[str, str]] = []

@@ -74,3 +74,10 @@ def test_a_session_about_something_else_is_not_shown_as_a_notes_update(srv: Any)
     lines = block.split("\n")
     at = next(i for i, ln in enumerate(lines) if "Homebrew formula" in ln)
     assert at + 1 == len(lines) or not lines[at + 1].startswith("  - newer: "), block
+
+
+def test_wake_shows_the_session_that_changed_yesterdays_note(srv: Any) -> None:
+    d = post_ok(srv, "/v1/wake", {"agent": "a", "budget_tokens": 1200})
+    lines = d["block"].split("\n")
+    at = next(i for i, ln in enumerate(lines) if "on the Saturday evening" in ln)
+    assert lines[at + 1].startswith("  - newer: ") and "Friday evening" in lines[at + 1], d["block"]
