@@ -489,8 +489,9 @@ def test_a_claim_hides_the_prose_it_restates_with_a_change() -> None:
             "- Deadline for the paper is 29 January 2027. — recorded 2026-11-28 by a · `c_0123456789abcdef`\n\n"
             "<!-- commonplace:claims:end -->\n")
     units = [u.text for u in page_units("projects/kelp.md", text).units]
-    assert units == ["Written in R.", "Calibration data: the 2019-2025 transects.",
-                     "Deadline for the paper is 29 January 2027."]
+    # the claim takes the place of the sentence it restates
+    assert units == ["Written in R.", "Deadline for the paper is 29 January 2027.",
+                     "Calibration data: the 2019-2025 transects."]
 
 
 def test_an_entity_pages_line_says_whom_it_is_about(tmp_path: Path) -> None:

@@ -59,6 +59,9 @@ def test_this_or_on_a_weekday_is_the_coming_one() -> None:
     assert resolve("Tomás says the formula needs the new checksum before Friday.", wed, "iso") == \
         "Tomás says the formula needs the new checksum before Friday (2026-12-04)."
     assert resolve("Send the slides by Monday.", wed, "iso") == "Send the slides by Monday (2026-12-07)."
+    # a clause that looks ahead after one in the past: its weekday is still the coming one
+    assert resolve("Called Fernhill Barn: they will confirm kitchen access by Friday.", wed, "iso") == \
+        "Called Fernhill Barn: they will confirm kitchen access by Friday (2026-12-04)."
     for left in ("The review is on Wednesday.", "We shipped on Monday.", "I went hiking on Sunday with Ana.",
                  "We finished it before Friday.", "The branch is frozen until Wednesday.",
                  "The party on Saturday was fun.", "This Monday we met the auditors.",

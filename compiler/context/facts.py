@@ -282,20 +282,28 @@ def page_units(path: str, text: str) -> Page:
 def _current(units: list[Unit]) -> list[Unit]:
     """A page's prose without the sentences one of its current claims restates: a claim
     changed by hand or by `claim change` ("deadline 29 January") and the prose it changes
-    ("deadline 15 January") would both read as true."""
-    claims = [u.text for u in units if u.kind == "claim"]
+    ("deadline 15 January") would both read as true. The claim takes the place of the
+    prose it restates (under its heading): the page's own order says what matters first,
+    and a project's changed headcount was shown last, after its unchanged facts, where a
+    tight wake cut it."""
+    claims = [u for u in units if u.kind == "claim"]
     if not claims:
         return units
+    placed: set[int] = set()
     out: list[Unit] = []
     for u in units:
-        if u.kind != "claim":
-            parts = re.split(r"(?<=[.!?])\s+(?=\S)", u.text)
-            kept = [p for p in parts if not any(restates(p, c) for c in claims)]
-            if not kept:
-                continue
-            if len(kept) < len(parts):
-                u = Unit(" ".join(kept), u.kind, u.date, u.heading)
-        out.append(u)
+        if u.kind == "claim":
+            if id(u) not in placed:
+                out.append(u)
+            continue
+        parts = re.split(r"(?<=[.!?])\s+(?=\S)", u.text)
+        kept = [p for p in parts if not any(restates(p, c.text) for c in claims)]
+        if kept:
+            out.append(u if len(kept) == len(parts) else Unit(" ".join(kept), u.kind, u.date, u.heading))
+        for c in claims:
+            if id(c) not in placed and any(restates(p, c.text) for p in parts if p not in kept):
+                placed.add(id(c))
+                out.append(Unit(c.text, c.kind, c.date, u.heading or c.heading))
     return out
 
 

@@ -28,7 +28,7 @@ it's is are was were has have had been""".split())
 # lines sharing "says" and "Friday" are not about the same thing (the dinner's move went
 # under the packaging deadline); the day as a value is compared by `changes_value`.
 SAYING = frozenset("""say says said saying tell tells told ask asks asked mention mentions mentioned think thinks
-thought confirm confirms confirmed monday tuesday wednesday thursday friday saturday sunday january february
+thought confirm confirms confirmed she her hers he him his they them their you your we our want wants wanted monday tuesday wednesday thursday friday saturday sunday january february
 march april june july august september october november december""".split())
 TURN_LINES = 60  # the session lines wake reads for updates: a session's start, not all of it
 TURN_CHARS = 400

@@ -268,13 +268,17 @@ def session_line(rel: str, text: str | None) -> str:
     return f"- {rel}: {summary}"
 
 
-def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str, str | None]]) -> None:
+def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str, str | None]],
+                     least: int = 2) -> None:
     """A recent session that changes a fact of the project page (or of a daily note) goes
     under that fact, dated ("Next milestone: ... due 2026-12-12" / "  - newer: ... now due
     2026-12-19"): the page alone states the old value as the project's state. The session's turns are read
     (its first `TURN_LINES`), not only its summary line, for the line about the same thing
     (`updates.same_subject`: the session's project, two words of what the fact is about)
-    with a date or number the fact does not have; the session not older than the fact."""
+    with a date or number the fact does not have; the session not older than the fact.
+    `least`: the words (a value counts two) a line shares with the fact, at least; a
+    daily note's facts are about anything, and two words ("Sofia", "wedding") put the
+    cake's change under "confirm the headcount with Sofia"."""
     from .facts import page_units, said_on, split_meta
     from .pack import fact_line
     from .updates import values_of, changes_value, distinct_words, same_subject, session_turns
@@ -291,7 +295,7 @@ def _beside_sessions(sec: Section, rel: str, text: str, sessions: list[tuple[str
     units = page_units(rel, text).units if news else []
     chosen: dict[int, tuple[int, Any]] = {}  # unit index -> (words shared, session line)
     for n in news:
-        best, best_shared = None, 1
+        best, best_shared = None, least - 1
         said = set().union(*values_of(n[2]).values())
         for k, u in enumerate(units):
             shared = len(n[4] & distinct_words(u.text)) + 2 * len(said & set().union(*values_of(u.text).values()))
@@ -419,10 +423,13 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
             if sec is not None and prof != "privacy":
                 _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions])
             add(sec, PROJECT)
+            pinned = {d.path for d in pinned_decisions(docs)} if include_pinned_decisions else set()
             for linked in project_links(docs, rel, read):
                 if linked not in taken and prof != "privacy":
                     t = read.text(linked)
-                    if t and t.strip():
+                    if t and t.strip() and linked in pinned:  # a pinned decision keeps its rank (a nut-free menu)
+                        add(page_section("decision", linked, t, label="Decision: "), DECISION)
+                    elif t and t.strip():
                         add(page_section("linked", linked, t, limit=4, claims_first=True), LINKED)
     if include_pinned_decisions:
         for d in pinned_decisions(docs):
@@ -436,7 +443,7 @@ def wake(docs: dict[str, Document] | Iterable[Document], *, root: Path | None = 
                 if text and text.strip() and rel not in taken:
                     sec = page_section("daily", rel, text, label="Daily note: ")
                     if sec is not None:  # yesterday's "dinner on Saturday", and today's session that moved it
-                        _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions])
+                        _beside_sessions(sec, rel, text, [(p, read.text(p)) for p in sessions], least=3)
                     add(_undated(sec, when), rank)
 
     heading = "## Recent sessions"

@@ -75,14 +75,21 @@ _PAST = re.compile(r"(?<![\w'-])(?:(?!(?:need|feed|seed|speed|indeed|proceed|suc
                    r"|drove|flew|broke|chose|fell|forgot|knew|paid|sold|taught|caught|heard|meant|slept"
                    r"|swam|threw|understood|woke|wore|built|led|rode|sang|became|drank|gone|been|ago"
                    r"|yesterday|earlier)(?![\w'-])", re.I)
-_ENDS = re.compile(r"[.!?\n]")
+_ENDS = re.compile(r"[.!?\n:;]")
 
 
 def _in_the_past(text: str, m: re.Match[str]) -> bool:
-    """Whether the sentence `m` is in speaks in the past tense."""
-    start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+    """Whether the clause `m` is in (its sentence, to a colon or semicolon) speaks in the
+    past tense: "Called the barn: they will confirm by Friday" looks ahead."""
+    start = max(text.rfind(c, 0, m.start()) for c in ".!?\n:;") + 1
     end = _ENDS.search(text, m.end())
-    return bool(_PAST.search(text, start, end.start() if end else len(text)))
+    stop = end.start() if end else len(text)
+    return bool(_PAST.search(text, start, stop)) and not _AHEAD.search(text, start, stop)
+
+
+# Words that look ahead in a clause ("they will confirm by Friday"): its weekday is a coming one.
+_AHEAD = re.compile(r"(?<![\w'-])(?:will|'ll|shall|going to|needs? to|has to|have to|must|should)(?![\w'-])",
+                    re.I)
 
 
 def _when(m: re.Match[str], day: dt.date, style: str) -> str | None:
