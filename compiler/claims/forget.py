@@ -6,6 +6,8 @@ it, and — because pages are rebuilt from markdown — disappears from the site
 search indexes at the next build (the build stage reports `forgotten` so the search
 stage can purge caches). Text a person wrote by hand is not edited by a claim's forget;
 where the text still appears, `remaining()` names the files so the person can decide. A
+saved research report is no such text: it quoted memory when it was made, so a forgotten
+fact it quotes is cut out of it and the report is marked superseded (`with_reports`). A
 forget of what only the page's own prose says (`forget_prose`) takes that sentence out,
 and is recorded as a claim's forget is.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.scan import scan
+from ..markdown import frontmatter as fm
 from .evidence import ARTIFACT_DIR, artifact_files, contains, redact_file
 from .fold import Claim
 
@@ -75,6 +78,30 @@ def remaining(root: Path, secrets: list[str], out_dir: Path | None = None) -> li
         if contains(text, secrets):
             hits.append(f.path)
     return hits
+
+
+REPORTS = ("references/reports/", "references/briefings/")  # where research saves its reports
+
+
+def with_reports(root: Path, still: list[str], secrets: list[str], tombstone: str | None,
+                 redacted: list[str]) -> tuple[list[str], list[str]]:
+    """(`still` without the saved research reports that quoted the forgotten text, and
+    `redacted` with them): each such report (generated, under `REPORTS`) has the text cut
+    out and is marked superseded. Left as it was, default search returned a report
+    quoting what had just been forgotten."""
+    long = [x for x in secrets if len(x.strip()) >= MIN_SCAN_LENGTH]
+    done: list[str] = []
+    for rel in still:
+        if not rel.startswith(REPORTS) or not long:
+            continue
+        try:
+            raw, _, _ = fm.split((root / rel).read_text("utf-8"))
+            generated = raw is not None and str(fm.load(raw).get("source_kind") or "") == "generated"
+        except (OSError, UnicodeError, fm.FrontmatterError):
+            generated = False
+        if generated and redact_file(root, rel, long, tombstone):
+            done.append(rel)
+    return [p for p in still if p not in done], sorted({*redacted, *done})
 
 
 def forget_prose(store: Any, entity: Any, content: str, *, kind: str, reason: str, ignore: frozenset[str],

@@ -28,7 +28,7 @@ from .entities import CREATABLE, FAMILY_NAMES, Entity, Registry, entity_from_log
 from .errors import AmbiguousClaim, ClaimNotFound, InvalidClaim, PageConflict, UnknownSubject
 from .evidence import artifact_path, redact_text, side_tombstone, write_artifact, write_tombstone
 from .fold import Claim, State, conflict_groups, fold, select_claims
-from .forget import redact_artifacts, remaining, secrets_of
+from .forget import redact_artifacts, remaining, secrets_of, with_reports
 from .inputs import (
     check_bounds, check_confidence, check_key, check_kind, check_raw, evidence_ref, instant, scan_texts,
 )
@@ -351,7 +351,8 @@ class ClaimStore:
             forgotten = [state.claims[i] for i in ids]
             result.evidence_path = tomb
             result.redacted = redact_artifacts(self.root, forgotten, full_scan=True)
-            result.still_present = [p for p in remaining(self.root, secrets_of(targets)) if p != tomb]
+            still = [p for p in remaining(self.root, secrets_of(targets)) if p != tomb]
+            result.still_present, result.redacted = with_reports(self.root, still, secrets_of(targets), tomb, result.redacted)
             if result.still_present:
                 result.warnings.append(
                     "the forgotten text still appears in files written by hand or in other claims: "
