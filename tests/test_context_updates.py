@@ -53,3 +53,15 @@ def test_another_fact_of_a_note_is_not_updated_by_a_line_about_something_else() 
                        units=[Unit(t) for t in text.split(". ")])
     attach_to_other_facts([note], [session])
     assert note.rest_updates == {}
+
+
+def test_a_project_is_named_by_its_slug_with_spaces() -> None:
+    from commonplace.compiler.context.updates import same_subject
+
+    fact = "Three-tier lemon and elderflower cake, made by Lena."
+    line = "Noted: the Marchetti wedding cake is now a raspberry and vanilla sponge, no longer lemon."
+    assert same_subject("projects/marchetti-wedding/state.md", fact, "logs/sessions/s.md", line,
+                        projects=["marchetti-wedding", "new-oven"])
+    # another project's page is not changed by it
+    assert not same_subject("projects/new-oven.md", "The oven quote is 14,000 GBP.", "logs/sessions/s.md", line,
+                            projects=["marchetti-wedding", "new-oven"])

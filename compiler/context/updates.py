@@ -47,7 +47,10 @@ def distinct_words(text: str) -> frozenset[str]:
 
 
 def _names(project: str, text: str) -> bool:
-    return re.search(r"(?<![\w-])" + re.escape(project) + r"(?![\w-])", text, re.I) is not None
+    """`text` names the project by its slug, its dashes as spaces too ("the Marchetti
+    wedding cake" names `marchetti-wedding`)."""
+    name = r"[-\s]+".join(map(re.escape, project.split("-")))
+    return re.search(r"(?<![\w-])" + name + r"(?![\w-])", text, re.I) is not None
 
 
 def _names_file(project: str, name: str) -> bool:
