@@ -30,6 +30,7 @@ from .window import best_window, drop_restated
 from .pages import Reader, disk_reader, load_page, mtime_date  # noqa: F401 - evidence's API (readers, pages)
 
 PER_SOURCE = 2
+STANDOUT = 2.0  # a first result scored this many times the second keeps its place (`rerank`)
 SECTION = 4  # lines of the section a question names by its heading (`pick`)
 OWN_NAME = 0.25  # a word of an entity page's own name, in a line of that page (`pick`)
 LINE_CHARS = 200
@@ -377,13 +378,17 @@ def rerank(items: list[Evidence], weight: float = 0.5, boilerplate: float = 0.3,
     for e in items:
         copies[body(e)] = copies.get(body(e), 0) + 1
     named = _naming(items, names_of)
+    # The search's first result, scored twice the next one's, stays first: "the status of
+    # the wedding order" (the project page, by its alias) is answered by lines that share
+    # few of the prompt's words.
+    lead = items[0].score >= STANDOUT * max(items[1].score, 1e-9) and items[0].score > 0.5
     keyed = []
     for i, e in enumerate(items):
         s = (1 - weight) * (1 - i / n) + weight * matched[i] / top
         if copies[body(e)] > 1:
             s -= boilerplate
-        keyed.append((named[i], i < head, s, -i, e))
-    keyed.sort(key=lambda x: x[:4], reverse=True)
+        keyed.append((named[i], i < head, lead and i == 0, s, -i, e))
+    keyed.sort(key=lambda x: x[:5], reverse=True)
     return [e for *_, e in keyed]
 
 
