@@ -401,9 +401,12 @@ def _naming(items: list[Evidence], asked: list[str]) -> list[int]:
         return [1] * len(items)
     want = {stem(a) for a in asked}
     # A core page (the working agreements) is a rule for everyone: it names no one and
-    # keeps its place ("never more than 15% discount" for "what can I offer Northwind?").
+    # keeps its place ("never more than 15% discount" for "what can I offer Northwind?")
+    # when it shares a word of the prompt; "Short answers, bullet points" found by meaning
+    # alone is nothing to know before calling Mrs Abernathy.
     out = [(2 if want & speaker_stems(e) else 1) if want & source_stems(e) else 0 for e in items]
-    return [o or int(e.path.startswith("core/")) for o, e in zip(out, items)] if any(out) else [1] * len(items)
+    return ([o or int(e.path.startswith("core/") and e.matched > 0) for o, e in zip(out, items)] if any(out)
+            else [1] * len(items))
 
 
 def speaker_stems(e: Evidence) -> set[str]:

@@ -58,11 +58,24 @@ def people_with_cautions(docs: Mapping[str, Any], durable: list[Evidence],
     return gather(found, "", read) if found else []
 
 
-def person_names(docs: Iterable[str], asked: list[str]) -> list[str]:
-    """The prompt's names that name a person's page, when any does; else all of them.
-    "Does Priya prefer GitHub review comments or calls?" is about Priya: "GitHub" as a
-    name let another person's line about GitHub suggestions through the name filter,
-    ahead of Priya's own."""
-    people = {stem(w) for p in docs if p.startswith("people/") for w in p[len("people/"):-3].split("-")}
+def person_names(docs: Mapping[str, Any] | Iterable[str], asked: list[str]) -> list[str]:
+    """The prompt's names that name a person's page, when any does, with that person's
+    other names (title and aliases: "Mrs Abernathy" is also "Ruth", whom a daily note
+    calls her); else all of them. "Does Priya prefer GitHub review comments or calls?" is
+    about Priya: "GitHub" as a name let another person's line about GitHub suggestions
+    through the name filter, ahead of Priya's own."""
+    pages = [p for p in docs if p.startswith("people/")]
+    people = {stem(w) for p in pages for w in p[len("people/"):-3].split("-")}
     theirs = [n for n in asked if stem(n) in people]
-    return theirs or asked
+    if not theirs:
+        return asked
+    more: list[str] = []
+    for p in pages:
+        if names_page({stem(n) for n in theirs}, p):
+            doc = docs.get(p) if isinstance(docs, Mapping) else None
+            said = [str(getattr(doc, "title", "") or "")] + [str(a) for a in (getattr(doc, "aliases", None) or [])]
+            more += [w for n in said for w in re.findall(r"[A-Z][\w'’-]+", n) if w.casefold() not in _TITLES]
+    return list(dict.fromkeys(theirs + more))
+
+
+_TITLES = frozenset(("mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame"))  # no name of anyone in particular

@@ -45,6 +45,12 @@ def test_the_person_asked_about_comes_before_another_persons_line(srv: Any) -> N
 def test_names_that_are_people_filter_and_other_names_only_without_them() -> None:
     docs = ["people/priya-raman.md", "people/mei-lin.md", "projects/harbor.md"]
     assert person_names(docs, ["Priya", "GitHub"]) == ["Priya"]
+    # with the documents, a person's other names (title, aliases) come too; no honorific
+    from types import SimpleNamespace as Doc
+
+    pages = {"people/ruth-abernathy.md": Doc(title="Ruth Abernathy", aliases=["Mrs Abernathy", "Ruth"]),
+             "people/mei-lin.md": Doc(title="Mei Lin", aliases=[])}
+    assert person_names(pages, ["Mrs", "Abernathy"]) == ["Abernathy", "Ruth"]
     assert person_names(docs, ["GitHub", "Harbor"]) == ["GitHub", "Harbor"]  # no person named: all stand
 
 
