@@ -52,3 +52,15 @@ def test_list_items_joined_in_one_line_stay_apart() -> None:
     text, _ = joined([Unit("Priya Raman (co-maintainer, plugin API)"), Unit("The 0.9.0 release moved to 2026-12-18.")],
                      [], "")
     assert text == "Priya Raman (co-maintainer, plugin API). The 0.9.0 release moved to 2026-12-18."
+
+
+def test_a_sentence_shown_alone_is_not_shown_again_inside_a_longer_line() -> None:
+    from commonplace.compiler.context.pack import Packer
+
+    p = Packer(300)
+    allergy = "Daniel has a severe tree-nut allergy and carries an EpiPen."
+    p.section("## Durable evidence", [(allergy, f"{allergy} (people/daniel.md)", "people/daniel.md"),
+                                       (f"{allergy} He orders croissants on Fridays.",
+                                        f"{allergy} He orders croissants on Fridays. (people/daniel.md)",
+                                        "people/daniel.md")])
+    assert p.text().count("EpiPen") == 1 and "- He orders croissants on Fridays. (people/daniel.md)" in p.text()

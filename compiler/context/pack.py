@@ -104,6 +104,7 @@ class Packer:
         pi = len(self.parts) - 1
         added = 0
         for key_text, shown, source in lines:
+            key_text, shown = self._unsaid(key_text, shown)
             key = key_of(key_text)
             if not key:
                 continue
@@ -148,6 +149,18 @@ class Packer:
         if not added:
             self.parts.pop()
         return added
+
+    def _unsaid(self, key_text: str, shown: str) -> tuple[str, str]:
+        """A line without its sentences that a line shown already says whole: a person's
+        allergy shown on its own, then again joined with their croissant order."""
+        if not shown.startswith(key_text) or not any(k in key_of(key_text) for k in self.where):
+            return key_text, shown
+        parts = re.split(r"(?<=[.!?])\s+", key_text)
+        kept = [p for p in parts if key_of(p) not in self.where]
+        if not kept or len(kept) == len(parts):
+            return key_text, shown
+        text = " ".join(kept)
+        return text, text + shown[len(key_text):]
 
     def raw(self, text: str, sources: Iterable[str] = ()) -> bool:
         """Add a whole preformatted part if it fits."""
