@@ -76,6 +76,9 @@ def test_a_prompt_asking_two_things_is_two_questions() -> None:
         ["When is Mei's tutorial draft due", "how should I ping her Mei"]
     assert parts("Where is Caleb's brother relocating to, and does Caleb plan to visit?") == \
         ["Where is Caleb's brother relocating to", "does Caleb plan to visit"]
+    # a later question that refers to no one is not given the first one's names
+    assert parts("How much is the Rofco oven, and when is the wedding balance due?") == \
+        ["How much is the Rofco oven", "when is the wedding balance due"]
 
 
 def test_one_question_with_an_and_is_one_question() -> None:

@@ -101,15 +101,18 @@ def parts(question: str) -> list[str]:
     and how should I ping her?"); else []. Searched whole, the first question's words
     took the block: on two dialogue questions asked as one, the second's evidence was in
     it for 71% against 91% for the first. A later question that says "her" is about the
-    names the first one said: they go with it."""
+    names the first one said: they go with it (not with one that says no "her": "and when
+    is the balance due?" is not about the oven the first one named)."""
     found = [p.strip(" ?.,;") for p in _SECOND.split(question.strip())]
     if len(found) < 2 or not _enough(found[:1]):
         return []
     names = " ".join(dict.fromkeys(re.sub(r"['’]s$", "", n) for n in _NAME.findall(found[0])
                                    if n.casefold() not in _QWORDS))
-    found = [found[0]] + [f"{p} {names}".strip() if names and not _NAME.search(p) else p for p in found[1:]]
+    found = [found[0]] + [f"{p} {names}".strip() if names and _PRONOUN.search(p) and not _NAME.search(p) else p
+                          for p in found[1:]]
     found = [p for p in found if _enough([p])][:MAX_PARTS]
     return found if len(found) > 1 else []
 
 
+_PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.I)  # about someone already named
 _QWORDS = {"what", "when", "where", "who", "which", "why", "how", "is", "are", "does", "do", "did", "can", "i"}
