@@ -44,6 +44,9 @@ _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 
+NO_CLAIMS = "*No current claims.*"  # what an entity page's claims section says when it has none
+
+
 def strip_bookkeeping(markdown: str) -> str:
     """The chunk's markdown without the claim store's records (see the module docstring)."""
     if "commonplace:" in markdown:
@@ -52,6 +55,7 @@ def strip_bookkeeping(markdown: str) -> str:
             markdown = markdown[markdown.find("-->", first.end()) + 3:]
         markdown = _BLOCK.sub(" ", markdown)
         markdown = _CLAIMS.sub(lambda m: _HEADING_LINE.sub("", m.group(1)), markdown)
+        markdown = markdown.replace(NO_CLAIMS, "")  # the claims section's placeholder says nothing
     if "recorded " in markdown:
         markdown = _drop_claim_headings(markdown)
         markdown = _RECORD.sub(r" (\1)", markdown)
@@ -77,7 +81,7 @@ def clean_content(markdown: str) -> str:
         first = _MANAGED.search(markdown)
         if first and first.group(2) == "end":  # the chunk starts inside a block
             markdown = markdown[markdown.find("-->", first.end()) + 3:]
-        markdown = _MARKER_LINE.sub("", _BLOCK.sub("", markdown))
+        markdown = _MARKER_LINE.sub("", _BLOCK.sub("", markdown)).replace(NO_CLAIMS, "")
     if "<!--" in markdown:
         markdown = _COMMENT_LINE.sub("", markdown)
     if "recorded " in markdown:
