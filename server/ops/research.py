@@ -265,7 +265,10 @@ def findings(question: str, results: list[dict[str, Any]], read: Any = None,
         items["durable"] += [(a.path, a.text, a.date) for a in then]
         if also is not None:
             also += [a.path for a in then]
-        claims = [u.text for u in ranked[0].rest if _bears_on(question, u)][:ANSWER_LINES - 1] if ranked else []
+        # each led by the page's name when it does not say it ("Owns the Kestrel Café" is about whom?)
+        first = load_page(read, ranked[0].path)[0] if ranked else None
+        claims = [led_by_name(first, u.text) if first is not None else u.text for u in ranked[0].rest
+                  if _bears_on(question, u)][:ANSWER_LINES - 1] if ranked else []
         answers = _dedupe([_with_updates(e) + "".join(f" Next ({a.path}): {next_line(a, e.date)}" for a in e.after)
                            for e in ranked[:1]] + claims
                           + [_with_updates(e) for e in ranked[1:]])[:ANSWER_LINES]
