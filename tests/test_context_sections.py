@@ -64,3 +64,11 @@ def test_a_sentence_shown_alone_is_not_shown_again_inside_a_longer_line() -> Non
                                         f"{allergy} He orders croissants on Fridays. (people/daniel.md)",
                                         "people/daniel.md")])
     assert p.text().count("EpiPen") == 1 and "- He orders croissants on Fridays. (people/daniel.md)" in p.text()
+
+
+def test_a_session_line_cut_at_a_semicolon_says_it_goes_on() -> None:
+    from commonplace.compiler.context.facts import _clip
+
+    text = ("Got it. Summary: cake flavour changed to raspberry and vanilla; balance now due 2026-12-15; "
+            "Lena can work Saturdays from January, and the oven rep comes on Tuesday at eleven.")
+    assert _clip(text, 110) == "Got it. Summary: cake flavour changed to raspberry and vanilla; balance now due 2026-12-15…"

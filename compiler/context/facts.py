@@ -427,10 +427,10 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
-    stop = max(cut.rfind(". "), cut.rfind("; "))
+    stop = cut.rfind(". ")
     if stop > limit // 2:
         return cut[: stop + 1]
-    clause = cut.rfind(", ")  # else at a clause: "so she can no…" reads as its opposite
+    clause = max(cut.rfind(", "), cut.rfind("; "))  # a cut at ";" goes on ("…"), it does not end  # else at a clause: "so she can no…" reads as its opposite
     if clause > limit // 2:
         return cut[:clause] + "…"
     words = cut.rsplit(" ", 1)[0] if " " in cut.strip() else cut  # between words ("this mor…" said nothing)
