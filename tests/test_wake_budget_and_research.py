@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from livedocs import opened
 
 from commonplace.compiler.context.evidence import disk_reader
 from commonplace.compiler.context.sections import Section
@@ -96,19 +97,8 @@ FILES = {
 @pytest.fixture
 def corpus(tmp_path: Path) -> Iterator[tuple[Path, dict, Any]]:
     """The files on disk and the live corpus's documents (links resolved), no index."""
-    from commonplace.compiler.live.corpus import LiveCorpus
-
-    root = tmp_path / "corpus"
-    for rel, text in FILES.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    live = LiveCorpus(root, tmp_path / "site", embed=False, index=False)
-    live.open()
-    yield root, live.docs, live.resolver
-    close = getattr(live, "close", None)
-    if callable(close):
-        close()
+    with opened(tmp_path, FILES) as c:
+        yield c
 
 
 def _wake(corpus: tuple[Path, dict, Any], **kw):
