@@ -65,3 +65,25 @@ def test_a_project_is_named_by_its_slug_with_spaces() -> None:
     # another project's page is not changed by it
     assert not same_subject("projects/new-oven.md", "The oven quote is 14,000 GBP.", "logs/sessions/s.md", line,
                             projects=["marchetti-wedding", "new-oven"])
+
+
+def test_a_session_turn_not_shown_that_names_the_old_value_goes_under_the_fact() -> None:
+    """A session of several changes is shown by its cake turn and summary; its balance
+    turn, which names the fact's date as the old one, still goes under the balance."""
+    from commonplace.compiler.context.facts import Unit
+
+    fact = Evidence("projects/marchetti-wedding/state.md",
+                    "Marchetti wedding: Deposit: 50% paid on 2026-11-14; balance of £1,450 due on 2026-12-12.",
+                    "2026-12-04")
+    cake = "Sofia wants to switch the wedding cake to raspberry and vanilla instead of lemon."
+    balance = "Also the balance. Sofia asked if she can pay the £1,450 balance on 2026-12-15 instead of 2026-12-12."
+    session = Evidence("logs/sessions/claude/2026-12-04-morning.md", cake, "2026-12-04", session=True,
+                       units=[Unit(cake)], rest=[Unit(balance), Unit("Lena can work Saturdays from January.")])
+    attach_updates([fact], [session], query_terms("When is the wedding balance due?"))
+    assert [u.text for u in fact.updates] == [balance]
+    # a turn that names the old value and no new one changes nothing
+    again = Evidence("projects/marchetti-wedding/state.md", fact.text, "2026-12-04")
+    same = Evidence("logs/sessions/claude/s2.md", cake, "2026-12-04", session=True, units=[Unit(cake)],
+                    rest=[Unit("Reminder: the £1,450 balance is due on 2026-12-12.")])
+    attach_updates([again], [same], query_terms("When is the wedding balance due?"))
+    assert again.updates == []

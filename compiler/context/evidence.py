@@ -494,7 +494,27 @@ def attach_updates(durable: list[Evidence], sessions: list[Evidence], terms: dic
             best.updates.append(replace(upd, over=over) if over != best.date else upd)
         else:
             left.append(s)
+    _old_value_named(durable, sessions)
     return left
+
+
+def _old_value_named(durable: list[Evidence], sessions: list[Evidence]) -> None:
+    """A fact no session line went under, and a turn of a session (one the line did not
+    show) that names the fact's value as the old one: "pay the balance on 2026-12-15
+    instead of 2026-12-12" beside "balance of £1,450 due on 2026-12-12". One session of
+    several changes showed the cake's, and the balance's stale date was the answer."""
+    for d in durable:
+        if d.updates or d.session:
+            continue
+        mine = _said(d.text)
+        for s in sessions:
+            if not mine or d.date and s.date and s.date < d.date:
+                continue
+            turn = next((u for u in s.rest if mine & _said(u.text) and _said(u.text) - mine
+                         and updates(d.path, d.text, s.path, u.text, durable)), None)
+            if turn is not None:
+                d.updates.append(replace(s, text=turn.text, units=[turn], rest=[], updates=[], dated=False))
+                break
 
 
 def attach_to_other_facts(durable: list[Evidence], sessions: list[Evidence]) -> None:
