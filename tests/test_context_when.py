@@ -234,3 +234,16 @@ def test_what_changed_in_a_span_keeps_its_first_days_sessions(tmp_path) -> None:
     assert "logs/sessions/agent/2026-11-30-s.md" in paths and "logs/sessions/agent/2026-12-01-s.md" in paths, paths
     assert any(p.startswith("notes/") for p in paths)
     assert [e.date for e in found] == sorted((e.date for e in found), reverse=True)
+
+
+def test_the_day_after_tomorrow_and_in_n_days() -> None:
+    fri = dt.date(2026, 12, 4)
+    assert resolve("Glossary review with Kenji the day after tomorrow.", fri, "iso") == \
+        "Glossary review with Kenji the day after tomorrow (2026-12-06)."
+    assert resolve("Call Tom tomorrow.", fri, "iso") == "Call Tom tomorrow (2026-12-05)."
+    assert resolve("We meet in 3 days.", fri, "iso") == "We meet in 3 days (2026-12-07)."
+    assert resolve("Send a second reminder in two weeks.", fri, "iso") == \
+        "Send a second reminder in two weeks (about 2026-12-18)."
+    # a deadline someone wants is ahead, whatever the adjective before it ("revised")
+    assert resolve("Marisol wants the revised homepage copy by Monday.", fri, "iso") == \
+        "Marisol wants the revised homepage copy by Monday (2026-12-07)."

@@ -7,8 +7,9 @@ shares no word with it. The phrase is kept (it is what was said) and its day fol
 in the style the page writes its own dates in (`dmy`: "5 October, 2022"; else ISO).
 
 Only what the day determines is resolved: yesterday, tomorrow, last night, the day before
-yesterday, last/this/next <weekday> and "on <weekday>", last/next week, weekend, month,
-year, and "N days, weeks, months or years ago" with a number. Vague spans ("a few days
+yesterday, the day after tomorrow, last/this/next <weekday> and "on <weekday>", last/next
+week, weekend, month, year, "N days, weeks, months or years ago" and "in N days or weeks"
+with a number. Vague spans ("a few days
 ago", "recently") are left as they are, as is a phrase the writer already dated, or one
 inside a longer phrase with another meaning ("the last week of August", "last year's").
 
@@ -40,11 +41,13 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
 _NUM = r"(?P<n>\d{1,3}|" + "|".join(NUMBERS) + r")"
 _PHRASE = re.compile(
     r"(?<![\w'-])(?<!the )(?:"
-    r"(?P<dby>the day before yesterday)|(?P<yday>yesterday)|(?P<tmrw>tomorrow)|(?P<lnight>last night)"
+    r"(?P<dby>the day before yesterday)|(?P<dat>the day after tomorrow)|(?P<yday>yesterday)"
+    r"|(?<!after )(?P<tmrw>tomorrow)|(?P<lnight>last night)"
     r"|(?P<wdir>last|this past|next|this) (?P<wday>" + "|".join(DAYS) + r")"
     r"|(?:on|by|before|until|till) (?P<oday>" + "|".join(DAYS) + r")"
     r"|(?P<dir>last|next) (?P<span>week|weekend|month|year)"
     r"|" + _NUM + r" (?P<unit>day|week|month|year)s? ago"
+    r"|in (?P<in_n>\d{1,2}|" + "|".join(NUMBERS) + r") (?P<in_unit>day|week)s?"
     r")(?![\w'-])(?! of\b)", re.I)
 # The writer dated it already: "yesterday (2023-06-20)", "last week, on 12 June"
 _DATED = re.compile(r"\s*[(,]?\s*(?:on\s+)?(?:\d{1,4}[-/ ]|(?:" + "|".join(MONTHS) + r")\b)", re.I)
@@ -88,7 +91,8 @@ def _in_the_past(text: str, m: re.Match[str]) -> bool:
 
 
 # Words that look ahead in a clause ("they will confirm by Friday"): its weekday is a coming one.
-_AHEAD = re.compile(r"(?<![\w'-])(?:will|'ll|shall|going to|needs? to|has to|have to|must|should)(?![\w'-])",
+_AHEAD = re.compile(r"(?<![\w'-])(?:will|'ll|shall|going to|needs? to|has to|have to|must|should|wants|is due|"
+                    r"are due|expects)(?![\w'-])",
                     re.I)
 
 
@@ -96,6 +100,12 @@ def _when(m: re.Match[str], day: dt.date, style: str) -> str | None:
     g = m.groupdict()
     if g["dby"]:
         return _day(day - dt.timedelta(days=2), style)
+    if g["dat"]:
+        return _day(day + dt.timedelta(days=2), style)
+    if g["in_n"]:  # "in two weeks": a day ahead, about as sure as the writer was
+        k = int(g["in_n"]) if g["in_n"].isdigit() else NUMBERS[g["in_n"].casefold()]
+        ahead = dt.timedelta(days=k * (7 if g["in_unit"].casefold() == "week" else 1))
+        return ("about " if g["in_unit"].casefold() == "week" else "") + _day(day + ahead, style)
     if g["yday"] or g["lnight"]:
         return _day(day - dt.timedelta(days=1), style)
     if g["tmrw"]:
