@@ -87,3 +87,10 @@ def test_a_session_turn_not_shown_that_names_the_old_value_goes_under_the_fact()
                     rest=[Unit("Reminder: the £1,450 balance is due on 2026-12-12.")])
     attach_updates([again], [same], query_terms("When is the wedding balance due?"))
     assert again.updates == []
+
+
+def test_a_year_alone_is_no_value_two_lines_share() -> None:
+    from commonplace.compiler.context.updates import said_values
+
+    assert said_values("the newsletter flat fee is now €270 per issue from January 2027") == frozenset()
+    assert "2027-01-15" in said_values("Fixed fee €1,300, due 2027-01-15")

@@ -106,8 +106,13 @@ def values_of(text: str) -> Mapping[str, frozenset[str]]:
 
 @lru_cache(maxsize=16384)
 def said_values(text: str) -> frozenset[str]:
-    """The dates, times and long numbers a text says (not "chapter 3")."""
-    return frozenset(v for vs in values_of(text).values() for v in vs if len(v) >= 4)
+    """The dates, times and long numbers a text says (not "chapter 3", nor a year alone:
+    "from January 2027" and "by 15 January 2027" are not the same value, and a shared
+    year put a fee's change under another project's deadline)."""
+    return frozenset(v for vs in values_of(text).values() for v in vs if len(v) >= 4 and not _YEAR.fullmatch(v))
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def changes_value(fact_text: str, line_text: str, strict: bool = False, fact_path: str = "") -> bool:
