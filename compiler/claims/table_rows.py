@@ -21,7 +21,7 @@ _RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 _WORD = re.compile(r"[\w'’-]+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
-_NUMBER = re.compile(r"[€£$]?\d[\d,.]*(?:\s?(?:k|m|%|eur|usd|gbp))?", re.I)
+_NUMBER = re.compile(r"[€£$]?\d(?:[\d,.]*\d)?(?:\s?(?:k|m|%|eur|usd|gbp))?", re.I)  # not the full stop after it
 # Words that say a value changed or join a sentence, not what the new value is.
 _FILLER = frozenset("""a an and the of to in on at for by is are was were be been it its this that with as or
 from now moved move moves changed change changes updated new is's into instead currently no longer still

@@ -16,6 +16,10 @@ def rewrite(statement: str) -> list[str]:
 
 def test_a_number_changes_inside_its_cell() -> None:
     assert "| value | 52,000 EUR a year |" in rewrite("The Northwind renewal value is now 52,000 EUR a year.")
+    # the sentence's full stop is not the number's
+    lines = ["| field | value |", "|---|---|", "| words left | 16,500 |"]
+    assert rewrite_row(lines, set(range(3)), "Starfall Chronicles words left: 12,500.", frozenset({"starfall"}))
+    assert lines[2] == "| words left | 12,500 |"
 
 
 def test_a_word_value_is_the_words_the_statement_adds() -> None:
