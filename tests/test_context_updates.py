@@ -94,3 +94,13 @@ def test_a_year_alone_is_no_value_two_lines_share() -> None:
 
     assert said_values("the newsletter flat fee is now €270 per issue from January 2027") == frozenset()
     assert "2027-01-15" in said_values("Fixed fee €1,300, due 2027-01-15")
+
+
+def test_a_fee_is_no_new_word_count() -> None:
+    from commonplace.compiler.context.updates import changes_value
+
+    line = "And Tom confirmed the newsletter fee goes up to €270 per issue from January 2027."
+    path = "projects/lumen-newsletter.md"
+    assert not changes_value("Monthly patient newsletter, about 1,800 words an issue.", line, strict=True,
+                             fact_path=path)
+    assert changes_value("Flat fee €240 per issue.", line, strict=True, fact_path=path)

@@ -100,8 +100,18 @@ def values_of(text: str) -> Mapping[str, frozenset[str]]:
     rest = _REF.sub(" ", text)
     times = frozenset(re.sub(r"\s+", "", m.group(0)).casefold() for m in _TIME.finditer(rest))
     rest = _TIME.sub(" ", rest)
-    out = {"time": times, "other": frozenset(_NUMBER.findall(rest))}
+    # Money and years are kinds of their own: a fee of €270 is no new word count beside
+    # "1,800 words an issue", nor is "from January 2027" a new one.
+    money = frozenset(m.group(1) or m.group(2) for m in _MONEY.finditer(rest))
+    rest = _MONEY.sub(" ", rest)
+    numbers = _NUMBER.findall(rest)
+    out = {"time": times, "money": money, "year": frozenset(v for v in numbers if _YEAR.fullmatch(v)),
+           "other": frozenset(v for v in numbers if not _YEAR.fullmatch(v))}
     return MappingProxyType({k: v for k, v in out.items() if v})
+
+
+_MONEY = re.compile(r"[€£$]\s?(\d[\d,.]*\d|\d)|(?<![\w.])(\d[\d,.]*\d|\d)\s?(?:eur|usd|gbp|euros?|dollars?|pounds?)\b",
+                    re.I)
 
 
 @lru_cache(maxsize=16384)
