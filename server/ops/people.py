@@ -5,6 +5,7 @@ food, every person whose page states an allergy or a diet."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from commonplace.compiler.context.caution import cautions
@@ -24,9 +25,35 @@ def named_people(docs: Iterable[str], query: str, have: set[str], allows: Callab
     asked = asked_names(query)
     if not asked:
         return []
-    out = [{"path": p, "score_normalized": 0.0} for p in sorted(docs)
-           if p.startswith("people/") and p not in have and allows(p, False) and names_page(asked, p)]
+    _, by = _people(_people_paths(docs))
+    out = [{"path": p, "score_normalized": 0.0} for p in sorted(by)
+           if asked & by[p] and p not in have and allows(p, False)]
     return out[:NAMED_PAGES]
+
+
+_PATHS: dict[int, tuple[int, tuple[str, ...]]] = {}  # id(docs) -> (its size, its people pages)
+
+
+def _people_paths(docs: Iterable[str]) -> tuple[str, ...]:
+    """The people pages among `docs`, remembered for the same documents while their count
+    holds and every page remembered is still there (a rename removes one): reading 10,000
+    paths took 9 ms of a call at 10,000 documents, several times a call."""
+    hit = _PATHS.get(id(docs))
+    size = len(docs) if hasattr(docs, "__len__") else -1  # type: ignore[arg-type]
+    if hit is not None and hit[0] == size >= 0 and all(p in docs for p in hit[1]):
+        return hit[1]
+    paths = tuple(p for p in docs if p.startswith("people/"))
+    _PATHS.clear()
+    _PATHS[id(docs)] = (size, paths)
+    return paths
+
+
+@lru_cache(maxsize=8)
+def _people(paths: tuple[str, ...]) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """(every word of the people pages' names, stemmed; each page's), made once per set of
+    pages: stemming 2,000 names at every call took 4 ms of one at 10,000 documents."""
+    by = {p: frozenset(stem(w) for w in p[len("people/"):-3].split("-")) for p in paths}
+    return frozenset().union(*by.values()) if by else frozenset(), by
 
 
 def asked_names(query: str) -> set[str]:
@@ -66,8 +93,8 @@ def person_names(docs: Mapping[str, Any] | Iterable[str], asked: list[str]) -> l
     (title, aliases: the daily note calls her Ruth). A first name is kept as it is: it may
     be another person's page of the same first name (at 10,000 documents, dropping the
     prompt's other names for it cost the dialogue corpus 2.8 points of evidence)."""
-    pages = [p for p in docs if p.startswith("people/")]
-    people = {stem(w) for p in pages for w in p[len("people/"):-3].split("-")}
+    pages = _people_paths(docs)
+    people, _ = _people(pages)
     theirs = [n for n in asked if stem(n) in people]
     if not theirs:
         return asked
