@@ -89,3 +89,24 @@ def test_one_question_with_an_and_is_one_question() -> None:
                 "What do Caroline and Melanie have in common?", "Did Joanna and Nate go camping?",
                 "Who is Sam and what does he do?"):  # (its second half has nothing to search for)
         assert parts(one) == [], one
+
+
+def test_a_later_question_that_names_nothing_gets_the_first_ones_subject() -> None:
+    from commonplace.compiler.context.asks import parts
+
+    got = parts("When is the game localisation due and how many words are left?")
+    assert got[0] == "When is the game localisation due" and "localisation" in got[1] and "words" in got[1]
+
+
+def test_one_page_answering_both_questions_says_what_each_found() -> None:
+    from commonplace.compiler.context.evidence import Evidence
+    from commonplace.compiler.context.facts import Unit
+    from commonplace.server.ops.active_memory import _in_turn
+
+    due, left = Unit("Deadline: 2027-01-08."), Unit("Words left: 12,500.")
+    page = "projects/starfall/state.md"
+    first = [Evidence(page, due.text, units=[due]), Evidence("people/kenji.md", "Kenji runs it.")]
+    second = [Evidence(page, left.text, units=[left]), Evidence("projects/verde.md", "About 9,500 words.")]
+    got = _in_turn([first, second])
+    assert [e.path for e in got] == [page, "people/kenji.md", "projects/verde.md"]
+    assert got[0].text == "Deadline: 2027-01-08. Words left: 12,500."

@@ -72,3 +72,12 @@ def test_a_session_line_cut_at_a_semicolon_says_it_goes_on() -> None:
     text = ("Got it. Summary: cake flavour changed to raspberry and vanilla; balance now due 2026-12-15; "
             "Lena can work Saturdays from January, and the oven rep comes on Tuesday at eleven.")
     assert _clip(text, 110) == "Got it. Summary: cake flavour changed to raspberry and vanilla; balance now due 2026-12-15…"
+
+
+def test_when_something_is_due_is_answered_by_its_deadline() -> None:
+    text = ("---\ntitle: Starfall\ntype: project\n---\n# Starfall\n\nGerman localisation of a fantasy game.\n\n"
+            "| field | value |\n|---|---|\n| Client | Hoshizora |\n| Rate | 0.12 EUR a word |\n| Format | XLIFF |\n"
+            "| Deadline | 2027-01-08 |\n| Words left | 12,500 |\n")
+    page = page_units("projects/starfall.md", text)
+    got = [u.text for u in pick(page, query_terms("When is the Starfall work due?"), "", False)]
+    assert any("2027-01-08" in t for t in got), got

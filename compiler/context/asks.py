@@ -108,10 +108,21 @@ def parts(question: str) -> list[str]:
         return []
     names = " ".join(dict.fromkeys(re.sub(r"['’]s$", "", n) for n in _NAME.findall(found[0])
                                    if n.casefold() not in _QWORDS))
-    found = [found[0]] + [f"{p} {names}".strip() if names and _PRONOUN.search(p) and not _NAME.search(p) else p
-                          for p in found[1:]]
+    subject = " ".join(w for w in re.findall(r"[\w'’-]+", found[0]) if w.casefold() not in _QWORDS)
+    found = [found[0]] + [_with_subject(p, names, subject) for p in found[1:]]
     found = [p for p in found if _enough([p])][:MAX_PARTS]
     return found if len(found) > 1 else []
+
+
+def _with_subject(part: str, names: str, subject: str) -> str:
+    """A later question with what it leaves to the first: its names for a "her", its
+    words for one that names nothing of its own ("…due, and how many words are left?"
+    asks about the game the first one named)."""
+    if _NAME.search(part):
+        return part
+    if _PRONOUN.search(part):
+        return f"{part} {names}".strip()
+    return f"{part} {subject}" if len(query_terms(part)) <= 2 else part
 
 
 _PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.I)  # about someone already named

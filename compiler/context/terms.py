@@ -47,7 +47,14 @@ def query_terms(query: str) -> dict[str, float]:
         weight = 1.0 + (0.5 if len(w) >= 7 else 0.0) + (0.5 if raw[:1].isupper() else 0.0)
         s = stem(w)
         out[s] = max(out.get(s, 0.0), weight)
+    for a, b in _SAME:  # "when is it due?" is answered by a `Deadline` row
+        if a in out and b not in out:
+            out[b] = out[a] * 0.75
     return out
+
+
+# Words a question and the line that answers it use for the same thing, as stems.
+_SAME = [(stem(a), stem(b)) for x, y in (("due", "deadline"),) for a, b in ((x, y), (y, x))]
 
 
 def overlap(terms: dict[str, float], text: str) -> float:

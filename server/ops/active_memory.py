@@ -370,13 +370,27 @@ def _in_turn(per: list[list[Evidence]]) -> list[Evidence]:
     one, the second's evidence was in it for 71% against 91% for the first (81% and 96%
     in turn; adding the whole prompt's own search changed neither, and cost a third)."""
     out: list[Evidence] = []
-    seen: set[str] = set()
+    seen: dict[str, Evidence] = {}
     for i in range(max(map(len, per), default=0)):
         for found in per:
-            if i < len(found) and found[i].path not in seen:
-                seen.add(found[i].path)
-                out.append(found[i])
+            if i >= len(found):
+                continue
+            e = found[i]
+            if e.path not in seen:
+                seen[e.path] = e
+                out.append(e)
+                continue
+            # The same page answers both ("when is it due, and how many words are left?"):
+            # its line says what each question found in it.
+            first = seen[e.path]
+            new = [u for u in e.units if all(u.text != v.text for v in first.units)]
+            if new and i < PART_MERGE:
+                first.units = [*first.units, *new]
+                first.text = " ".join([first.text, *(u.text for u in new)])
     return out
+
+
+PART_MERGE = 3  # a later question's lines join a page already shown when among its best three
 
 
 def _about_the_rest(ctx: OpContext, rest: str, have: set[str], policy: Policy, read: Any) -> list[Evidence]:
